@@ -1,0 +1,16 @@
+package volt
+
+// Callback is any value that implements one or more of the hook interfaces
+// (OnTrainEpochEnd, OnValidationBatchEnd, …). There is no base type with every
+// method: a callback says what it listens to by the methods it has, and the
+// trainer rejects a callback that implements none.
+type Callback any
+
+// Stateful is implemented by callbacks whose state must survive a checkpoint
+// and resume. StateKey must be stable and unique among the trainer's
+// callbacks (include the settings that distinguish two instances).
+type Stateful interface {
+	StateKey() string
+	State() ([]byte, error)
+	LoadState(state []byte) error
+}

@@ -1,0 +1,163 @@
+package volt
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/logger"
+)
+
+// Config configures a Trainer. The zero value is valid and trains for 1000
+// epochs with Lightning's defaults; NewTrainer checks every field up front.
+type Config struct {
+	// MaxEpochs stops training after this many epochs. 0 means 1000 when
+	// MaxSteps is unset and no limit otherwise; -1 means no limit.
+	MaxEpochs int
+	// MinEpochs keeps training at least this many epochs, even when a
+	// callback asks to stop.
+	MinEpochs int
+	// MaxSteps stops training after this many optimization steps; 0 or -1
+	// means no limit.
+	MaxSteps int64
+	// MinSteps keeps training at least this many optimization steps.
+	MinSteps int64
+
+	// CheckValEveryNEpoch runs validation after every n-th training epoch;
+	// 0 means 1.
+	CheckValEveryNEpoch int
+	// NumSanityValSteps is the number of validation batches run before
+	// training to catch bugs early: nil means 2, 0 turns the check off, -1
+	// runs the whole validation set.
+	NumSanityValSteps *int
+
+	// LogEveryNSteps sends step-level metrics to the loggers every n
+	// optimization steps; 0 means 50.
+	LogEveryNSteps int
+	// Loggers receive the metrics. Nil means one CSV logger under
+	// DefaultRootDir/volt_logs/version_N; set DisableLoggers to log nothing.
+	Loggers []logger.Logger
+	// DisableLoggers turns off the default CSV logger.
+	DisableLoggers bool
+	// DefaultRootDir is where the default logger writes; "" means ".".
+	DefaultRootDir string
+
+	// Callbacks are called before the module for each hook, in this order.
+	Callbacks []Callback
+
+	// Precision is "32-true" (default) or "64-true".
+	Precision string
+	// Backend selects GoMLX's backend ("go", or "xla:<plugin>" in builds
+	// with -tags xla); "" means $GOMLX_BACKEND, else "go".
+	Backend string
+
+	// Log receives volt's own messages (why a run stopped, what was
+	// turned off, …). Nil means slog.Default(); use
+	// slog.New(slog.DiscardHandler) to silence them.
+	Log *slog.Logger
+}
+
+// Ptr returns a pointer to v, for the optional Config fields.
+func Ptr[T any](v T) *T { return &v }
+
+// resolved is a Config with defaults applied, as the loops use it.
+type resolved struct {
+	Config
+	maxEpochs      int // -1: none
+	maxSteps       int64
+	sanitySteps    int // -1: all
+	valEveryEpochs int
+	logEvery       int64
+	precision      engine.Precision
+	backend        string
+}
+
+// validate checks every field and returns all problems at once, each naming
+// its field and what is allowed.
+func (c Config) validate() (resolved, error) {
+	r := resolved{Config: c}
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	switch {
+	case c.MaxEpochs < -1:
+		bad("Config.MaxEpochs: must be -1 (no limit), 0 (default) or positive, got %d", c.MaxEpochs)
+	case c.MaxEpochs == 0 && c.MaxSteps <= 0:
+		r.maxEpochs = 1000
+	case c.MaxEpochs == 0:
+		r.maxEpochs = -1
+	default:
+		r.maxEpochs = c.MaxEpochs
+	}
+	if c.MinEpochs < 0 {
+		bad("Config.MinEpochs: must be >= 0, got %d", c.MinEpochs)
+	} else if r.maxEpochs > 0 && c.MinEpochs > r.maxEpochs {
+		bad("Config.MinEpochs (%d) is larger than Config.MaxEpochs (%d)", c.MinEpochs, r.maxEpochs)
+	}
+	switch {
+	case c.MaxSteps < -1:
+		bad("Config.MaxSteps: must be -1 or 0 (no limit) or positive, got %d", c.MaxSteps)
+	case c.MaxSteps <= 0:
+		r.maxSteps = -1
+	default:
+		r.maxSteps = c.MaxSteps
+	}
+	if c.MinSteps < 0 {
+		bad("Config.MinSteps: must be >= 0, got %d", c.MinSteps)
+	} else if r.maxSteps > 0 && c.MinSteps > r.maxSteps {
+		bad("Config.MinSteps (%d) is larger than Config.MaxSteps (%d)", c.MinSteps, r.maxSteps)
+	}
+	switch {
+	case c.CheckValEveryNEpoch < 0:
+		bad("Config.CheckValEveryNEpoch: must be >= 1 (0 means 1), got %d", c.CheckValEveryNEpoch)
+	case c.CheckValEveryNEpoch == 0:
+		r.valEveryEpochs = 1
+	default:
+		r.valEveryEpochs = c.CheckValEveryNEpoch
+	}
+	r.sanitySteps = 2
+	if c.NumSanityValSteps != nil {
+		if *c.NumSanityValSteps < -1 {
+			bad("Config.NumSanityValSteps: must be -1 (all), 0 (off) or positive, got %d", *c.NumSanityValSteps)
+		}
+		r.sanitySteps = *c.NumSanityValSteps
+	}
+	switch {
+	case c.LogEveryNSteps < 0:
+		bad("Config.LogEveryNSteps: must be >= 1 (0 means 50), got %d", c.LogEveryNSteps)
+	case c.LogEveryNSteps == 0:
+		r.logEvery = 50
+	default:
+		r.logEvery = int64(c.LogEveryNSteps)
+	}
+	if c.DisableLoggers && len(c.Loggers) > 0 {
+		bad("Config.DisableLoggers is set but Config.Loggers lists %d loggers; use one or the other", len(c.Loggers))
+	}
+	for i, l := range c.Loggers {
+		if l == nil {
+			bad("Config.Loggers[%d]: is nil", i)
+		}
+	}
+	for i, cb := range c.Callbacks {
+		if err := checkCallback(cb); err != nil {
+			bad("Config.Callbacks[%d]: %v", i, err)
+		}
+	}
+	p, err := engine.ParsePrecision(c.Precision)
+	if err != nil {
+		bad("Config.Precision: %v", err)
+	}
+	r.precision = p
+	r.backend = engine.ResolveBackendConfig(c.Backend)
+	if err := engine.CheckBackendConfig(r.backend); err != nil {
+		bad("Config.Backend: %v", err)
+	}
+	if r.Log == nil {
+		r.Log = slog.Default()
+	}
+	if r.DefaultRootDir == "" {
+		r.DefaultRootDir = "."
+	}
+	return r, errors.Join(errs...)
+}

@@ -1,0 +1,153 @@
+package data
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math/rand/v2"
+)
+
+// Loader is what the trainer consumes: a source of batches, epoch by epoch.
+type Loader interface {
+	// NumBatches returns the number of batches per epoch, or -1 when unknown
+	// (iterable dataset).
+	NumBatches() int
+
+	// Batches yields the batches of one epoch in order, starting at batch
+	// index skip (used for mid-epoch resume: it produces exactly the batches
+	// that a full pass would yield from index skip on, without collating the
+	// skipped ones for map-style datasets). It stops early, without leaking
+	// goroutines, when the consumer breaks or ctx is done (yielding the ctx
+	// error then).
+	Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Batch, error]
+}
+
+// DataLoader is the standard Loader: it batches a map-style Dataset
+// (optionally shuffled) or an IterableDataset, collating batches inline or on
+// a pool of worker goroutines.
+type DataLoader struct {
+	// Dataset is a map-style dataset. Exactly one of Dataset and Iterable
+	// must be set.
+	Dataset Dataset
+	// Iterable is an iterable dataset. Exactly one of Dataset and Iterable
+	// must be set.
+	Iterable IterableDataset
+	// BatchSize is the number of examples per batch, >= 1.
+	BatchSize int
+	// Shuffle permutes the examples each epoch; map-style Dataset only.
+	Shuffle bool
+	// Seed is the shuffle seed; nil means DefaultSeed() at the time Batches
+	// (or Order) is called.
+	Seed *uint64
+	// DropLast drops the final batch of an epoch when it is incomplete.
+	DropLast bool
+	// Workers is the number of goroutines building batches in parallel; 0
+	// builds them inline on the consumer goroutine. The order and contents
+	// of batches do not depend on Workers.
+	Workers int
+	// Prefetch is the number of batches prepared ahead when Workers > 0;
+	// 0 means 2*max(1, Workers).
+	Prefetch int
+	// Collate turns examples into a batch; nil means DefaultCollate. It is
+	// not used for a Dataset that implements BatchGetter.
+	Collate Collator
+}
+
+var _ Loader = (*DataLoader)(nil)
+
+// Validate checks the configuration and returns an error naming every bad
+// field, or nil.
+func (l *DataLoader) Validate() error {
+	var errs []error
+	switch {
+	case l.Dataset == nil && l.Iterable == nil:
+		errs = append(errs, errors.New("data.DataLoader.Dataset/Iterable: exactly one must be set, got neither"))
+	case l.Dataset != nil && l.Iterable != nil:
+		errs = append(errs, errors.New("data.DataLoader.Dataset/Iterable: exactly one must be set, got both"))
+	}
+	if l.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("data.DataLoader.BatchSize: must be >= 1, got %d", l.BatchSize))
+	}
+	if l.Shuffle && l.Iterable != nil {
+		errs = append(errs, errors.New("data.DataLoader.Shuffle: only valid with a map-style Dataset, "+
+			"must be false with Iterable"))
+	}
+	if l.Workers < 0 {
+		errs = append(errs, fmt.Errorf("data.DataLoader.Workers: must be >= 0 (0 = inline), got %d", l.Workers))
+	}
+	if l.Prefetch < 0 {
+		errs = append(errs, fmt.Errorf("data.DataLoader.Prefetch: must be >= 0 (0 = 2*max(1,Workers)), got %d",
+			l.Prefetch))
+	}
+	return errors.Join(errs...)
+}
+
+// NumBatches returns the number of batches per epoch: -1 for an Iterable
+// dataset, 0 when there is no Dataset or BatchSize < 1.
+func (l *DataLoader) NumBatches() int {
+	if l.Iterable != nil {
+		return -1
+	}
+	if l.Dataset == nil || l.BatchSize < 1 {
+		return 0
+	}
+	n := l.Dataset.Len()
+	if l.DropLast {
+		return n / l.BatchSize
+	}
+	return (n + l.BatchSize - 1) / l.BatchSize
+}
+
+// Order returns the example indices of an epoch, in the order they are
+// batched: 0..Len()-1, or, with Shuffle, a permutation that is a
+// deterministic function of (seed, epoch) (a Fisher-Yates shuffle driven by
+// math/rand/v2's PCG seeded with (seed, epoch)). It returns nil for an
+// Iterable dataset.
+func (l *DataLoader) Order(epoch int) []int {
+	return l.order(epoch, l.seed())
+}
+
+// seed returns the effective shuffle seed.
+func (l *DataLoader) seed() uint64 {
+	if l.Seed != nil {
+		return *l.Seed
+	}
+	return DefaultSeed()
+}
+
+// order implements Order with an explicit seed.
+func (l *DataLoader) order(epoch int, seed uint64) []int {
+	if l.Dataset == nil {
+		return nil
+	}
+	n := l.Dataset.Len()
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	if l.Shuffle {
+		r := rand.New(rand.NewPCG(seed, uint64(epoch)))
+		for i := n - 1; i > 0; i-- {
+			j := r.IntN(i + 1)
+			idx[i], idx[j] = idx[j], idx[i]
+		}
+	}
+	return idx
+}
+
+// collator returns the effective Collator.
+func (l *DataLoader) collator() Collator {
+	if l.Collate != nil {
+		return l.Collate
+	}
+	return DefaultCollate
+}
+
+// prefetch returns the effective Prefetch.
+func (l *DataLoader) prefetch() int {
+	if l.Prefetch > 0 {
+		return l.Prefetch
+	}
+	return 2 * max(1, l.Workers)
+}

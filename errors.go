@@ -1,0 +1,42 @@
+package volt
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoTrainingStep is returned when the value passed as a module is nil.
+var ErrNoTrainingStep = errors.New("volt: the module is nil; it must implement TrainingStep(*volt.Step, volt.Batch) *graph.Node")
+
+// HookError wraps an error returned by a hook with where it happened.
+type HookError struct {
+	Target     string // the callback or module type
+	Hook       string // the hook's name, e.g. "OnTrainEpochEnd"
+	Epoch      int
+	GlobalStep int64
+	Err        error
+}
+
+// Error implements error.
+func (e *HookError) Error() string {
+	return fmt.Sprintf("%s.%s (epoch %d, global step %d): %v", e.Target, e.Hook, e.Epoch, e.GlobalStep, e.Err)
+}
+
+// Unwrap returns the hook's error.
+func (e *HookError) Unwrap() error { return e.Err }
+
+// StepError wraps a failure while tracing or running a step function.
+type StepError struct {
+	Step     string // "TrainingStep", "ValidationStep", …
+	Epoch    int
+	BatchIdx int
+	Err      error
+}
+
+// Error implements error.
+func (e *StepError) Error() string {
+	return fmt.Sprintf("%s (epoch %d, batch %d): %v", e.Step, e.Epoch, e.BatchIdx, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *StepError) Unwrap() error { return e.Err }

@@ -1,0 +1,296 @@
+package volt
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
+)
+
+// Validate runs the module's ValidationStep over the data module's validation
+// loaders and returns the epoch metrics of each loader.
+func (t *Trainer) Validate(ctx context.Context, m Module, dm DataModule) ([]map[string]float64, error) {
+	return t.evaluate(ctx, StageValidate, m, dm)
+}
+
+// Test runs the module's TestStep over the data module's test loaders and
+// returns the epoch metrics of each loader.
+func (t *Trainer) Test(ctx context.Context, m Module, dm DataModule) ([]map[string]float64, error) {
+	return t.evaluate(ctx, StageTest, m, dm)
+}
+
+func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModule) ([]map[string]float64, error) {
+	var out []map[string]float64
+	err := t.run(ctx, fn, m, dm, func(ctx context.Context) error {
+		var loaders []data.Loader
+		kind := t.valKind()
+		if fn == StageValidate {
+			if p, ok := dm.(ValDataloaders); ok {
+				loaders = p.ValDataloaders()
+			}
+		} else {
+			kind = t.testKind()
+			if p, ok := dm.(TestDataloaders); ok {
+				loaders = p.TestDataloaders()
+			}
+		}
+		if kind.step == nil {
+			return fmt.Errorf("volt: %s needs a module with %s; %T has none", fn, kind.stepName, m)
+		}
+		if len(loaders) == 0 {
+			return fmt.Errorf("volt: %s needs loaders: %T provides no %s loaders", fn, dm, kind.stage)
+		}
+		var err error
+		out, err = t.runEvaluation(ctx, kind, loaders, -1)
+		return err
+	})
+	return out, err
+}
+
+// evalKind describes one evaluation loop (validation, test, sanity check):
+// its stage, its step and its hooks.
+type evalKind struct {
+	stage      RunningStage
+	stepName   string
+	step       func(s *Step, b Batch)
+	progress   *Tracker
+	start      func() error
+	epochStart func() error
+	epochEnd   func() error
+	end        func() error
+	batchStart func(b *data.Batch, batchIdx, dl int) error
+	batchEnd   func(out *StepOutput, b *data.Batch, batchIdx, dl int) error
+}
+
+func (t *Trainer) valKind() evalKind {
+	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch}
+	if vs, ok := t.module.(ValidationStepper); ok {
+		k.step = vs.ValidationStep
+	}
+	k.start = func() error {
+		return callHook(t, "OnValidationStart", func(h OnValidationStart) error { return h.OnValidationStart(t) })
+	}
+	k.epochStart = func() error {
+		return callHook(t, "OnValidationEpochStart", func(h OnValidationEpochStart) error { return h.OnValidationEpochStart(t) })
+	}
+	k.epochEnd = func() error {
+		return callHook(t, "OnValidationEpochEnd", func(h OnValidationEpochEnd) error { return h.OnValidationEpochEnd(t) })
+	}
+	k.end = func() error {
+		return callHook(t, "OnValidationEnd", func(h OnValidationEnd) error { return h.OnValidationEnd(t) })
+	}
+	k.batchStart = func(b *data.Batch, i, dl int) error {
+		return t.batch.valStart.call(t, "OnValidationBatchStart", func(h OnValidationBatchStart) error {
+			return h.OnValidationBatchStart(t, b, i, dl)
+		})
+	}
+	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
+		return t.batch.valEnd.call(t, "OnValidationBatchEnd", func(h OnValidationBatchEnd) error {
+			return h.OnValidationBatchEnd(t, out, b, i, dl)
+		})
+	}
+	return k
+}
+
+func (t *Trainer) testKind() evalKind {
+	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch}
+	if ts, ok := t.module.(TestStepper); ok {
+		k.step = ts.TestStep
+	}
+	k.start = func() error {
+		return callHook(t, "OnTestStart", func(h OnTestStart) error { return h.OnTestStart(t) })
+	}
+	k.epochStart = func() error {
+		return callHook(t, "OnTestEpochStart", func(h OnTestEpochStart) error { return h.OnTestEpochStart(t) })
+	}
+	k.epochEnd = func() error {
+		return callHook(t, "OnTestEpochEnd", func(h OnTestEpochEnd) error { return h.OnTestEpochEnd(t) })
+	}
+	k.end = func() error {
+		return callHook(t, "OnTestEnd", func(h OnTestEnd) error { return h.OnTestEnd(t) })
+	}
+	k.batchStart = func(b *data.Batch, i, dl int) error {
+		return t.batch.testStart.call(t, "OnTestBatchStart", func(h OnTestBatchStart) error {
+			return h.OnTestBatchStart(t, b, i, dl)
+		})
+	}
+	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
+		return t.batch.testEnd.call(t, "OnTestBatchEnd", func(h OnTestBatchEnd) error {
+			return h.OnTestBatchEnd(t, out, b, i, dl)
+		})
+	}
+	return k
+}
+
+// sanityCheck runs a few validation batches before training, with the
+// sanity-check hooks; its metrics are neither logged nor kept.
+func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader) error {
+	t.state.Stage = RunningSanityCheck
+	if err := callHook(t, "OnSanityCheckStart", func(h OnSanityCheckStart) error { return h.OnSanityCheckStart(t) }); err != nil {
+		return err
+	}
+	saved := t.snapshotMetrics()
+	progress := t.progress.ValBatch
+	if _, err := t.runEvaluation(ctx, t.valKind(), loaders, t.cfg.sanitySteps); err != nil {
+		return err
+	}
+	t.progress.ValBatch = progress
+	t.restoreMetrics(saved)
+	t.state.Stage = RunningSanityCheck
+	return callHook(t, "OnSanityCheckEnd", func(h OnSanityCheckEnd) error { return h.OnSanityCheckEnd(t) })
+}
+
+type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }
+
+func (t *Trainer) snapshotMetrics() metricsSnapshot {
+	return metricsSnapshot{maps.Clone(t.callbackM), maps.Clone(t.loggedM), maps.Clone(t.progBarM)}
+}
+
+func (t *Trainer) restoreMetrics(s metricsSnapshot) {
+	t.callbackM, t.loggedM, t.progBarM = s.callback, s.logged, s.progBar
+}
+
+// evalKey identifies a compiled evaluation graph function.
+type evalKey struct {
+	stage  RunningStage
+	loader int
+	of     int
+}
+
+// evalProgram is an evaluation (or prediction) step compiled without gradients.
+type evalProgram struct {
+	prog    *engine.Program
+	metrics map[graph.GraphId][]*metric
+	traced  []stepLog
+}
+
+// evalProgramFor returns the compiled step of kind for loader i of n.
+func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) {
+	key := evalKey{kind.stage, i, n}
+	if ep, ok := t.evals[key]; ok {
+		return ep, nil
+	}
+	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}}
+	var err error
+	ep.prog, err = t.eng.Compile(kind.stepName, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+		g := graphOf(inputs, labels)
+		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i}
+		kind.step(s, Batch{Inputs: inputs, Labels: labels})
+		ep.traced = s.logs
+		outs := []*graph.Node{graph.ScalarZero(g, t.eng.DType)}
+		for _, l := range s.logs {
+			outs = append(outs, l.value)
+		}
+		return outs
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.evals[key] = ep
+	return ep, nil
+}
+
+// runEvaluation runs kind over loaders (at most limit batches each when limit
+// >= 0) and returns each loader's epoch metrics.
+func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []data.Loader, limit int) ([]map[string]float64, error) {
+	sanity := t.state.Stage == RunningSanityCheck
+	if !sanity {
+		t.state.Stage = kind.stage
+	}
+	res := t.evalRes[kind.stage]
+	if res == nil {
+		res = newResults()
+		t.evalRes[kind.stage] = res
+	}
+	res.reset()
+	t.curRes, t.numLoaders, t.curLoader, t.curBatch = res, len(loaders), 0, 1
+	kind.progress.resetCurrent()
+	if err := kind.start(); err != nil {
+		return nil, err
+	}
+	if err := kind.epochStart(); err != nil {
+		return nil, err
+	}
+	for dl, loader := range loaders {
+		t.curLoader = dl
+		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limit); err != nil {
+			return nil, err
+		}
+	}
+	res.epochValues(t.callbackM, nil, t.progBarM)
+	if err := kind.epochEnd(); err != nil {
+		return nil, err
+	}
+	logged := map[string]float64{}
+	res.epochValues(t.callbackM, logged, t.progBarM)
+	perLoader := make([]map[string]float64, len(loaders))
+	for dl := range loaders {
+		perLoader[dl] = map[string]float64{}
+		for k, v := range logged {
+			if belongsToLoader(k, dl) {
+				perLoader[dl][k] = v
+			}
+		}
+	}
+	if !sanity {
+		if err := t.sendToLoggers(logged); err != nil {
+			return nil, err
+		}
+	}
+	if err := kind.end(); err != nil {
+		return nil, err
+	}
+	t.curRes = nil
+	return perLoader, nil
+}
+
+// evalLoader runs the batches of one evaluation loader.
+func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, loader data.Loader, dl, n, limit int) error {
+	ep, err := t.evalProgramFor(kind, dl, n)
+	if err != nil {
+		return err
+	}
+	batchIdx := 0
+	for b, err := range loader.Batches(ctx, 0, 0) {
+		if limit >= 0 && batchIdx >= limit {
+			break
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.interrupted(ctx)
+			}
+			return fmt.Errorf("%s loader %d, batch %d: %w", kind.stage, dl, batchIdx, err)
+		}
+		t.curBatch = b.Size
+		kind.progress.ready()
+		if err := kind.batchStart(b, batchIdx, dl); err != nil {
+			return err
+		}
+		kind.progress.started()
+		outs, gid, err := ep.prog.Run(b)
+		if err == nil {
+			var ms []*metric
+			ms, err = t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
+			if err == nil {
+				err = t.record(ms, outs[1:], b.Size)
+			}
+		}
+		if err != nil {
+			return &StepError{Step: kind.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+		}
+		kind.progress.processed()
+		if err := kind.batchEnd(&StepOutput{}, b, batchIdx, dl); err != nil {
+			return err
+		}
+		kind.progress.completed()
+		batchIdx++
+		if ctx.Err() != nil {
+			return t.interrupted(ctx)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,79 @@
+// Package engine is volt's seam to GoMLX: backend selection, precision,
+// compiled programs (one per training/evaluation graph), gradients and the
+// conversions between host tensors and Go numbers. The loops in package volt
+// call it and never build executors themselves.
+package engine
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/gomlx/compute"
+	_ "github.com/gomlx/compute/gobackend" // the pure-Go backend is always available.
+)
+
+// BackendEnvVar names the environment variable that selects the backend when
+// the configuration leaves it empty (GoMLX's own convention).
+const BackendEnvVar = compute.ConfigEnvVar
+
+// DefaultBackend is the backend used when neither the configuration nor the
+// environment names one: GoMLX's pure-Go backend.
+const DefaultBackend = "go"
+
+// ResolveBackendConfig returns the backend configuration volt will use:
+// config if set, else $GOMLX_BACKEND, else "go".
+func ResolveBackendConfig(config string) string {
+	if config != "" {
+		return config
+	}
+	if env := os.Getenv(BackendEnvVar); env != "" {
+		return env
+	}
+	return DefaultBackend
+}
+
+// CheckBackendConfig reports whether the backend named in config (a
+// "name[:options]" string) is compiled into this program, listing the ones
+// that are.
+func CheckBackendConfig(config string) error {
+	name, _, _ := strings.Cut(config, ":")
+	available := compute.List()
+	slices.Sort(available)
+	if slices.Contains(available, name) {
+		return nil
+	}
+	hint := ""
+	if name == "xla" {
+		hint = "; the XLA backend needs a PJRT plugin and a build with -tags xla"
+	}
+	return fmt.Errorf("backend %q is not compiled into this program; available: %s%s",
+		name, strings.Join(available, ", "), hint)
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[string]compute.Backend{}
+)
+
+// Backend returns the backend for config, creating it once per process:
+// backends hold thread pools and device handles, so trainers share them.
+func Backend(config string) (compute.Backend, error) {
+	config = ResolveBackendConfig(config)
+	if err := CheckBackendConfig(config); err != nil {
+		return nil, err
+	}
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	if b, ok := backends[config]; ok {
+		return b, nil
+	}
+	b, err := compute.NewWithConfig(config)
+	if err != nil {
+		return nil, fmt.Errorf("backend %q: %w", config, err)
+	}
+	backends[config] = b
+	return b, nil
+}

@@ -1,0 +1,73 @@
+package volt
+
+import "fmt"
+
+// Reduction says how step values of a metric combine into its epoch value.
+type Reduction int
+
+// The reductions Log supports. Mean is weighted by batch size.
+const (
+	Mean Reduction = iota
+	Sum
+	Min
+	Max
+)
+
+// String returns the reduction's name.
+func (r Reduction) String() string {
+	switch r {
+	case Mean:
+		return "mean"
+	case Sum:
+		return "sum"
+	case Min:
+		return "min"
+	case Max:
+		return "max"
+	}
+	return fmt.Sprintf("Reduction(%d)", int(r))
+}
+
+// logOptions is the resolved form of a Log call's options.
+type logOptions struct {
+	onStep, onEpoch bool
+	progBar         bool
+	logger          bool
+	reduce          Reduction
+}
+
+// LogOption changes how a logged value is treated.
+type LogOption func(*logOptions)
+
+// OnStep sets whether the value is logged at each step (name_step when also
+// logged per epoch).
+func OnStep(on bool) LogOption { return func(o *logOptions) { o.onStep = on } }
+
+// OnEpoch sets whether the value is reduced over the epoch and logged at its
+// end (name_epoch when also logged per step).
+func OnEpoch(on bool) LogOption { return func(o *logOptions) { o.onEpoch = on } }
+
+// ProgBar shows the value in the progress bar metrics.
+var ProgBar LogOption = func(o *logOptions) { o.progBar = true }
+
+// NoLogger keeps the value out of the loggers (it still reaches callbacks).
+var NoLogger LogOption = func(o *logOptions) { o.logger = false }
+
+// Reduce sets how the epoch value is computed (default Mean).
+func Reduce(r Reduction) LogOption { return func(o *logOptions) { o.reduce = r } }
+
+// defaultLogOptions are Lightning's defaults: per step in training steps and
+// training batch hooks, per epoch everywhere else.
+func defaultLogOptions(stage RunningStage, batchLevel bool) logOptions {
+	perStep := stage == RunningTrain && batchLevel
+	return logOptions{onStep: perStep, onEpoch: !perStep, logger: true, reduce: Mean}
+}
+
+func resolveLogOptions(o logOptions, opts []LogOption) logOptions {
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return o
+}

@@ -1,0 +1,107 @@
+package volt
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+)
+
+// HParamser is implemented by modules and data modules whose hyperparameters
+// should be recorded by the loggers at the start of Fit (Lightning's
+// save_hyperparameters).
+type HParamser interface{ HParams() map[string]any }
+
+// publishStep makes a freshly logged step value visible to callbacks and the
+// progress bar, and queues it for the loggers when it is a training value.
+func (t *Trainer) publishStep(m *metric) {
+	if !m.opts.onStep {
+		return
+	}
+	t.callbackM[m.stepName()] = m.step
+	t.callbackM[m.key] = m.step
+	if m.opts.progBar {
+		t.progBarM[m.key] = m.step
+	}
+	if m.opts.logger && t.state.Stage == RunningTrain {
+		t.pendingLogs[m.stepName()] = m.step
+	}
+}
+
+// logStep is the step at which metrics are recorded: the index of the last
+// optimization step (so a step's values and its epoch's values share a row).
+func (t *Trainer) logStep() int64 { return max(t.progress.OptimizerSteps-1, 0) }
+
+// flushStepLogs sends queued training step values to the loggers.
+func (t *Trainer) flushStepLogs() error {
+	if len(t.pendingLogs) == 0 {
+		return nil
+	}
+	err := t.sendToLoggers(t.pendingLogs)
+	clear(t.pendingLogs)
+	return err
+}
+
+// sendToLoggers adds the epoch (during Fit) and sends values to every logger.
+func (t *Trainer) sendToLoggers(values map[string]float64) error {
+	if len(values) == 0 {
+		return nil
+	}
+	maps.Copy(t.loggedM, values)
+	if len(t.loggers) == 0 {
+		return nil
+	}
+	row := maps.Clone(values)
+	if t.state.Fn == StageFit {
+		row["epoch"] = float64(t.CurrentEpoch())
+	}
+	var errs []error
+	for _, l := range t.loggers {
+		if err := l.LogMetrics(row, t.logStep()); err != nil {
+			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// logHyperparams records the module's and data module's hyperparameters once.
+func (t *Trainer) logHyperparams(dm DataModule) error {
+	if t.hparamsWritten || len(t.loggers) == 0 {
+		return nil
+	}
+	params := map[string]any{}
+	if h, ok := t.module.(HParamser); ok {
+		maps.Copy(params, h.HParams())
+	}
+	if h, ok := dm.(HParamser); ok {
+		maps.Copy(params, h.HParams())
+	}
+	if len(params) == 0 {
+		return nil
+	}
+	t.hparamsWritten = true
+	var errs []error
+	for _, l := range t.loggers {
+		if err := l.LogHyperparams(params); err != nil {
+			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// finalizeLoggers flushes the loggers at the end of a run.
+func (t *Trainer) finalizeLoggers() error {
+	status := "success"
+	switch t.state.Status {
+	case StatusInterrupted:
+		status = "interrupted"
+	case StatusFailed:
+		status = "failed"
+	}
+	var errs []error
+	for _, l := range t.loggers {
+		if err := l.Finalize(status); err != nil {
+			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,136 @@
+package volt
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// metric accumulates one logged name over an epoch of a loop.
+type metric struct {
+	key    string // name, with the dataloader suffix when there are several loaders
+	opts   logOptions
+	seen   bool // logged since the last reset
+	fresh  bool // logged since the last step row was written
+	step   float64
+	sum    float64 // weighted sum (Mean) or plain sum (Sum)
+	weight float64
+	min    float64
+	max    float64
+}
+
+// stepName and epochName are the names under which the step and epoch values
+// appear: both get a suffix only when the value is logged both ways.
+func (m *metric) stepName() string {
+	if m.opts.onEpoch {
+		return m.key + "_step"
+	}
+	return m.key
+}
+
+func (m *metric) epochName() string {
+	if m.opts.onStep {
+		return m.key + "_epoch"
+	}
+	return m.key
+}
+
+func (m *metric) add(v float64, batchSize int) {
+	if !m.seen {
+		m.seen, m.sum, m.weight, m.min, m.max = true, 0, 0, math.Inf(1), math.Inf(-1)
+	}
+	m.fresh = true
+	m.step = v
+	w := float64(max(batchSize, 1))
+	if m.opts.reduce == Sum {
+		m.sum += v
+	} else {
+		m.sum += v * w
+	}
+	m.weight += w
+	m.min = min(m.min, v)
+	m.max = max(m.max, v)
+}
+
+func (m *metric) epochValue() float64 {
+	switch m.opts.reduce {
+	case Sum:
+		return m.sum
+	case Min:
+		return m.min
+	case Max:
+		return m.max
+	default:
+		return m.sum / m.weight
+	}
+}
+
+// results holds the metrics of one loop (training, or one evaluation run).
+type results struct {
+	byKey map[string]*metric
+	order []*metric
+}
+
+func newResults() *results { return &results{byKey: map[string]*metric{}} }
+
+// entry returns the metric for key, creating it; logging one name with two
+// different option sets is an error.
+func (r *results) entry(key string, opts logOptions) (*metric, error) {
+	if m, ok := r.byKey[key]; ok {
+		if m.opts != opts {
+			return nil, fmt.Errorf("metric %q is logged with different options in different places", key)
+		}
+		return m, nil
+	}
+	m := &metric{key: key, opts: opts}
+	r.byKey[key] = m
+	r.order = append(r.order, m)
+	return m, nil
+}
+
+// reset forgets the values of an epoch; entries stay so compiled steps can
+// keep pointers to them.
+func (r *results) reset() {
+	for _, m := range r.order {
+		m.seen, m.fresh = false, false
+	}
+}
+
+// epochValues adds every epoch-level value to out (under its epoch name) and
+// returns the names of those that go to the loggers.
+func (r *results) epochValues(out map[string]float64, forLogger map[string]float64, progBar map[string]float64) {
+	for _, m := range r.order {
+		if !m.seen || !m.opts.onEpoch {
+			continue
+		}
+		v := m.epochValue()
+		out[m.epochName()] = v
+		if m.opts.onStep {
+			out[m.key] = v
+		}
+		if forLogger != nil && m.opts.logger {
+			forLogger[m.epochName()] = v
+		}
+		if progBar != nil && m.opts.progBar {
+			progBar[m.key] = v
+		}
+	}
+}
+
+// dataloaderSuffix is appended to evaluation metric names when a run has
+// several loaders, as Lightning does.
+func dataloaderSuffix(idx, numLoaders int) string {
+	if numLoaders <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("/dataloader_idx_%d", idx)
+}
+
+// hasSuffixFor reports whether key belongs to loader idx (or to none).
+func belongsToLoader(key string, idx int) bool {
+	i := strings.LastIndex(key, "/dataloader_idx_")
+	if i < 0 {
+		return true
+	}
+	return key[i:] == fmt.Sprintf("/dataloader_idx_%d", idx)
+}

@@ -1,0 +1,65 @@
+package volt
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/voltml/volt/optim"
+)
+
+// Module is the one interface a model must implement: its training step.
+//
+// TrainingStep is traced into a GoMLX graph (once per input shape, not once
+// per batch): build the forward pass on s.Scope(), log with s.Log, and return
+// the scalar loss. volt adds the gradients, the optimizer update and the
+// logged values to the same compiled graph.
+type Module interface {
+	TrainingStep(s *Step, b Batch) *graph.Node
+}
+
+// ValidationStepper is implemented by modules that can be validated. The step
+// is traced into a graph without gradients; values logged with s.Log are
+// averaged over the validation epoch (weighted by batch size) by default.
+type ValidationStepper interface {
+	ValidationStep(s *Step, b Batch)
+}
+
+// TestStepper is implemented by modules that can be tested; as ValidationStep.
+type TestStepper interface {
+	TestStep(s *Step, b Batch)
+}
+
+// PredictStepper is implemented by modules that predict: the returned node is
+// the prediction for the batch.
+type PredictStepper interface {
+	PredictStep(s *Step, b Batch) *graph.Node
+}
+
+// OptimizerConfigurer is implemented by modules that choose their optimizer
+// (Lightning's configure_optimizers). Without it volt uses optim.Adam(1e-3).
+type OptimizerConfigurer interface {
+	ConfigureOptimizers() *optim.Optimizer
+}
+
+// Batch is a batch as graph nodes, handed to the step functions. Floating-point
+// arrays arrive in the trainer's precision.
+type Batch struct {
+	Inputs []*graph.Node
+	Labels []*graph.Node
+}
+
+// Input returns input i, panicking with a clear message when there is none.
+func (b Batch) Input(i int) *graph.Node {
+	if i < 0 || i >= len(b.Inputs) {
+		panic(fmt.Sprintf("volt.Batch.Input(%d): the batch has %d inputs", i, len(b.Inputs)))
+	}
+	return b.Inputs[i]
+}
+
+// Label returns label i, panicking with a clear message when there is none.
+func (b Batch) Label(i int) *graph.Node {
+	if i < 0 || i >= len(b.Labels) {
+		panic(fmt.Sprintf("volt.Batch.Label(%d): the batch has %d labels", i, len(b.Labels)))
+	}
+	return b.Labels[i]
+}

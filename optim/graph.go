@@ -1,0 +1,129 @@
+package optim
+
+import (
+	"fmt"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // graph ops read like math.
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+// StatePrefix returns the store path under which optimizer number index keeps
+// its learning rate, step counter and per-parameter state.
+func StatePrefix(index int) string { return fmt.Sprintf("/volt/optimizer_%d", index) }
+
+// LRVariable returns (creating it on first use) the variable that holds the
+// learning rate of optimizer number index, in dtype.
+func (o *Optimizer) LRVariable(store *model.Store, index int, dtype dtypes.DType) *model.Variable {
+	v := store.VariableWithShape(StatePrefix(index)+"/lr", shapes.Make(dtype), func(g *Graph, s shapes.Shape) *Node {
+		return ConstAsDType(g, s.DType, o.LR)
+	})
+	v.SetTrainable(false)
+	return v
+}
+
+// stepVariable returns the number of updates optimizer index has applied.
+func stepVariable(store *model.Store, index int) *model.Variable {
+	v := store.VariableWithShape(StatePrefix(index)+"/step", shapes.Make(dtypes.Int64), Zeros)
+	v.SetTrainable(false)
+	return v
+}
+
+// stateVariable returns a zero-initialised, non-trainable variable shaped like
+// param, named after it, that holds one kind of optimizer state.
+func stateVariable(store *model.Store, index int, param *model.Variable, kind string) *model.Variable {
+	v := store.VariableWithShape(StatePrefix(index)+param.Path()+"/"+kind, param.Shape(), Zeros)
+	v.SetTrainable(false)
+	return v
+}
+
+// Apply adds to the graph the update of params with grads (same order), as
+// optimizer number index, and increments its step counter. gates, when not
+// nil, is a boolean scalar: false keeps every parameter and state unchanged
+// (used to skip non-finite or non-boundary steps).
+func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variable, grads []*Node, gate *Node) {
+	if len(params) != len(grads) {
+		panic(fmt.Sprintf("optim.Apply: %d parameters but %d gradients", len(params), len(grads)))
+	}
+	if len(params) == 0 {
+		panic("optim.Apply: no trainable parameters were used by the training step")
+	}
+	g := grads[0].Graph()
+	stepVar := stepVariable(store, index)
+	step := AddScalar(stepVar.NodeValue(g), 1)
+	set := func(v *model.Variable, value *Node) {
+		if gate != nil {
+			value = Where(gate, value, v.NodeValue(g))
+		}
+		v.SetNodeValue(value)
+	}
+	set(stepVar, step)
+	for i, p := range params {
+		dtype := p.DType()
+		lr := ConvertDType(o.LRVariable(store, index, dtype).NodeValue(g), dtype)
+		t := ConvertDType(step, dtype)
+		param := p.NodeValue(g)
+		grad := grads[i]
+		if grad.DType() != dtype {
+			grad = ConvertDType(grad, dtype)
+		}
+		c := func(x float64) *Node { return ConstAsDType(g, dtype, x) }
+		switch o.Kind {
+		case KindSGD:
+			if o.WeightDecay != 0 {
+				grad = Add(grad, Mul(c(o.WeightDecay), param))
+			}
+			if o.Momentum != 0 {
+				bufVar := stateVariable(store, index, p, "momentum_buffer")
+				buf := Add(Mul(c(o.Momentum), bufVar.NodeValue(g)), Mul(c(1-o.Dampening), grad))
+				// PyTorch starts the buffer at the first gradient, undampened.
+				buf = Where(Equal(t, c(1)), grad, buf)
+				set(bufVar, buf)
+				if o.Nesterov {
+					grad = Add(grad, Mul(c(o.Momentum), buf))
+				} else {
+					grad = buf
+				}
+			}
+			set(p, Sub(param, Mul(lr, grad)))
+		case KindAdam, KindAdamW:
+			if o.Kind == KindAdamW {
+				param = Mul(param, Sub(c(1), Mul(lr, c(o.WeightDecay))))
+			} else if o.WeightDecay != 0 {
+				grad = Add(grad, Mul(c(o.WeightDecay), param))
+			}
+			b1, b2 := c(o.Betas[0]), c(o.Betas[1])
+			mVar := stateVariable(store, index, p, "exp_avg")
+			vVar := stateVariable(store, index, p, "exp_avg_sq")
+			m := Add(Mul(b1, mVar.NodeValue(g)), Mul(OneMinus(b1), grad))
+			v := Add(Mul(b2, vVar.NodeValue(g)), Mul(OneMinus(b2), Square(grad)))
+			set(mVar, m)
+			set(vVar, v)
+			biasCorrection1 := OneMinus(Pow(b1, t))
+			biasCorrection2Sqrt := Sqrt(OneMinus(Pow(b2, t)))
+			stepSize := Div(lr, biasCorrection1)
+			denom := Add(Div(Sqrt(v), biasCorrection2Sqrt), c(o.Eps))
+			set(p, Sub(param, Mul(stepSize, Div(m, denom))))
+		case KindRMSProp:
+			if o.WeightDecay != 0 {
+				grad = Add(grad, Mul(c(o.WeightDecay), param))
+			}
+			alpha := c(o.Alpha)
+			sqVar := stateVariable(store, index, p, "square_avg")
+			sq := Add(Mul(alpha, sqVar.NodeValue(g)), Mul(OneMinus(alpha), Square(grad)))
+			set(sqVar, sq)
+			avg := Add(Sqrt(sq), c(o.Eps))
+			if o.Momentum > 0 {
+				bufVar := stateVariable(store, index, p, "momentum_buffer")
+				buf := Add(Mul(c(o.Momentum), bufVar.NodeValue(g)), Div(grad, avg))
+				set(bufVar, buf)
+				set(p, Sub(param, Mul(lr, buf)))
+			} else {
+				set(p, Sub(param, Mul(lr, Div(grad, avg))))
+			}
+		default:
+			panic(fmt.Sprintf("optim: unknown optimizer kind %q", o.Kind))
+		}
+	}
+}

@@ -1,0 +1,118 @@
+package volt
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/data"
+)
+
+// Predict runs the module's PredictStep over the data module's prediction
+// loaders and returns, for each loader, the prediction of each batch.
+func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule) ([][]*tensors.Tensor, error) {
+	var out [][]*tensors.Tensor
+	err := t.run(ctx, StagePredict, m, dm, func(ctx context.Context) error {
+		ps, ok := m.(PredictStepper)
+		if !ok {
+			return fmt.Errorf("volt: Predict needs a module with PredictStep; %T has none", m)
+		}
+		var loaders []data.Loader
+		if p, ok := dm.(PredictDataloaders); ok {
+			loaders = p.PredictDataloaders()
+		}
+		if len(loaders) == 0 {
+			return fmt.Errorf("volt: Predict needs loaders: %T provides no predict loaders", dm)
+		}
+		var err error
+		out, err = t.runPrediction(ctx, ps, loaders)
+		return err
+	})
+	return out, err
+}
+
+// runPrediction is the prediction loop: hooks around each loader's batches,
+// predictions collected per loader.
+func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders []data.Loader) ([][]*tensors.Tensor, error) {
+	t.state.Stage = RunningPredict
+	p := &t.progress.PredictBatch
+	p.resetCurrent()
+	if err := callHook(t, "OnPredictStart", func(h OnPredictStart) error { return h.OnPredictStart(t) }); err != nil {
+		return nil, err
+	}
+	if err := callHook(t, "OnPredictEpochStart", func(h OnPredictEpochStart) error { return h.OnPredictEpochStart(t) }); err != nil {
+		return nil, err
+	}
+	out := make([][]*tensors.Tensor, len(loaders))
+	for dl, loader := range loaders {
+		prog, err := t.predictProgram(ps, dl)
+		if err != nil {
+			return nil, err
+		}
+		batchIdx := 0
+		for b, err := range loader.Batches(ctx, 0, 0) {
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, t.interrupted(ctx)
+				}
+				return nil, fmt.Errorf("predict loader %d, batch %d: %w", dl, batchIdx, err)
+			}
+			p.ready()
+			if err := t.batch.predictStart.call(t, "OnPredictBatchStart", func(h OnPredictBatchStart) error {
+				return h.OnPredictBatchStart(t, b, batchIdx, dl)
+			}); err != nil {
+				return nil, err
+			}
+			p.started()
+			outs, _, err := prog.prog.Run(b)
+			if err != nil {
+				return nil, &StepError{Step: "PredictStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+			}
+			p.processed()
+			out[dl] = append(out[dl], outs[0])
+			so := &StepOutput{Prediction: outs[0]}
+			if err := t.batch.predictEnd.call(t, "OnPredictBatchEnd", func(h OnPredictBatchEnd) error {
+				return h.OnPredictBatchEnd(t, so, b, batchIdx, dl)
+			}); err != nil {
+				return nil, err
+			}
+			p.completed()
+			batchIdx++
+			if ctx.Err() != nil {
+				return nil, t.interrupted(ctx)
+			}
+		}
+	}
+	if err := callHook(t, "OnPredictEpochEnd", func(h OnPredictEpochEnd) error { return h.OnPredictEpochEnd(t) }); err != nil {
+		return nil, err
+	}
+	if err := callHook(t, "OnPredictEnd", func(h OnPredictEnd) error { return h.OnPredictEnd(t) }); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// predictProgram returns the compiled predict step for loader dl.
+func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error) {
+	key := evalKey{RunningPredict, dl, 0}
+	if ep, ok := t.evals[key]; ok {
+		return ep, nil
+	}
+	ep := &evalProgram{}
+	var err error
+	ep.prog, err = t.eng.Compile("PredictStep", func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningPredict, dataloaderIdx: dl}
+		pred := ps.PredictStep(s, Batch{Inputs: inputs, Labels: labels})
+		if pred == nil {
+			panic("PredictStep returned nil")
+		}
+		return []*graph.Node{pred}
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.evals[key] = ep
+	return ep, nil
+}

@@ -1,0 +1,269 @@
+package volt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"path/filepath"
+
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/logger"
+)
+
+// Trainer runs the loops around a Module: Fit, Validate, Test and Predict.
+// A Trainer is used from one goroutine at a time; the hooks it calls receive
+// it and may read its state, log values and ask it to stop.
+type Trainer struct {
+	cfg      resolved
+	loggers  []logger.Logger
+	state    State
+	progress Progress
+
+	module  Module
+	eng     *engine.Engine
+	targets []target
+	batch   batchHooks
+
+	train      *trainProgram
+	evals      map[evalKey]*evalProgram
+	trainRes   *results
+	evalRes    map[RunningStage]*results
+	curRes     *results // receives Trainer.Log calls; nil outside runs
+	curBatch   int      // size of the batch being processed, for Log weights
+	curLoader  int
+	numLoaders int
+	fx         string // the hook being called, for Log's defaults
+
+	shouldStop     bool
+	stopReason     string
+	skipEpoch      bool
+	saidOnce       map[string]bool
+	callbackM      map[string]float64
+	loggedM        map[string]float64
+	progBarM       map[string]float64
+	pendingLogs    map[string]float64
+	hparamsWritten bool
+}
+
+// NewTrainer validates cfg, naming every bad field, and returns a trainer.
+func NewTrainer(cfg Config) (*Trainer, error) {
+	r, err := cfg.validate()
+	if err != nil {
+		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
+	}
+	t := &Trainer{
+		cfg:      r,
+		state:    State{Status: StatusInitializing},
+		progress: Progress{Version: ProgressVersion},
+		evals:    map[evalKey]*evalProgram{},
+		trainRes: newResults(),
+		evalRes:  map[RunningStage]*results{},
+		saidOnce: map[string]bool{},
+		callbackM: map[string]float64{}, loggedM: map[string]float64{},
+		progBarM: map[string]float64{}, pendingLogs: map[string]float64{},
+	}
+	switch {
+	case len(r.Loggers) > 0:
+		t.loggers = r.Loggers
+	case !r.DisableLoggers:
+		csv, err := logger.NewCSV(logger.CSVConfig{SaveDir: r.DefaultRootDir, Name: "volt_logs"})
+		if err != nil {
+			return nil, fmt.Errorf("volt.NewTrainer: default CSV logger in %s: %w", filepath.Join(r.DefaultRootDir, "volt_logs"), err)
+		}
+		t.loggers = []logger.Logger{csv}
+	}
+	return t, nil
+}
+
+// State returns what the trainer is doing.
+func (t *Trainer) State() State { return t.state }
+
+// Progress returns a copy of every loop counter.
+func (t *Trainer) Progress() Progress { return t.progress }
+
+// CurrentEpoch returns the index of the current training epoch (the number of
+// completed epochs after Fit).
+func (t *Trainer) CurrentEpoch() int { return int(t.progress.Epoch.Total.Completed) }
+
+// GlobalStep returns the number of optimization steps taken.
+func (t *Trainer) GlobalStep() int64 { return t.progress.OptimizerSteps }
+
+// Module returns the module of the current or last run.
+func (t *Trainer) Module() Module { return t.module }
+
+// Store returns the variable store holding the module's weights and the
+// optimizer state (nil before the first run).
+func (t *Trainer) Store() *model.Store {
+	if t.eng == nil {
+		return nil
+	}
+	return t.eng.Store
+}
+
+// Loggers returns the loggers in use.
+func (t *Trainer) Loggers() []logger.Logger { return t.loggers }
+
+// ShouldStop reports whether a stop was requested.
+func (t *Trainer) ShouldStop() bool { return t.shouldStop }
+
+// Stop asks Fit to stop at the end of the current batch; the request is
+// honoured once MinEpochs and MinSteps are reached. The reason is reported once.
+func (t *Trainer) Stop(reason string) {
+	if !t.shouldStop {
+		t.shouldStop, t.stopReason = true, reason
+	}
+}
+
+// SkipRestOfEpoch, called from OnTrainBatchStart, ends the current training
+// epoch before the batch (Lightning's -1 from on_train_batch_start).
+func (t *Trainer) SkipRestOfEpoch() { t.skipEpoch = true }
+
+// CallbackMetrics returns the latest value of every logged metric, including
+// those kept out of the loggers: what callbacks such as early stopping monitor.
+func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.callbackM) }
+
+// LoggedMetrics returns the latest values sent to the loggers.
+func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.loggedM) }
+
+// ProgressBarMetrics returns the latest values logged with ProgBar.
+func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.progBarM) }
+
+// Log records a value from a hook. In training batch hooks it defaults to
+// per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
+// Outside a run the call is ignored with a warning.
+func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
+	if t.curRes == nil {
+		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
+		return
+	}
+	batchLevel := t.fx == "OnTrainBatchStart" || t.fx == "OnTrainBatchEnd"
+	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
+	key := name + dataloaderSuffix(t.curLoader, t.numLoaders)
+	m, err := t.curRes.entry(key, o)
+	if err != nil {
+		t.sayOnce("log-"+key, "volt: "+err.Error())
+		return
+	}
+	m.add(value, t.curBatch)
+	t.publishStep(m)
+}
+
+// sayOnce logs msg at info level the first time key is seen.
+func (t *Trainer) sayOnce(key, msg string, attrs ...any) {
+	if t.saidOnce[key] {
+		return
+	}
+	t.saidOnce[key] = true
+	t.cfg.Log.Info(msg, attrs...)
+}
+
+// ensureEngine creates the engine (backend, variable store) for m, keeping
+// the current one when the module is the same as in the previous run.
+func (t *Trainer) ensureEngine(m Module) error {
+	if t.eng != nil && t.module == m {
+		return nil
+	}
+	backend, err := engine.Backend(t.cfg.backend)
+	if err != nil {
+		return err
+	}
+	eng, err := engine.New(backend, t.cfg.precision.DType(), int64(data.DefaultSeed()))
+	if err != nil {
+		return err
+	}
+	t.eng, t.module = eng, m
+	t.train = nil
+	t.evals = map[evalKey]*evalProgram{}
+	t.trainRes = newResults()
+	t.evalRes = map[RunningStage]*results{}
+	return nil
+}
+
+// run is the lifecycle shared by Fit, Validate, Test and Predict: setup,
+// body, teardown (always, in reverse), exception hooks and status.
+func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, body func(ctx context.Context) error) (err error) {
+	if m == nil {
+		return ErrNoTrainingStep
+	}
+	if t.state.Status == StatusRunning {
+		return fmt.Errorf("volt: Trainer.%s called while the trainer is already running %s", fn, t.state.Fn)
+	}
+	if err := t.ensureEngine(m); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
+	t.state = State{Fn: fn, Status: StatusRunning}
+	t.shouldStop, t.stopReason, t.skipEpoch = false, "", false
+	t.targets = t.targets[:0]
+	for _, cb := range t.cfg.Callbacks {
+		t.targets = append(t.targets, target{name: targetName(cb), value: cb})
+	}
+	t.targets = append(t.targets, target{name: targetName(m), value: m})
+	t.batch = resolveBatchHooks(t.targets)
+
+	defer func() {
+		if r := recover(); r != nil {
+			err = errors.Join(err, &engine.PanicError{Value: r})
+		}
+		err = errors.Join(err, t.teardown(fn, dm))
+		t.curRes = nil
+		switch {
+		case err == nil:
+			t.state.Status = StatusFinished
+		case ctx.Err() != nil:
+			t.state.Status = StatusInterrupted
+		default:
+			t.state.Status = StatusFailed
+		}
+		if err != nil {
+			for _, h := range find[OnException](t.targets).items {
+				h.OnException(t, err)
+			}
+		}
+		if fn != StagePredict {
+			err = errors.Join(err, t.finalizeLoggers())
+		}
+	}()
+
+	if p, ok := dm.(DataPreparer); ok {
+		if err := p.PrepareData(); err != nil {
+			return fmt.Errorf("%T.PrepareData: %w", dm, err)
+		}
+	}
+	if s, ok := dm.(DataSetup); ok {
+		if err := s.Setup(fn); err != nil {
+			return fmt.Errorf("%T.Setup(%s): %w", dm, fn, err)
+		}
+	}
+	if err := callHook(t, "Setup", func(h Setup) error { return h.Setup(t, fn) }); err != nil {
+		return err
+	}
+	return body(ctx)
+}
+
+// teardown runs every Teardown, joining their errors.
+func (t *Trainer) teardown(fn Stage, dm DataModule) error {
+	var errs []error
+	if td, ok := dm.(DataTeardown); ok {
+		if err := td.Teardown(fn); err != nil {
+			errs = append(errs, fmt.Errorf("%T.Teardown(%s): %w", dm, fn, err))
+		}
+	}
+	for _, tg := range t.targets {
+		if h, ok := tg.value.(Teardown); ok {
+			if err := h.Teardown(t, fn); err != nil {
+				errs = append(errs, &HookError{Target: tg.name, Hook: "Teardown", Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep(), Err: err})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// interrupted returns ctx's cause wrapped with where the run stopped.
+func (t *Trainer) interrupted(ctx context.Context) error {
+	return fmt.Errorf("volt: %s interrupted at epoch %d, global step %d: %w",
+		t.state.Fn, t.CurrentEpoch(), t.GlobalStep(), context.Cause(ctx))
+}
