@@ -12,10 +12,14 @@ import (
 // event; see the package documentation for the order.
 
 // Setup is called at the start of fit, validate, test and predict.
-type Setup interface{ Setup(t *Trainer, stage Stage) error }
+type Setup interface {
+	Setup(t *Trainer, stage Stage) error
+}
 
 // Teardown is called at the end of every run, also after a failure.
-type Teardown interface{ Teardown(t *Trainer, stage Stage) error }
+type Teardown interface {
+	Teardown(t *Trainer, stage Stage) error
+}
 
 // OnFitStart is called when Fit starts, after Setup.
 type OnFitStart interface{ OnFitStart(t *Trainer) error }

