@@ -44,6 +44,9 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 		if len(loaders) == 0 {
 			return fmt.Errorf("volt: %s needs loaders: %T provides no %s loaders", fn, dm, kind.stage)
 		}
+		if err := checkLoaders(string(kind.stage), loaders); err != nil {
+			return err
+		}
 		var err error
 		out, err = t.runEvaluation(ctx, kind, loaders, -1)
 		return err

@@ -2,6 +2,7 @@ package volt
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -39,6 +40,9 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	l := &fitLoop{t: t, train: tl.TrainDataloader()}
 	if vl, ok := dm.(ValDataloaders); ok {
 		l.val = vl.ValDataloaders()
+	}
+	if err := errors.Join(checkLoaders("training", []data.Loader{l.train}), checkLoaders("validation", l.val)); err != nil {
+		return nil, err
 	}
 	_, hasValStep := t.module.(ValidationStepper)
 	switch {

@@ -26,6 +26,9 @@ func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule) ([][]*te
 		if len(loaders) == 0 {
 			return fmt.Errorf("volt: Predict needs loaders: %T provides no predict loaders", dm)
 		}
+		if err := checkLoaders("predict", loaders); err != nil {
+			return err
+		}
 		var err error
 		out, err = t.runPrediction(ctx, ps, loaders)
 		return err

@@ -1,0 +1,95 @@
+package volt_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/optim"
+)
+
+func TestNewTrainerRejectsBadConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  volt.Config
+		want []string // substrings of the error
+	}{
+		{"negative epochs", volt.Config{MaxEpochs: -2}, []string{"Config.MaxEpochs", "-1 (no limit)", "got -2"}},
+		{"min above max", volt.Config{MaxEpochs: 2, MinEpochs: 5}, []string{"Config.MinEpochs (5) is larger than Config.MaxEpochs (2)"}},
+		{"negative min steps", volt.Config{MinSteps: -1}, []string{"Config.MinSteps: must be >= 0"}},
+		{"bad max steps", volt.Config{MaxSteps: -7}, []string{"Config.MaxSteps"}},
+		{"unknown precision", volt.Config{Precision: "8-true"}, []string{"Config.Precision", `"8-true"`, `"32-true"`, `"64-true"`}},
+		{"unknown backend", volt.Config{Backend: "tpu"}, []string{"Config.Backend", `"tpu"`, "available: go"}},
+		{"bad sanity steps", volt.Config{NumSanityValSteps: volt.Ptr(-3)}, []string{"Config.NumSanityValSteps"}},
+		{"bad log cadence", volt.Config{LogEveryNSteps: -1}, []string{"Config.LogEveryNSteps"}},
+		{"callback without hooks", volt.Config{Callbacks: []volt.Callback{struct{}{}}}, []string{"Config.Callbacks[0]", "implements no volt hook"}},
+		{"several at once", volt.Config{MaxEpochs: -5, Precision: "fp8"}, []string{"Config.MaxEpochs", "Config.Precision"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := volt.NewTrainer(tc.cfg)
+			if err == nil {
+				t.Fatal("NewTrainer accepted the configuration")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestMaxEpochsDefaults(t *testing.T) {
+	// A zero config trains 1000 epochs; with MaxSteps it is bounded by steps only.
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxSteps: 6}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	if tr.GlobalStep() != 6 || tr.CurrentEpoch() != 2 {
+		t.Errorf("MaxSteps=6 with 4 batches/epoch: step %d epoch %d, want 6 and 2", tr.GlobalStep(), tr.CurrentEpoch())
+	}
+}
+
+// lossless returns no loss.
+type lossless struct{}
+
+func (lossless) TrainingStep(*volt.Step, volt.Batch) *graph.Node { return nil }
+
+// badOptimizer configures an invalid optimizer.
+type badOptimizer struct{ boring }
+
+func (badOptimizer) ConfigureOptimizers() *optim.Optimizer { return optim.SGD(-1) }
+
+func TestFitRejectsBadInput(t *testing.T) {
+	good := boringData()
+	tests := []struct {
+		name   string
+		module volt.Module
+		dm     volt.DataModule
+		want   string
+	}{
+		{"nil module", nil, good, "the module is nil; it must implement TrainingStep"},
+		{"nil loss", lossless{}, good, "TrainingStep returned a nil loss"},
+		{"batch size 0", &boring{}, volt.Loaders{Train: &data.DataLoader{Dataset: regression(8, 1)}}, "training loader: data.DataLoader.BatchSize: must be >= 1, got 0"},
+		{"no training loader", &boring{}, volt.Loaders{}, "Fit needs a training loader"},
+		{"invalid optimizer", &badOptimizer{}, good, "ConfigureOptimizers: optim.sgd.LR: must be a finite number > 0, got -1"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tr.Fit(t.Context(), tc.module, tc.dm)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,57 @@
+// Package volt is PyTorch Lightning for Go: the user writes a Module (graph
+// building code on GoMLX), volt runs the loops, hooks, logging, callbacks and
+// data loading around it.
+//
+// # The module contract
+//
+// A Module implements TrainingStep, traced into a GoMLX graph once per input
+// shape. Everything else is optional and found by type assertion when a run
+// starts: ValidationStepper, TestStepper, PredictStepper, OptimizerConfigurer,
+// HParamser, and any of the hook interfaces below. Callbacks implement the same
+// hook interfaces; for every hook the callbacks run first, in Config.Callbacks
+// order, then the module.
+//
+// # Hooks that run per event, on the host
+//
+// Fit calls, in this order:
+//
+//	Setup(fit)
+//	OnFitStart
+//	OnSanityCheckStart                      (when there is validation and NumSanityValSteps != 0)
+//	  OnValidationStart, OnValidationEpochStart,
+//	  OnValidationBatchStart/End per batch, OnValidationEpochEnd, OnValidationEnd
+//	OnSanityCheckEnd
+//	OnTrainStart
+//	for each epoch:
+//	  OnTrainEpochStart
+//	  for each batch: OnTrainBatchStart, [compiled step], OnTrainBatchEnd
+//	  validation as above                   (every CheckValEveryNEpoch epochs)
+//	  OnTrainEpochEnd
+//	OnTrainEnd
+//	OnFitEnd
+//	Teardown(fit)                           (always, also after an error)
+//
+// Validate and Test call Setup, the validation/test hooks as above (batch hooks
+// receive the dataloader index), and Teardown. Predict does the same with the
+// OnPredict… hooks. OnException is called with the error when a run fails or
+// its context is cancelled. A hook returns an error to fail the run; it asks
+// for a graceful stop with Trainer.Stop, and OnTrainBatchStart can end the
+// epoch early with Trainer.SkipRestOfEpoch.
+//
+// # Hooks that run at trace time
+//
+// OnBeforeBackward, OnAfterBackward and OnBeforeOptimizerStep run while the
+// training step is traced, once per input shape, not once per batch. They
+// receive graph nodes and whatever they add becomes part of the compiled step;
+// they cost nothing per batch.
+//
+// # Logging
+//
+// Step.Log (inside step functions) and Trainer.Log (inside host hooks) record
+// scalar values. Defaults follow Lightning: per step in training steps and
+// training batch hooks, per epoch (mean weighted by batch size) elsewhere.
+// Values logged both ways appear as name_step and name_epoch. With several
+// evaluation loaders, names get a "/dataloader_idx_N" suffix. Step values
+// reach the loggers every Config.LogEveryNSteps optimization steps, under the
+// index of the last optimization step; epoch values at the end of the epoch.
+package volt
