@@ -39,10 +39,16 @@ func (r recorder) OnTrainBatchEnd(_ *volt.Trainer, _ *volt.StepOutput, _ *data.B
 	r.add("OnTrainBatchEnd(%d)", i)
 	return nil
 }
-func (r recorder) OnValidationStart(*volt.Trainer) error      { r.add("OnValidationStart"); return nil }
-func (r recorder) OnValidationEnd(*volt.Trainer) error        { r.add("OnValidationEnd"); return nil }
-func (r recorder) OnValidationEpochStart(*volt.Trainer) error { r.add("OnValidationEpochStart"); return nil }
-func (r recorder) OnValidationEpochEnd(*volt.Trainer) error   { r.add("OnValidationEpochEnd"); return nil }
+func (r recorder) OnValidationStart(*volt.Trainer) error { r.add("OnValidationStart"); return nil }
+func (r recorder) OnValidationEnd(*volt.Trainer) error   { r.add("OnValidationEnd"); return nil }
+func (r recorder) OnValidationEpochStart(*volt.Trainer) error {
+	r.add("OnValidationEpochStart")
+	return nil
+}
+func (r recorder) OnValidationEpochEnd(*volt.Trainer) error {
+	r.add("OnValidationEpochEnd")
+	return nil
+}
 func (r recorder) OnValidationBatchStart(_ *volt.Trainer, _ *data.Batch, i, dl int) error {
 	r.add("OnValidationBatchStart(%d,%d)", i, dl)
 	return nil

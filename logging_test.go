@@ -76,14 +76,14 @@ func TestLoggingReductionsAndCadence(t *testing.T) {
 	}
 	cm := tr.CallbackMetrics()
 	want := map[string]float64{
-		"size_epoch": (4*4 + 4*4 + 2*2) / 10.0, // mean weighted by batch size
-		"size_step":  2,
-		"size":       (4*4 + 4*4 + 2*2) / 10.0,
-		"size_sum":   10,
-		"size_max":   4,
-		"size_min":   2,
-		"hidden":     2,
-		"host_epoch": 1,
+		"size_epoch":                (4*4 + 4*4 + 2*2) / 10.0, // mean weighted by batch size
+		"size_step":                 2,
+		"size":                      (4*4 + 4*4 + 2*2) / 10.0,
+		"size_sum":                  10,
+		"size_max":                  4,
+		"size_min":                  2,
+		"hidden":                    2,
+		"host_epoch":                1,
 		"val_size/dataloader_idx_0": (2*2 + 2*2 + 1*1) / 5.0,
 		"val_size/dataloader_idx_1": 3,
 	}
