@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -19,21 +20,25 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "mnist:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	epochs := flag.Int("epochs", 3, "training epochs")
-	batch := flag.Int("batch", 64, "batch size")
-	lr := flag.Float64("lr", 1e-3, "Adam learning rate")
-	workers := flag.Int("workers", 2, "goroutines preparing batches")
-	seed := flag.Uint64("seed", 42, "seed for weights and shuffling")
-	root := flag.String("root", ".", "where volt_logs/ is written")
-	maxSteps := flag.Int64("max-steps", 0, "stop after this many optimization steps (0: no limit)")
-	flag.Parse()
+// run trains and tests the model as the flags in args say, printing to out.
+func run(args []string, out io.Writer) error {
+	flags := flag.NewFlagSet("mnist", flag.ContinueOnError)
+	epochs := flags.Int("epochs", 3, "training epochs")
+	batch := flags.Int("batch", 64, "batch size")
+	lr := flags.Float64("lr", 1e-3, "Adam learning rate")
+	workers := flags.Int("workers", 2, "goroutines preparing batches")
+	seed := flags.Uint64("seed", 42, "seed for weights and shuffling")
+	root := flags.String("root", ".", "where volt_logs/ is written")
+	maxSteps := flags.Int64("max-steps", 0, "stop after this many optimization steps (0: no limit)")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
 
 	volt.SeedEverything(*seed)
 	train, test, err := mnist.Load()
@@ -53,7 +58,7 @@ func run() error {
 		MaxEpochs:      *epochs,
 		MaxSteps:       *maxSteps,
 		DefaultRootDir: *root,
-		Callbacks:      []volt.Callback{epochPrinter{}},
+		Callbacks:      []volt.Callback{epochPrinter{out}},
 		Log:            slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	if err != nil {
@@ -70,18 +75,18 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("test_loss=%.4f\n", results[0]["test_loss"])
-	fmt.Printf("test_acc=%.4f\n", results[0]["test_acc"])
+	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
+	fmt.Fprintf(out, "test_acc=%.4f\n", results[0]["test_acc"])
 	return nil
 }
 
 // epochPrinter prints one line per epoch with the epoch's metrics.
-type epochPrinter struct{}
+type epochPrinter struct{ out io.Writer }
 
 // OnTrainEpochEnd implements volt.OnTrainEpochEnd.
-func (epochPrinter) OnTrainEpochEnd(t *volt.Trainer) error {
+func (p epochPrinter) OnTrainEpochEnd(t *volt.Trainer) error {
 	m := t.CallbackMetrics()
-	fmt.Printf("epoch %d: step %d train_loss=%.4f train_acc=%.4f val_loss=%.4f val_acc=%.4f\n",
+	fmt.Fprintf(p.out, "epoch %d: step %d train_loss=%.4f train_acc=%.4f val_loss=%.4f val_acc=%.4f\n",
 		t.CurrentEpoch(), t.GlobalStep(), m["train_loss"], m["train_acc_epoch"], m["val_loss"], m["val_acc"])
 	return nil
 }

@@ -1,0 +1,36 @@
+// Package bench measures what volt's fit loop costs per training step.
+//
+// It holds benchmarks only. Each compares two loops over the same compiled
+// training step (forward, sparse softmax cross-entropy, gradients and an
+// Adam(1e-3) update in one GoMLX graph), on the same synthetic MNIST-shaped
+// batches (64 × 784 float32 pixels, int32 labels, fixed seed), with the
+// weights initialised from the same seed:
+//
+//   - handwritten: what a user writes with GoMLX alone: model.NewExec over a
+//     store seeded with the seed, then, per step, exec.Exec(images, labels)
+//     and reading the loss back to the host;
+//   - volt: Trainer.Fit on a Module whose TrainingStep builds the same graph
+//     and logs the loss (loggers and volt's messages off, no validation),
+//     so every step goes through the loader iterator, the batch hooks,
+//     the progress counters, the logged-value bookkeeping and the epoch ends
+//     (an epoch is 938 batches, as MNIST's 60000 examples in batches of 64).
+//
+// Both loops read the same pre-built batches in the same order, so neither
+// pays for batch building. One benchmark iteration is one training step, so
+// ns/op (repeated as ns/step) is the time per step; compilation and a few
+// warm-up steps happen before the timer starts. Two models are measured:
+//
+//   - BenchmarkMLP: the MNIST example's MLP 784-256-256-10, where the step's
+//     compute dominates (target: volt adds ≤ 1% to the step time);
+//   - BenchmarkLogReg: a 784-10 logistic regression, where the per-step
+//     overhead dominates (target: volt adds ≤ 20 µs per step).
+//
+// TestBenchLoopsAgree checks that both loops produce bitwise-identical
+// losses for the first steps, i.e. that they run the same step on the same
+// data from the same initial weights.
+//
+// Run, and compare the handwritten/volt pairs with benchstat:
+//
+//	GOEXPERIMENT=simd go test -run '^$' -bench . -count 6 ./bench | tee new.txt
+//	benchstat -col /loop new.txt
+package bench
