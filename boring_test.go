@@ -41,12 +41,12 @@ func (m *boring) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return m.forward(s, b.Input(0))
 }
 
-func (m *boring) ConfigureOptimizers() *optim.Optimizer {
+func (m *boring) ConfigureOptimizers() volt.Optimizers {
 	lr := m.lr
 	if lr == 0 {
 		lr = 0.05
 	}
-	return optim.SGD(lr)
+	return volt.Optimize(optim.SGD(lr))
 }
 
 // regression returns n examples of y = x·w + 0.5 with 8 features.

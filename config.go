@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
@@ -43,6 +44,26 @@ type Config struct {
 	// DefaultRootDir is where the default logger writes; "" means ".".
 	DefaultRootDir string
 
+	// AccumulateGradBatches sums the gradients of this many batches before
+	// each optimizer step (the loss is scaled by 1/AccumulateGradBatches; the
+	// last, partial window of an epoch still steps); 0 means 1.
+	AccumulateGradBatches int
+	// GradientClipVal clips gradients before each optimizer step; 0 is off.
+	GradientClipVal float64
+	// GradientClipAlgorithm is ClipNorm (default: global 2-norm over all the
+	// optimizer's parameters) or ClipValue (each element to ±GradientClipVal).
+	GradientClipAlgorithm ClipAlgorithm
+	// TrackGradNorm logs the p-norm of each parameter's gradient and their
+	// total (grad_<p>_norm/<variable>, grad_<p>_norm_total) every
+	// LogEveryNSteps; p > 0, math.Inf(1) for the max norm; 0 is off.
+	TrackGradNorm float64
+	// TerminateOnNaN stops training with an error when the loss or a
+	// parameter becomes NaN or infinite.
+	TerminateOnNaN bool
+	// DetectAnomaly also checks every gradient, naming the first variable
+	// whose gradient is not finite (implies TerminateOnNaN).
+	DetectAnomaly bool
+
 	// Callbacks are called before the module for each hook, in this order.
 	Callbacks []Callback
 
@@ -69,6 +90,7 @@ type resolved struct {
 	sanitySteps    int // -1: all
 	valEveryEpochs int
 	logEvery       int64
+	accumulate     int
 	precision      engine.Precision
 	backend        string
 }
@@ -130,6 +152,28 @@ func (c Config) validate() (resolved, error) {
 		r.logEvery = 50
 	default:
 		r.logEvery = int64(c.LogEveryNSteps)
+	}
+	switch {
+	case c.AccumulateGradBatches < 0:
+		bad("Config.AccumulateGradBatches: must be >= 1 (0 means 1), got %d", c.AccumulateGradBatches)
+	default:
+		r.accumulate = max(c.AccumulateGradBatches, 1)
+	}
+	if c.GradientClipVal < 0 || math.IsNaN(c.GradientClipVal) || math.IsInf(c.GradientClipVal, 0) {
+		bad("Config.GradientClipVal: must be a finite number >= 0 (0 is off), got %v", c.GradientClipVal)
+	}
+	switch c.GradientClipAlgorithm {
+	case "":
+		r.GradientClipAlgorithm = ClipNorm
+	case ClipNorm, ClipValue:
+	default:
+		bad("Config.GradientClipAlgorithm: unknown %q; valid: %q, %q", c.GradientClipAlgorithm, ClipNorm, ClipValue)
+	}
+	if c.TrackGradNorm < 0 || math.IsNaN(c.TrackGradNorm) {
+		bad("Config.TrackGradNorm: must be 0 (off), a p > 0 or math.Inf(1), got %v", c.TrackGradNorm)
+	}
+	if c.DetectAnomaly {
+		r.TerminateOnNaN = true
 	}
 	if c.DisableLoggers && len(c.Loggers) > 0 {
 		bad("Config.DisableLoggers is set but Config.Loggers lists %d loggers; use one or the other", len(c.Loggers))

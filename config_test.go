@@ -64,7 +64,7 @@ func (lossless) TrainingStep(*volt.Step, volt.Batch) *graph.Node { return nil }
 // badOptimizer configures an invalid optimizer.
 type badOptimizer struct{ boring }
 
-func (badOptimizer) ConfigureOptimizers() *optim.Optimizer { return optim.SGD(-1) }
+func (badOptimizer) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.SGD(-1)) }
 
 func TestFitRejectsBadInput(t *testing.T) {
 	good := boringData()
@@ -78,7 +78,7 @@ func TestFitRejectsBadInput(t *testing.T) {
 		{"nil loss", lossless{}, good, "TrainingStep returned a nil loss"},
 		{"batch size 0", &boring{}, volt.Loaders{Train: &data.DataLoader{Dataset: regression(8, 1)}}, "training loader: data.DataLoader.BatchSize: must be >= 1, got 0"},
 		{"no training loader", &boring{}, volt.Loaders{}, "Fit needs a training loader"},
-		{"invalid optimizer", &badOptimizer{}, good, "ConfigureOptimizers: optim.sgd.LR: must be a finite number > 0, got -1"},
+		{"invalid optimizer", &badOptimizer{}, good, "ConfigureOptimizers: optimizer 0: optim.sgd.LR: must be a finite number > 0, got -1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

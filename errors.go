@@ -40,3 +40,19 @@ func (e *StepError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *StepError) Unwrap() error { return e.Err }
+
+// NonFiniteError is returned by TerminateOnNaN and DetectAnomaly: it says what
+// became NaN or infinite and where.
+type NonFiniteError struct {
+	What  string // "loss", "gradient of /dense/weights", "parameter /dense/bias (…)"
+	Value float64
+	Where string
+}
+
+// Error implements error.
+func (e *NonFiniteError) Error() string {
+	if e.What == "loss" {
+		return fmt.Sprintf("volt: TerminateOnNaN: the loss is %v %s", e.Value, e.Where)
+	}
+	return fmt.Sprintf("volt: TerminateOnNaN: the %s is not finite %s", e.What, e.Where)
+}

@@ -51,12 +51,12 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	case len(l.val) > 0:
 		l.validating = true
 	}
-	if t.train == nil {
-		tp, err := t.buildTrainProgram()
+	if t.auto == nil {
+		auto, err := t.newAutomaticOptimization()
 		if err != nil {
 			return nil, err
 		}
-		t.train = tp
+		t.auto = auto
 	}
 	if err := t.logHyperparams(dm); err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/voltml/volt/optim"
 )
 
 // Module is the one interface a model must implement: its training step.
@@ -35,10 +34,11 @@ type PredictStepper interface {
 	PredictStep(s *Step, b Batch) *graph.Node
 }
 
-// OptimizerConfigurer is implemented by modules that choose their optimizer
-// (Lightning's configure_optimizers). Without it volt uses optim.Adam(1e-3).
+// OptimizerConfigurer is implemented by modules that choose their
+// optimizers (Lightning's configure_optimizers); most return
+// volt.Optimize(optim.Adam(lr)). Without it volt uses optim.Adam(1e-3).
 type OptimizerConfigurer interface {
-	ConfigureOptimizers() *optim.Optimizer
+	ConfigureOptimizers() Optimizers
 }
 
 // Batch is a batch as graph nodes, handed to the step functions. Floating-point

@@ -3,6 +3,7 @@ package volt
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -14,84 +15,286 @@ import (
 
 var nan = math.NaN()
 
-// trainProgram is automatic optimization compiled into one graph per input
-// shape: forward, loss, gradients, the trace-time hooks, the optimizer update
-// and the logged values.
-type trainProgram struct {
-	prog      *engine.Program
-	optimizer *optim.Optimizer
-	// metrics maps each compiled graph to the metrics of its logged outputs.
-	metrics map[graph.GraphId][]*metric
-	traced  []stepLog // logs of the graph traced last
-	out     StepOutput
+// stepMode is what a compiled training step does with its gradients.
+type stepMode int
+
+const (
+	// modeFused applies the gradients at once (no accumulation).
+	modeFused stepMode = iota
+	// modeAccumulate adds the gradients into accumulators.
+	modeAccumulate
+	// modeAccumulateApply adds the last gradients and applies the sum.
+	modeAccumulateApply
+)
+
+// automaticOptimization is Lightning's automatic optimization: per batch, the
+// optimizers due run their compiled step; gradients are accumulated over
+// AccumulateGradBatches batches and applied at the window's boundary.
+type automaticOptimization struct {
+	t        *Trainer
+	opts     Optimizers
+	programs map[programKey]*trainProgram
+	cycle    int // sum of frequencies when optimizers alternate, else 0
+	out      StepOutput
 }
 
-// optimizerFor returns the module's optimizer, or Adam(1e-3).
-func optimizerFor(m Module) (*optim.Optimizer, error) {
+type programKey struct {
+	opt  int
+	mode stepMode
+}
+
+// trainProgram is one compiled training step and what its outputs mean.
+type trainProgram struct {
+	prog   *engine.Program
+	infos  map[graph.GraphId]*traceInfo
+	traced *traceInfo // filled while tracing, bound to its graph at first run
+}
+
+// traceInfo describes the outputs of one traced graph: [loss, logged values…,
+// gradient norms…, gradient finite flags?, parameter finite flags?].
+type traceInfo struct {
+	logs        []stepLog
+	metrics     []*metric
+	normNames   []string
+	normMetrics []*metric
+	paramPaths  []string
+	gradFlags   bool
+	paramFlags  bool
+}
+
+// optimizersFor returns the module's optimizers, or Adam(1e-3).
+func optimizersFor(m Module) (Optimizers, error) {
 	oc, ok := m.(OptimizerConfigurer)
 	if !ok {
-		return optim.Adam(1e-3), nil
+		return Optimize(optim.Adam(1e-3)), nil
 	}
 	o := oc.ConfigureOptimizers()
-	if err := o.Validate(); err != nil {
+	if err := o.validate(); err != nil {
 		return nil, fmt.Errorf("%T.ConfigureOptimizers: %w", m, err)
 	}
 	return o, nil
 }
 
-// buildTrainProgram prepares the training step of the current module.
-func (t *Trainer) buildTrainProgram() (*trainProgram, error) {
-	opt, err := optimizerFor(t.module)
+func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
+	opts, err := optimizersFor(t.module)
 	if err != nil {
 		return nil, err
 	}
-	tp := &trainProgram{optimizer: opt, metrics: map[graph.GraphId][]*metric{}}
-	beforeBackward := find[OnBeforeBackward](t.targets)
-	afterBackward := find[OnAfterBackward](t.targets)
-	beforeOptStep := find[OnBeforeOptimizerStep](t.targets)
-	store := t.eng.Store
-	tp.prog, err = t.eng.Compile("TrainingStep", func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
-		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain}
-		loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
-		if loss == nil {
-			panic("TrainingStep returned a nil loss")
+	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}}
+	for _, o := range opts {
+		if o.Frequency > 0 {
+			a.cycle = 0
+			for _, o := range opts {
+				a.cycle += o.frequency()
+			}
+			break
 		}
-		if !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
-			panic(fmt.Sprintf("TrainingStep must return a floating-point scalar loss, got shape %s", loss.Shape()))
+	}
+	return a, nil
+}
+
+// due returns the optimizers that run on batch batchIdx: all of them, or
+// one chosen by the frequencies' cycle.
+func (a *automaticOptimization) due(batchIdx int) []int {
+	if a.cycle == 0 {
+		idx := make([]int, len(a.opts))
+		for i := range idx {
+			idx[i] = i
 		}
-		for _, h := range beforeBackward.items {
-			h.OnBeforeBackward(s, loss)
+		return idx
+	}
+	place := batchIdx % a.cycle
+	for i, o := range a.opts {
+		if place < o.frequency() {
+			return []int{i}
 		}
-		vars := engine.TrainableVariables(store, s.graph)
-		if len(vars) == 0 {
-			panic("TrainingStep uses no trainable variables: nothing to optimize")
+		place -= o.frequency()
+	}
+	return nil
+}
+
+// run trains on one batch and reports whether an optimization step happened
+// (at an accumulation boundary).
+func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, bool, error) {
+	k := a.t.cfg.accumulate
+	boundary := (batchIdx+1)%k == 0 || lastInEpoch
+	mode := modeFused
+	if k > 1 {
+		mode = modeAccumulate
+		if boundary {
+			mode = modeAccumulateApply
 		}
-		grads := make([]Gradient, len(vars))
-		for i, g := range engine.Gradients(loss, vars) {
-			grads[i] = Gradient{Variable: vars[i], Value: g}
+	}
+	a.out = StepOutput{}
+	for _, opt := range a.due(batchIdx) {
+		tp, err := a.program(opt, mode)
+		if err != nil {
+			return nil, false, err
 		}
-		for _, h := range afterBackward.items {
-			h.OnAfterBackward(s, grads)
+		loss, err := a.t.runTrainProgram(tp, b)
+		if err != nil {
+			return nil, false, err
 		}
-		for _, h := range beforeOptStep.items {
-			h.OnBeforeOptimizerStep(s, 0, grads)
-		}
-		values := make([]*graph.Node, len(grads))
-		for i, g := range grads {
-			values[i] = g.Value
-		}
-		opt.Apply(store, 0, vars, values, nil)
-		tp.traced = s.logs
-		outs := []*graph.Node{loss}
-		for _, l := range s.logs {
-			outs = append(outs, l.value)
-		}
+		a.out.loss = loss
+	}
+	return &a.out, boundary, nil
+}
+
+// program returns (compiling on first use) the step of optimizer opt in mode.
+func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, error) {
+	key := programKey{opt, mode}
+	if tp, ok := a.programs[key]; ok {
+		return tp, nil
+	}
+	t := a.t
+	tp := &trainProgram{infos: map[graph.GraphId]*traceInfo{}}
+	name := "TrainingStep"
+	if len(a.opts) > 1 {
+		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
+	}
+	var err error
+	tp.prog, err = t.eng.Compile(name, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+		info := &traceInfo{}
+		outs := a.trace(scope, inputs, labels, opt, mode, info)
+		tp.traced = info
 		return outs
 	})
 	if err != nil {
 		return nil, err
 	}
+	a.programs[key] = tp
 	return tp, nil
+}
+
+// trace builds the training step graph of optimizer opt.
+func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*graph.Node, opt int, mode stepMode, info *traceInfo) []*graph.Node {
+	t := a.t
+	store := t.eng.Store
+	setup := &a.opts[opt]
+	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt}
+	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
+	if loss == nil {
+		panic("TrainingStep returned a nil loss")
+	}
+	if !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
+		panic(fmt.Sprintf("TrainingStep must return a floating-point scalar loss, got shape %s", loss.Shape()))
+	}
+	for _, h := range find[OnBeforeBackward](t.targets).items {
+		h.OnBeforeBackward(s, loss)
+	}
+	var vars []*model.Variable
+	for _, v := range engine.TrainableVariables(store, s.graph) {
+		if setup.owns(v) {
+			vars = append(vars, v)
+		}
+	}
+	if len(vars) == 0 {
+		panic(fmt.Sprintf("optimizer %d has no trainable variables used by TrainingStep (Params %q)", opt, setup.Params))
+	}
+	objective := loss
+	if mode != modeFused {
+		objective = graph.DivScalar(loss, float64(t.cfg.accumulate))
+	}
+	grads := make([]Gradient, len(vars))
+	for i, g := range engine.Gradients(objective, vars) {
+		grads[i] = Gradient{Variable: vars[i], Value: g}
+	}
+	for _, h := range find[OnAfterBackward](t.targets).items {
+		h.OnAfterBackward(s, grads)
+	}
+	outs := []*graph.Node{loss}
+	for _, l := range s.logs {
+		outs = append(outs, l.value)
+	}
+	info.logs = s.logs
+	if mode != modeFused {
+		for i := range grads {
+			acc := accumulator(store, opt, grads[i].Variable)
+			sum := graph.Add(acc.NodeValue(s.graph), grads[i].Value)
+			if mode == modeAccumulate {
+				acc.SetNodeValue(sum)
+			} else {
+				acc.SetNodeValue(graph.ZerosLike(sum))
+				grads[i].Value = sum
+			}
+		}
+		if mode == modeAccumulate {
+			return outs
+		}
+	}
+	outs = append(outs, a.gradNorms(grads, info)...)
+	if t.cfg.DetectAnomaly {
+		outs = append(outs, finiteFlags(gradientValues(grads)))
+		info.gradFlags = true
+	}
+	if c, ok := t.module.(GradientClipper); ok {
+		c.ConfigureGradientClipping(s, opt, grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
+	} else {
+		ClipGradients(grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
+	}
+	for _, h := range find[OnBeforeOptimizerStep](t.targets).items {
+		h.OnBeforeOptimizerStep(s, opt, grads)
+	}
+	setup.Optimizer.Apply(store, opt, vars, gradientValues(grads), nil)
+	if t.cfg.TerminateOnNaN {
+		updated := make([]*graph.Node, len(vars))
+		for i, v := range vars {
+			updated[i] = v.NodeValue(s.graph)
+			info.paramPaths = append(info.paramPaths, v.Path())
+		}
+		outs = append(outs, finiteFlags(updated))
+		info.paramFlags = true
+	}
+	return outs
+}
+
+// accumulator returns the variable in which optimizer opt sums v's gradients.
+func accumulator(store *model.Store, opt int, v *model.Variable) *model.Variable {
+	acc := store.VariableWithShape(fmt.Sprintf("/volt/accumulate_%d%s", opt, v.Path()), v.Shape(), graph.Zeros)
+	acc.SetTrainable(false)
+	return acc
+}
+
+// gradNorms returns the TrackGradNorm outputs: each gradient's p-norm, then
+// the total, named as Lightning names them.
+func (a *automaticOptimization) gradNorms(grads []Gradient, info *traceInfo) []*graph.Node {
+	p := a.t.cfg.TrackGradNorm
+	if p == 0 {
+		return nil
+	}
+	prefix := "grad_" + pythonFloat(p) + "_norm"
+	var outs []*graph.Node
+	for _, g := range grads {
+		outs = append(outs, graph.ConvertDType(optim.NormOf(g.Value, p), g.Value.DType()))
+		info.normNames = append(info.normNames, prefix+g.Variable.Path())
+	}
+	outs = append(outs, optim.GradNorm(gradientValues(grads), p))
+	info.normNames = append(info.normNames, prefix+"_total")
+	for i := range outs {
+		outs[i], _ = engine.ToScalar(outs[i])
+	}
+	return outs
+}
+
+// pythonFloat formats p as Python's str(float) does: 2.0, 0.5, inf.
+func pythonFloat(p float64) string {
+	if math.IsInf(p, 1) {
+		return "inf"
+	}
+	s := strconv.FormatFloat(p, 'f', -1, 64)
+	if p == math.Trunc(p) {
+		s += ".0"
+	}
+	return s
+}
+
+// finiteFlags returns a bool vector: whether each node is entirely finite.
+func finiteFlags(nodes []*graph.Node) *graph.Node {
+	flags := make([]*graph.Node, len(nodes))
+	for i, n := range nodes {
+		flags[i] = graph.LogicalAll(graph.IsFinite(n))
+	}
+	return graph.Stack(flags, 0)
 }
 
 // graphOf returns the graph of the first node.
@@ -104,22 +307,94 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 	panic("the batch has no inputs and no labels")
 }
 
-// step runs one training batch through the compiled step and records its
-// logged values.
-func (t *Trainer) trainStep(tp *trainProgram, b *data.Batch) (*StepOutput, error) {
+// runTrainProgram runs one compiled training step, records its logged values
+// and gradient norms, and applies the NaN policy. It returns the loss.
+func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, error) {
 	outs, gid, err := tp.prog.Run(b)
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := t.metricsFor(tp.metrics, gid, tp.traced, t.trainRes, 0, 1)
-	if err != nil {
+	info, ok := tp.infos[gid]
+	if !ok {
+		info = tp.traced
+		if info.metrics, err = t.resolveMetrics(info.logs, t.trainRes, 0, 1); err != nil {
+			return nil, err
+		}
+		norms := defaultLogOptions(RunningTrain, true)
+		for _, name := range info.normNames {
+			m, err := t.trainRes.entry(name, norms)
+			if err != nil {
+				return nil, err
+			}
+			info.normMetrics = append(info.normMetrics, m)
+		}
+		tp.infos[gid] = info
+	}
+	rest := outs[1:]
+	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, err
 	}
-	if err := t.record(metrics, outs[1:], b.Size); err != nil {
+	rest = rest[len(info.metrics):]
+	if len(rest) == 0 {
+		return outs[0], nil
+	}
+	if err := t.record(info.normMetrics, rest[:len(info.normMetrics)], b.Size); err != nil {
 		return nil, err
 	}
-	tp.out = StepOutput{loss: outs[0]}
-	return &tp.out, nil
+	rest = rest[len(info.normMetrics):]
+	if t.cfg.TerminateOnNaN {
+		if err := t.checkFinite(outs[0], info, rest); err != nil {
+			return nil, err
+		}
+	}
+	return outs[0], nil
+}
+
+// checkFinite implements TerminateOnNaN / DetectAnomaly.
+func (t *Trainer) checkFinite(loss *tensors.Tensor, info *traceInfo, flags []*tensors.Tensor) error {
+	where := fmt.Sprintf("at epoch %d, batch %d (global step %d)", t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
+	if v, err := engine.Float64(loss); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return &NonFiniteError{What: "loss", Value: v, Where: where}
+	}
+	if info.gradFlags {
+		if i := firstFalse(flags[0]); i >= 0 {
+			return &NonFiniteError{What: "gradient of " + info.paramPaths[i], Value: nan, Where: where}
+		}
+		flags = flags[1:]
+	}
+	if info.paramFlags {
+		if i := firstFalse(flags[0]); i >= 0 {
+			return &NonFiniteError{What: "parameter " + info.paramPaths[i] + " (after the optimizer step)", Value: nan, Where: where}
+		}
+	}
+	return nil
+}
+
+// firstFalse returns the index of the first false in a bool vector, or -1.
+func firstFalse(t *tensors.Tensor) int {
+	idx := -1
+	tensors.MustConstFlatData(t, func(flags []bool) {
+		for i, ok := range flags {
+			if !ok {
+				idx = i
+				return
+			}
+		}
+	})
+	return idx
+}
+
+// resolveMetrics binds a trace's logs to the metrics of a result collection.
+func (t *Trainer) resolveMetrics(logs []stepLog, res *results, loader, numLoaders int) ([]*metric, error) {
+	ms := make([]*metric, len(logs))
+	for i, l := range logs {
+		m, err := res.entry(l.name+dataloaderSuffix(loader, numLoaders), l.opts)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
 }
 
 // metricsFor returns the metrics of graph gid's logged outputs, resolving
@@ -128,13 +403,9 @@ func (t *Trainer) metricsFor(cache map[graph.GraphId][]*metric, gid graph.GraphI
 	if ms, ok := cache[gid]; ok {
 		return ms, nil
 	}
-	ms := make([]*metric, len(traced))
-	for i, l := range traced {
-		m, err := res.entry(l.name+dataloaderSuffix(loader, numLoaders), l.opts)
-		if err != nil {
-			return nil, err
-		}
-		ms[i] = m
+	ms, err := t.resolveMetrics(traced, res, loader, numLoaders)
+	if err != nil {
+		return nil, err
 	}
 	cache[gid] = ms
 	return ms, nil

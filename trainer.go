@@ -28,7 +28,7 @@ type Trainer struct {
 	targets []target
 	batch   batchHooks
 
-	train      *trainProgram
+	auto       *automaticOptimization
 	evals      map[evalKey]*evalProgram
 	trainRes   *results
 	evalRes    map[RunningStage]*results
@@ -176,7 +176,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 		return err
 	}
 	t.eng, t.module = eng, m
-	t.train = nil
+	t.auto = nil
 	t.evals = map[evalKey]*evalProgram{}
 	t.trainRes = newResults()
 	t.evalRes = map[RunningStage]*results{}

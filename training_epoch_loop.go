@@ -2,7 +2,9 @@ package volt
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"iter"
 
 	"github.com/voltml/volt/data"
 )
@@ -25,14 +27,20 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	}
 	p.Epoch.started()
 
-	for b, err := range l.train.Batches(ctx, epoch, 0) {
+	next, stopBatches := iter.Pull2(l.train.Batches(ctx, epoch, 0))
+	defer stopBatches()
+	b, err, ok := next()
+	for ok {
 		if err != nil {
 			if ctx.Err() != nil {
 				return t.interrupted(ctx)
 			}
 			return fmt.Errorf("training loader, epoch %d, batch %d: %w", epoch, p.TrainBatch.Current.Ready, err)
 		}
-		stop, err := l.runBatch(b)
+		// Look one batch ahead: the last batch of an epoch closes the
+		// accumulation window.
+		nb, nerr, nok := next()
+		stop, err := l.runBatch(b, !nok)
 		if err != nil {
 			return err
 		}
@@ -42,7 +50,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		if stop {
 			break
 		}
+		b, err, ok = nb, nerr, nok
 	}
+	stopBatches()
 	p.Epoch.processed()
 
 	if l.validating && (epoch+1)%t.cfg.valEveryEpochs == 0 {
@@ -75,7 +85,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 // runBatch runs one training batch with its hooks and reports whether the
 // epoch must end after it.
-func (l *fitLoop) runBatch(b *data.Batch) (stop bool, err error) {
+func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err error) {
 	t := l.t
 	p := &t.progress
 	batchIdx := int(p.TrainBatch.Current.Ready)
@@ -92,11 +102,17 @@ func (l *fitLoop) runBatch(b *data.Batch) (stop bool, err error) {
 		return true, nil
 	}
 	p.TrainBatch.started()
-	out, err := t.trainStep(t.train, b)
+	out, stepped, err := t.auto.run(b, batchIdx, lastInEpoch)
 	if err != nil {
+		var nf *NonFiniteError
+		if errors.As(err, &nf) {
+			return false, err
+		}
 		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
 	}
-	p.OptimizerSteps++
+	if stepped {
+		p.OptimizerSteps++
+	}
 	p.TrainBatch.processed()
 	p.Stage = "train_batch_end"
 	if err := t.batch.trainEnd.call(t, "OnTrainBatchEnd", func(h OnTrainBatchEnd) error {
@@ -105,12 +121,15 @@ func (l *fitLoop) runBatch(b *data.Batch) (stop bool, err error) {
 		return false, err
 	}
 	p.TrainBatch.completed()
-	if p.OptimizerSteps%t.cfg.logEvery == 0 {
+	if stepped && p.OptimizerSteps%t.cfg.logEvery == 0 {
 		if err := t.flushStepLogs(); err != nil {
 			return false, err
 		}
 	} else {
 		clear(t.pendingLogs)
+	}
+	if !stepped {
+		return false, nil
 	}
 	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {
 		return true, nil

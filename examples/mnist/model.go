@@ -63,7 +63,7 @@ func (m *MLP) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
 }
 
 // ConfigureOptimizers implements volt.OptimizerConfigurer.
-func (m *MLP) ConfigureOptimizers() *optim.Optimizer { return optim.Adam(m.LR) }
+func (m *MLP) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.Adam(m.LR)) }
 
 // HParams implements volt.HParamser: recorded in hparams.yaml.
 func (m *MLP) HParams() map[string]any { return map[string]any{"hidden": m.Hidden, "lr": m.LR} }

@@ -1,0 +1,70 @@
+package volt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/optim"
+)
+
+// OptimizerSetup is one optimizer as ConfigureOptimizers returns it: the
+// algorithm, the variables it updates, how often it runs and its learning
+// rate schedule.
+type OptimizerSetup struct {
+	// Optimizer is the algorithm and its hyperparameters.
+	Optimizer *optim.Optimizer
+	// Params lists the variable scopes this optimizer updates (a variable
+	// belongs when its path starts with one of them, e.g. "/generator");
+	// empty means every trainable variable.
+	Params []string
+	// Frequency is the number of consecutive batches this optimizer runs
+	// before the next one takes over, with several optimizers; 0 means 1.
+	Frequency int
+}
+
+// Optimizers is what ConfigureOptimizers returns: one or more optimizers.
+// With several, the training step is traced once per optimizer
+// (Step.OptimizerIdx says which) and only that optimizer's variables receive
+// gradients and updates, as in Lightning 1.x.
+type Optimizers []OptimizerSetup
+
+// Optimize returns a single-optimizer configuration over all variables.
+func Optimize(o *optim.Optimizer) Optimizers { return Optimizers{{Optimizer: o}} }
+
+// owns reports whether the optimizer updates variable v.
+func (s *OptimizerSetup) owns(v *model.Variable) bool {
+	if len(s.Params) == 0 {
+		return true
+	}
+	for _, prefix := range s.Params {
+		if v.Path() == prefix || strings.HasPrefix(v.Path(), strings.TrimSuffix(prefix, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// validate checks every setup, naming the optimizer index and field.
+func (o Optimizers) validate() error {
+	if len(o) == 0 {
+		return fmt.Errorf("returned no optimizers")
+	}
+	for i, s := range o {
+		if err := s.Optimizer.Validate(); err != nil {
+			return fmt.Errorf("optimizer %d: %w", i, err)
+		}
+		if s.Frequency < 0 {
+			return fmt.Errorf("optimizer %d: Frequency must be >= 0 (0 means 1), got %d", i, s.Frequency)
+		}
+		for j, p := range s.Params {
+			if !strings.HasPrefix(p, "/") {
+				return fmt.Errorf("optimizer %d: Params[%d] %q must be a scope path starting with \"/\"", i, j, p)
+			}
+		}
+	}
+	return nil
+}
+
+// frequency returns the number of consecutive batches optimizer i runs.
+func (s *OptimizerSetup) frequency() int { return max(s.Frequency, 1) }
