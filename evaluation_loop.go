@@ -211,6 +211,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	}
 	res.reset()
 	t.curRes, t.numLoaders, t.curLoader, t.curBatch = res, len(loaders), 0, 1
+	t.evalLoaders = loaders
 	kind.progress.resetCurrent()
 	if err := kind.start(); err != nil {
 		return nil, err

@@ -38,6 +38,7 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 		return nil, fmt.Errorf("volt: Fit needs a training loader: %T has no TrainDataloader() or it returned nil", dm)
 	}
 	l := &fitLoop{t: t, train: tl.TrainDataloader()}
+	t.trainLoader = l.train
 	if vl, ok := dm.(ValDataloaders); ok {
 		l.val = vl.ValDataloaders()
 	}

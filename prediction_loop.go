@@ -40,6 +40,7 @@ func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule) ([][]*te
 // predictions collected per loader.
 func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders []data.Loader) ([][]*tensors.Tensor, error) {
 	t.state.Stage = RunningPredict
+	t.evalLoaders = loaders
 	p := &t.progress.PredictBatch
 	p.resetCurrent()
 	if err := callHook(t, "OnPredictStart", func(h OnPredictStart) error { return h.OnPredictStart(t) }); err != nil {

@@ -28,15 +28,17 @@ type Trainer struct {
 	targets []target
 	batch   batchHooks
 
-	auto       *automaticOptimization
-	evals      map[evalKey]*evalProgram
-	trainRes   *results
-	evalRes    map[RunningStage]*results
-	curRes     *results // receives Trainer.Log calls; nil outside runs
-	curBatch   int      // size of the batch being processed, for Log weights
-	curLoader  int
-	numLoaders int
-	fx         string // the hook being called, for Log's defaults
+	auto        *automaticOptimization
+	trainLoader data.Loader   // the loader of the current Fit
+	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
+	evals       map[evalKey]*evalProgram
+	trainRes    *results
+	evalRes     map[RunningStage]*results
+	curRes      *results // receives Trainer.Log calls; nil outside runs
+	curBatch    int      // size of the batch being processed, for Log weights
+	curLoader   int
+	numLoaders  int
+	fx          string // the hook being called, for Log's defaults
 
 	shouldStop     bool
 	stopReason     string

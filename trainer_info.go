@@ -1,0 +1,77 @@
+package volt
+
+import (
+	"log/slog"
+
+	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/optim"
+)
+
+// Slog returns the logger for volt's own messages (Config.Log), for
+// callbacks that report something.
+func (t *Trainer) Slog() *slog.Logger { return t.cfg.Log }
+
+// MaxEpochs returns the resolved epoch limit (-1: none).
+func (t *Trainer) MaxEpochs() int { return t.cfg.maxEpochs }
+
+// MaxSteps returns the resolved optimization-step limit (-1: none).
+func (t *Trainer) MaxSteps() int64 { return t.cfg.maxSteps }
+
+// AccumulateGradBatches returns the number of batches per optimization step.
+func (t *Trainer) AccumulateGradBatches() int { return t.cfg.accumulate }
+
+// SetAccumulateGradBatches changes the number of batches per optimization
+// step, from OnTrainEpochStart (the GradientAccumulationScheduler uses it).
+func (t *Trainer) SetAccumulateGradBatches(k int) {
+	if k >= 1 {
+		t.cfg.accumulate = k
+	}
+}
+
+// NumTrainingBatches returns the number of batches in a training epoch of the
+// current Fit, or -1 when unknown (iterable data) or outside Fit.
+func (t *Trainer) NumTrainingBatches() int {
+	if t.trainLoader == nil {
+		return -1
+	}
+	return t.trainLoader.NumBatches()
+}
+
+// NumEvalBatches returns, for the evaluation or prediction run in progress,
+// the number of batches of each loader (-1 when unknown).
+func (t *Trainer) NumEvalBatches() []int {
+	n := make([]int, len(t.evalLoaders))
+	for i, l := range t.evalLoaders {
+		n[i] = l.NumBatches()
+	}
+	return n
+}
+
+// Optimizers returns the optimizers of the current module (nil before Fit).
+func (t *Trainer) Optimizers() Optimizers {
+	if t.auto == nil {
+		return nil
+	}
+	return t.auto.opts
+}
+
+// LearningRates returns the current learning rate of each optimizer, as held
+// in its variable (the configured value before the first step).
+func (t *Trainer) LearningRates() []float64 {
+	opts := t.Optimizers()
+	lrs := make([]float64, len(opts))
+	for i, o := range opts {
+		lrs[i] = o.Optimizer.LR
+		if t.eng == nil {
+			continue
+		}
+		if v := t.eng.Store.GetVariable(optim.StatePrefix(i) + "/lr"); v != nil && v.HasValue() {
+			if val, err := v.Value(); err == nil {
+				if f, err := engine.Float64(val); err == nil {
+					lrs[i] = f
+				}
+			}
+		}
+	}
+	return lrs
+}
