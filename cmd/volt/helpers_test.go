@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/voltml/volt/checkpoint"
+)
+
+// writeCheckpoint saves a small checkpoint with a trainer-like state and
+// returns its path.
+func writeCheckpoint(t *testing.T) string {
+	t.Helper()
+	weights := make([]byte, 0, 4*6)
+	for _, v := range []float32{1, 2, 3, 4, 5, 6} {
+		weights = binary.LittleEndian.AppendUint32(weights, math.Float32bits(v))
+	}
+	f := &checkpoint.File{
+		VoltVersion: "0.3.0-test",
+		State: json.RawMessage(`{"progress":{"epoch":4,"global_step":400},` +
+			`"callbacks":{"ModelCheckpoint":{"best_score":0.125}},"metrics":{"val_loss":0.125}}`),
+		Tensors: []checkpoint.Tensor{
+			{Name: "dense/weights", DType: dtypes.Float32, Shape: []int{2, 3}, Data: weights},
+			{Name: "step", DType: dtypes.Int64, Shape: []int{}, Data: make([]byte, 8)},
+		},
+	}
+	path := filepath.Join(t.TempDir(), "epoch=4.ckpt")
+	if err := checkpoint.Save(path, f); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runVolt runs the command line and returns its exit code and outputs.
+func runVolt(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}

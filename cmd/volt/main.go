@@ -1,0 +1,13 @@
+// Command volt is the volt command-line tool.
+//
+// Usage:
+//
+//	volt ckpt inspect FILE   show a checkpoint's metadata, state and tensors
+//	volt help                show the usage
+package main
+
+import "os"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
