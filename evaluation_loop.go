@@ -13,19 +13,19 @@ import (
 
 // Validate runs the module's ValidationStep over the data module's validation
 // loaders and returns the epoch metrics of each loader.
-func (t *Trainer) Validate(ctx context.Context, m Module, dm DataModule) ([]map[string]float64, error) {
-	return t.evaluate(ctx, StageValidate, m, dm)
+func (t *Trainer) Validate(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([]map[string]float64, error) {
+	return t.evaluate(ctx, StageValidate, m, dm, opts)
 }
 
 // Test runs the module's TestStep over the data module's test loaders and
 // returns the epoch metrics of each loader.
-func (t *Trainer) Test(ctx context.Context, m Module, dm DataModule) ([]map[string]float64, error) {
-	return t.evaluate(ctx, StageTest, m, dm)
+func (t *Trainer) Test(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([]map[string]float64, error) {
+	return t.evaluate(ctx, StageTest, m, dm, opts)
 }
 
-func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModule) ([]map[string]float64, error) {
+func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModule, opts []RunOption) ([]map[string]float64, error) {
 	var out []map[string]float64
-	err := t.run(ctx, fn, m, dm, func(ctx context.Context) error {
+	err := t.run(ctx, fn, m, dm, opts, func(ctx context.Context) error {
 		var loaders []data.Loader
 		kind := t.valKind()
 		if fn == StageValidate {
@@ -183,6 +183,7 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 		g := graphOf(inputs, labels)
 		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i}
 		kind.step(s, Batch{Inputs: inputs, Labels: labels})
+		t.checkLoaded(g, engine.TrainableVariables(t.eng.Store, g))
 		ep.traced = s.logs
 		outs := []*graph.Node{graph.ScalarZero(g, t.eng.DType)}
 		for _, l := range s.logs {
@@ -226,6 +227,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		}
 	}
 	res.epochValues(t.callbackM, nil, t.progBarM)
+	t.progress.Stage = string(kind.stage) + "_epoch_end"
 	if err := kind.epochEnd(); err != nil {
 		return nil, err
 	}
@@ -245,6 +247,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 			return nil, err
 		}
 	}
+	t.progress.Stage = string(kind.stage) + "_end"
 	if err := kind.end(); err != nil {
 		return nil, err
 	}

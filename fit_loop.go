@@ -14,8 +14,8 @@ import (
 // MaxSteps or a stop request (honoured after MinEpochs and MinSteps). A
 // cancelled ctx stops it after the current batch; the error then wraps
 // context.Cause(ctx).
-func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule) error {
-	return t.run(ctx, StageFit, m, dm, func(ctx context.Context) error {
+func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunOption) error {
+	return t.run(ctx, StageFit, m, dm, opts, func(ctx context.Context) error {
 		loop, err := t.newFitLoop(dm)
 		if err != nil {
 			return err
@@ -70,7 +70,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 	if err := callHook(t, "OnFitStart", func(h OnFitStart) error { return h.OnFitStart(t) }); err != nil {
 		return err
 	}
-	if l.validating && t.cfg.sanitySteps != 0 {
+	if l.validating && t.cfg.sanitySteps != 0 && t.resume == nil {
 		if err := t.sanityCheck(ctx, l.val); err != nil {
 			return err
 		}

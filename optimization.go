@@ -182,8 +182,10 @@ func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*grap
 	for _, h := range find[OnBeforeBackward](t.targets).items {
 		h.OnBeforeBackward(s, loss)
 	}
+	used := engine.TrainableVariables(store, s.graph)
+	t.checkLoaded(s.graph, used)
 	var vars []*model.Variable
-	for _, v := range engine.TrainableVariables(store, s.graph) {
+	for _, v := range used {
 		if setup.owns(v) {
 			vars = append(vars, v)
 		}

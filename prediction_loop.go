@@ -8,13 +8,14 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Predict runs the module's PredictStep over the data module's prediction
 // loaders and returns, for each loader, the prediction of each batch.
-func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule) ([][]*tensors.Tensor, error) {
+func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([][]*tensors.Tensor, error) {
 	var out [][]*tensors.Tensor
-	err := t.run(ctx, StagePredict, m, dm, func(ctx context.Context) error {
+	err := t.run(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {
 		ps, ok := m.(PredictStepper)
 		if !ok {
 			return fmt.Errorf("volt: Predict needs a module with PredictStep; %T has none", m)
@@ -112,6 +113,7 @@ func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error
 		if pred == nil {
 			panic("PredictStep returned nil")
 		}
+		t.checkLoaded(s.graph, engine.TrainableVariables(t.eng.Store, s.graph))
 		return []*graph.Node{pred}
 	})
 	if err != nil {

@@ -40,6 +40,13 @@ type Trainer struct {
 	numLoaders  int
 	fx          string // the hook being called, for Log's defaults
 
+	dataModule     DataModule
+	lastCheckpoint string       // the last file SaveCheckpoint wrote
+	resume         *resumePoint // where the next Fit continues, after a restore
+	loaded         *loadCheck   // what the last restore set, until the first trace checks it
+	saveHooks      []func(*trainerState) error
+	loadHooks      []func(*trainerState) error
+
 	shouldStop     bool
 	stopReason     string
 	skipEpoch      bool
@@ -187,7 +194,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 
 // run is the lifecycle shared by Fit, Validate, Test and Predict: setup,
 // body, teardown (always, in reverse), exception hooks and status.
-func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, body func(ctx context.Context) error) (err error) {
+func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, options []RunOption, body func(ctx context.Context) error) (err error) {
 	if m == nil {
 		return ErrNoTrainingStep
 	}
@@ -205,6 +212,11 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, bo
 	}
 	t.targets = append(t.targets, target{name: targetName(m), value: m})
 	t.batch = resolveBatchHooks(t.targets)
+	t.dataModule = dm
+	var opts runOptions
+	for _, o := range options {
+		o(&opts)
+	}
 
 	defer func() {
 		if r := recover(); r != nil {
@@ -242,6 +254,11 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, bo
 	}
 	if err := callHook(t, "Setup", func(h Setup) error { return h.Setup(t, fn) }); err != nil {
 		return err
+	}
+	if opts.ckptPath != "" {
+		if err := t.restore(opts.ckptPath, opts, fn); err != nil {
+			return fmt.Errorf("volt: %w", err)
+		}
 	}
 	return body(ctx)
 }

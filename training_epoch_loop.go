@@ -15,9 +15,18 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t := l.t
 	p := &t.progress
 	epoch := t.CurrentEpoch()
-	p.Epoch.ready()
-	p.TrainBatch.resetCurrent()
-	t.trainRes.reset()
+	// A run restored mid-epoch continues with the next unseen batch, keeping
+	// the epoch's counters and metric accumulators.
+	skip, valDone := 0, false
+	resumed := t.resume != nil && (t.resume.Batch > 0 || t.resume.ValidationDone)
+	if resumed {
+		skip, valDone = t.resume.Batch, t.resume.ValidationDone
+	} else {
+		p.Epoch.ready()
+		p.TrainBatch.resetCurrent()
+		t.trainRes.reset()
+	}
+	t.resume = nil
 	t.state.Stage = RunningTrain
 	t.curRes, t.curLoader, t.numLoaders, t.curBatch = t.trainRes, 0, 1, 1
 	t.skipEpoch = false
@@ -25,9 +34,11 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if err := callHook(t, "OnTrainEpochStart", func(h OnTrainEpochStart) error { return h.OnTrainEpochStart(t) }); err != nil {
 		return err
 	}
-	p.Epoch.started()
+	if !resumed {
+		p.Epoch.started()
+	}
 
-	next, stopBatches := iter.Pull2(l.train.Batches(ctx, epoch, 0))
+	next, stopBatches := iter.Pull2(l.train.Batches(ctx, epoch, skip))
 	defer stopBatches()
 	b, err, ok := next()
 	for ok {
@@ -55,7 +66,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	stopBatches()
 	p.Epoch.processed()
 
-	if l.validating && (epoch+1)%t.cfg.valEveryEpochs == 0 {
+	if l.validating && (epoch+1)%t.cfg.valEveryEpochs == 0 && !valDone {
 		if _, err := t.runEvaluation(ctx, t.valKind(), l.val, -1); err != nil {
 			return err
 		}

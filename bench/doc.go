@@ -25,6 +25,13 @@
 //   - BenchmarkLogReg: a 784-10 logistic regression, where the per-step
 //     overhead dominates (target: volt adds ≤ 20 µs per step).
 //
+// A third sub-benchmark, loop=paired, runs both inside one Fit, alternating
+// a volt step and a hand-written step (each on its own model and batches),
+// and times each step separately; it reports the medians hand-ns/step,
+// volt-ns/step and, of the per-pair differences, overhead-ns/step and
+// overhead-%. Load from other processes then hits both loops alike, which
+// the separate sub-benchmarks cannot guarantee on a busy machine.
+//
 // TestBenchLoopsAgree checks that both loops produce bitwise-identical
 // losses for the first steps, i.e. that they run the same step on the same
 // data from the same initial weights.
@@ -33,4 +40,6 @@
 //
 //	GOEXPERIMENT=simd go test -run '^$' -bench . -count 6 ./bench | tee new.txt
 //	benchstat -col /loop new.txt
+//
+// (add -benchtime 4s to give loop=paired more samples).
 package bench

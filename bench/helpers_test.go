@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"iter"
 	"log/slog"
 	"math/rand/v2"
@@ -22,9 +21,9 @@ import (
 const (
 	seed       = 42
 	batchSize  = 64
-	numBatches = 32  // distinct pre-built batches, cycled
-	epochLen   = 938 // batches per epoch: MNIST's 60000 examples in batches of 64
-	warmup     = 5   // untimed steps (the first one compiles)
+	numBatches = 32         // distinct pre-built batches, cycled
+	epochLen   = 938        // batches per epoch: MNIST's 60000 examples in batches of 64
+	warmup     = numBatches // untimed steps: the first compiles, each batch's tensors go to the backend once
 	lr         = 1e-3
 )
 
@@ -44,7 +43,7 @@ var (
 func (n net) loss(scope *model.Scope, images, labels *graph.Node) *graph.Node {
 	x := images
 	for i, width := range n.hidden {
-		x = activation.Relu(layers.DenseWithBias(scope.In(fmt.Sprintf("hidden_%d", i)), x, width))
+		x = activation.Relu(layers.DenseWithBias(scope.In("hidden_%d", i), x, width))
 	}
 	logits := layers.DenseWithBias(scope.In("output"), x, 10)
 	return loss.SparseCategoricalCrossEntropyLogits(

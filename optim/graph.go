@@ -23,6 +23,23 @@ func (o *Optimizer) LRVariable(store *model.Store, index int, dtype dtypes.DType
 	return v
 }
 
+// lrVariableFor returns the learning-rate variable Apply reads for params: the
+// existing one, whatever its dtype, or a new one in float64 if any parameter
+// is float64 and float32 otherwise (never a half-precision LR). One variable
+// serves parameters of every dtype; Apply converts its value per parameter.
+func (o *Optimizer) lrVariableFor(store *model.Store, index int, params []*model.Variable) *model.Variable {
+	if v := store.GetVariable(StatePrefix(index) + "/lr"); v != nil {
+		return v
+	}
+	dtype := dtypes.Float32
+	for _, p := range params {
+		if p.DType() == dtypes.Float64 {
+			dtype = dtypes.Float64
+		}
+	}
+	return o.LRVariable(store, index, dtype)
+}
+
 // stepVariable returns the number of updates optimizer index has applied.
 func stepVariable(store *model.Store, index int) *model.Variable {
 	v := store.VariableWithShape(StatePrefix(index)+"/step", shapes.Make(dtypes.Int64), Zeros)
@@ -42,6 +59,11 @@ func stateVariable(store *model.Store, index int, param *model.Variable, kind st
 // optimizer number index, and increments its step counter. gates, when not
 // nil, is a boolean scalar: false keeps every parameter and state unchanged
 // (used to skip non-finite or non-boundary steps).
+//
+// The learning rate is read from one variable at StatePrefix(index)+"/lr"
+// shared by parameters of every dtype: Apply uses it if it exists (say,
+// created by LRVariable) and otherwise creates it in float64 if any parameter
+// is float64, float32 otherwise.
 func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variable, grads []*Node, gate *Node) {
 	if len(params) != len(grads) {
 		panic(fmt.Sprintf("optim.Apply: %d parameters but %d gradients", len(params), len(grads)))
@@ -59,9 +81,13 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 		v.SetNodeValue(value)
 	}
 	set(stepVar, step)
+	lrVar := o.lrVariableFor(store, index, params)
 	for i, p := range params {
 		dtype := p.DType()
-		lr := ConvertDType(o.LRVariable(store, index, dtype).NodeValue(g), dtype)
+		lr := lrVar.NodeValue(g)
+		if lr.DType() != dtype {
+			lr = ConvertDType(lr, dtype)
+		}
 		t := ConvertDType(step, dtype)
 		param := p.NodeValue(g)
 		grad := grads[i]

@@ -1,0 +1,395 @@
+package volt
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/data"
+)
+
+// Version is volt's version, recorded in every checkpoint.
+const Version = "0.1.0"
+
+// internalPrefix is where volt keeps optimizer state and accumulators.
+const internalPrefix = "/volt/"
+
+// resumePoint says where a resumed Fit continues: at batch Batch of epoch
+// Epoch, with the validation that followed batch Batch-1 already done or not.
+type resumePoint struct {
+	Epoch          int  `json:"epoch"`
+	Batch          int  `json:"batch"`
+	ValidationDone bool `json:"validation_done"`
+}
+
+// metricState is a metric's epoch accumulator, saved so that a run resumed
+// mid-epoch logs the same epoch values as one that never stopped.
+type metricState struct {
+	Key     string    `json:"key"`
+	OnStep  bool      `json:"on_step"`
+	OnEpoch bool      `json:"on_epoch"`
+	ProgBar bool      `json:"prog_bar"`
+	Logger  bool      `json:"logger"`
+	Reduce  Reduction `json:"reduce"`
+	Seen    bool      `json:"seen"`
+	Step    float64   `json:"step"`
+	Sum     float64   `json:"sum"`
+	Weight  float64   `json:"weight"`
+	Min     float64   `json:"min"`
+	Max     float64   `json:"max"`
+}
+
+// trainerState is the "state" of a checkpoint: everything but the tensors.
+type trainerState struct {
+	Progress        Progress           `json:"progress"`
+	Resume          *resumePoint       `json:"resume,omitempty"`
+	Seed            uint64             `json:"seed"`
+	Accumulate      int                `json:"accumulate_grad_batches"`
+	TrainMetrics    []metricState      `json:"train_metrics,omitempty"`
+	CallbackMetrics map[string]float64 `json:"callback_metrics,omitempty"`
+	LoggedMetrics   map[string]float64 `json:"logged_metrics,omitempty"`
+	ProgBarMetrics  map[string]float64 `json:"progress_bar_metrics,omitempty"`
+	Callbacks       map[string][]byte  `json:"callbacks,omitempty"`
+	DataModule      []byte             `json:"datamodule,omitempty"`
+	HParams         map[string]any     `json:"hparams,omitempty"`
+	Frozen          []string           `json:"frozen,omitempty"`
+	Schedulers      [][]byte           `json:"schedulers,omitempty"`
+	WeightsOnly     bool               `json:"weights_only,omitempty"`
+}
+
+// SaveCheckpoint writes the full training state (weights, optimizer state,
+// loop progress, data position, metric accumulators, callback and data
+// module state) to path atomically: a failed save leaves any previous file
+// intact. With weightsOnly it writes the module's weights and hyperparameters
+// only. It may be called from any hook, or between runs.
+func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
+	f, err := t.snapshot(weightsOnly)
+	if err != nil {
+		return fmt.Errorf("volt: SaveCheckpoint %s: %w", path, err)
+	}
+	if err := checkpoint.Save(path, f); err != nil {
+		return fmt.Errorf("volt: SaveCheckpoint: %w", err)
+	}
+	t.lastCheckpoint = path
+	return nil
+}
+
+// snapshot captures the trainer's state.
+func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
+	if t.eng == nil {
+		return nil, errors.New("nothing to save: the trainer has not run a module yet")
+	}
+	st := trainerState{Seed: data.DefaultSeed(), Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
+	if h, ok := t.module.(HParamser); ok {
+		st.HParams = h.HParams()
+	}
+	if !weightsOnly {
+		st.Progress = t.progress
+		st.Resume = t.resumePointNow()
+		st.Progress.settle()
+		for _, m := range t.trainRes.order {
+			st.TrainMetrics = append(st.TrainMetrics, metricState{
+				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Step: m.step,
+				Sum: m.sum, Weight: m.weight, Min: m.min, Max: m.max,
+			})
+		}
+		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = t.callbackM, t.loggedM, t.progBarM
+		st.Callbacks = map[string][]byte{}
+		for _, tg := range t.targets {
+			s, ok := tg.value.(Stateful)
+			if !ok {
+				continue
+			}
+			key := s.StateKey()
+			if _, dup := st.Callbacks[key]; dup {
+				return nil, fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
+			}
+			b, err := s.State()
+			if err != nil {
+				return nil, fmt.Errorf("%s.State: %w", tg.name, err)
+			}
+			st.Callbacks[key] = b
+		}
+		if s, ok := t.dataModule.(DataStateful); ok {
+			b, err := s.State()
+			if err != nil {
+				return nil, fmt.Errorf("%T.State: %w", t.dataModule, err)
+			}
+			st.DataModule = b
+		}
+		for _, hook := range t.saveHooks {
+			if err := hook(&st); err != nil {
+				return nil, err
+			}
+		}
+	}
+	f := &checkpoint.File{VoltVersion: Version}
+	for v := range t.eng.Store.IterVariables() {
+		if !v.Trainable && !strings.HasPrefix(v.Path(), internalPrefix) && !strings.HasPrefix(v.Path(), "/#") {
+			st.Frozen = append(st.Frozen, v.Path())
+		}
+	}
+	for v := range t.eng.Store.IterVariables() {
+		if weightsOnly && (strings.HasPrefix(v.Path(), internalPrefix) || !v.Trainable) {
+			continue
+		}
+		if !v.HasValue() {
+			continue
+		}
+		val, err := v.Value()
+		if err != nil {
+			return nil, fmt.Errorf("variable %s: %w", v.Path(), err)
+		}
+		ct, err := checkpoint.FromGoMLX(v.Path(), val)
+		if err != nil {
+			return nil, err
+		}
+		f.Tensors = append(f.Tensors, ct)
+	}
+	state, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the trainer state: %w", err)
+	}
+	f.State = state
+	return f, nil
+}
+
+// resumePointNow says where a run restored from a checkpoint taken now
+// should continue.
+func (t *Trainer) resumePointNow() *resumePoint {
+	p := &t.progress
+	epoch := int(p.Epoch.Total.Completed)
+	inEpoch := t.state.Fn == StageFit && t.state.Status == StatusRunning && p.Epoch.Total.Ready > p.Epoch.Total.Completed
+	if !inEpoch || p.Stage == "train_epoch_end" {
+		if inEpoch {
+			epoch++
+		}
+		return &resumePoint{Epoch: epoch}
+	}
+	done := int(p.TrainBatch.Current.Processed)
+	valDone := p.Stage == string(RunningValidate)+"_end" || p.Stage == string(RunningValidate)+"_epoch_end"
+	return &resumePoint{Epoch: epoch, Batch: done, ValidationDone: valDone}
+}
+
+// settle rolls every in-flight counter forward to completed: a checkpoint is
+// taken after the step's effects are in the weights.
+func (p *Progress) settle() {
+	for _, tr := range []*Tracker{&p.TrainBatch, &p.ValBatch, &p.TestBatch, &p.PredictBatch} {
+		tr.Total.settle()
+		tr.Current.settle()
+	}
+}
+
+func (c *Counter) settle() {
+	c.Ready, c.Started, c.Completed = c.Processed, c.Processed, c.Processed
+}
+
+// DataStateful is implemented by data modules whose state must be saved in
+// checkpoints and restored on resume.
+type DataStateful interface {
+	State() ([]byte, error)
+	LoadState(state []byte) error
+}
+
+// RunOption changes how one Fit, Validate, Test or Predict call runs.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	ckptPath  string
+	nonStrict bool
+}
+
+// FromCheckpoint restores the state saved at path before the run: "last" is
+// the last checkpoint this trainer saved, "best" the best one of a callback
+// that tracks it (ModelCheckpoint). Fit resumes exactly where the checkpoint
+// was taken; Validate, Test and Predict load the weights.
+func FromCheckpoint(path string) RunOption { return func(o *runOptions) { o.ckptPath = path } }
+
+// NonStrict loads a checkpoint whose variables do not match the module
+// exactly: missing variables keep their initialisation and unexpected ones
+// are ignored (shapes must still match).
+func NonStrict() RunOption { return func(o *runOptions) { o.nonStrict = true } }
+
+// BestModelPather is implemented by callbacks that track the best checkpoint.
+type BestModelPather interface{ BestModelPath() string }
+
+// resolveCheckpointPath turns "last" and "best" into files.
+func (t *Trainer) resolveCheckpointPath(path string) (string, error) {
+	switch path {
+	case "last":
+		if t.lastCheckpoint == "" {
+			return "", errors.New(`FromCheckpoint("last"): this trainer has not saved a checkpoint yet`)
+		}
+		return t.lastCheckpoint, nil
+	case "best":
+		for _, cb := range t.cfg.Callbacks {
+			if b, ok := cb.(BestModelPather); ok && b.BestModelPath() != "" {
+				return b.BestModelPath(), nil
+			}
+		}
+		return "", errors.New(`FromCheckpoint("best"): no callback (ModelCheckpoint with a monitor) has a best checkpoint`)
+	}
+	return path, nil
+}
+
+// loadCheck remembers which variables a restore set, until the first traced
+// graph is compared with them.
+type loadCheck struct {
+	path   string
+	loaded map[string]bool
+	strict bool
+}
+
+// restore loads path into the trainer: tensors into the store (now for the
+// variables that exist, on creation for the others) and, for Fit, the state.
+func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
+	path, err := t.resolveCheckpointPath(path)
+	if err != nil {
+		return err
+	}
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		return err
+	}
+	var st trainerState
+	if err := json.Unmarshal(f.State, &st); err != nil {
+		return fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
+	}
+	if fn == StageFit && st.WeightsOnly {
+		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit)", path)
+	}
+	frozen := map[string]bool{}
+	for _, p := range st.Frozen {
+		frozen[p] = true
+	}
+	l := &loadCheck{path: path, loaded: map[string]bool{}, strict: !opts.nonStrict}
+	store := t.eng.Store
+	var mismatched []string
+	for _, ct := range f.Tensors {
+		val, err := ct.ToGoMLX()
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: tensor %s: %w", path, ct.Name, err)
+		}
+		v := store.GetVariable(ct.Name)
+		if v == nil {
+			if v, err = store.CreateVariable(ct.Name, val); err != nil {
+				return fmt.Errorf("checkpoint %s: creating %s: %w", path, ct.Name, err)
+			}
+		} else if !val.Shape().Equal(v.Shape()) {
+			mismatched = append(mismatched, fmt.Sprintf("%s (checkpoint %s, module %s)", ct.Name, val.Shape(), v.Shape()))
+			continue
+		} else if err := v.SetValue(val); err != nil {
+			return fmt.Errorf("checkpoint %s: setting %s: %w", path, ct.Name, err)
+		}
+		v.SetTrainable(!frozen[ct.Name] && !strings.HasPrefix(ct.Name, internalPrefix) && !strings.HasPrefix(ct.Name, "/#"))
+		l.loaded[ct.Name] = true
+	}
+	if len(mismatched) > 0 {
+		return fmt.Errorf("checkpoint %s does not fit the module: shape mismatch: %s", path, strings.Join(mismatched, "; "))
+	}
+	t.loaded = l
+	if fn != StageFit {
+		return nil
+	}
+	return t.restoreState(path, &st)
+}
+
+// restoreState puts a checkpoint's loop state back.
+func (t *Trainer) restoreState(path string, st *trainerState) error {
+	if st.Seed != data.DefaultSeed() {
+		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", data.DefaultSeed())
+		data.SetDefaultSeed(st.Seed)
+	}
+	t.progress = st.Progress
+	t.resume = st.Resume
+	if r := st.Resume; r != nil {
+		e := int64(r.Epoch)
+		if r.Batch > 0 || r.ValidationDone {
+			t.progress.Epoch.Total = Counter{Ready: e + 1, Started: e + 1, Processed: e, Completed: e}
+		} else {
+			t.progress.Epoch.Total = Counter{Ready: e, Started: e, Processed: e, Completed: e}
+		}
+		t.progress.Epoch.Current = t.progress.Epoch.Total
+	}
+	t.cfg.accumulate = max(st.Accumulate, 1)
+	t.trainRes = newResults()
+	for _, ms := range st.TrainMetrics {
+		m, err := t.trainRes.entry(ms.Key, logOptions{onStep: ms.OnStep, onEpoch: ms.OnEpoch, progBar: ms.ProgBar, logger: ms.Logger, reduce: ms.Reduce})
+		if err != nil {
+			return err
+		}
+		m.seen, m.step, m.sum, m.weight, m.min, m.max = ms.Seen, ms.Step, ms.Sum, ms.Weight, ms.Min, ms.Max
+	}
+	t.callbackM, t.loggedM, t.progBarM = orEmpty(st.CallbackMetrics), orEmpty(st.LoggedMetrics), orEmpty(st.ProgBarMetrics)
+	for _, tg := range t.targets {
+		s, ok := tg.value.(Stateful)
+		if !ok {
+			continue
+		}
+		b, ok := st.Callbacks[s.StateKey()]
+		if !ok {
+			t.sayOnce("no-state-"+s.StateKey(), "volt: checkpoint has no state for callback; it starts fresh", "callback", tg.name, "key", s.StateKey(), "checkpoint", path)
+			continue
+		}
+		if err := s.LoadState(b); err != nil {
+			return fmt.Errorf("checkpoint %s: %s.LoadState: %w", path, tg.name, err)
+		}
+	}
+	if s, ok := t.dataModule.(DataStateful); ok && st.DataModule != nil {
+		if err := s.LoadState(st.DataModule); err != nil {
+			return fmt.Errorf("checkpoint %s: %T.LoadState: %w", path, t.dataModule, err)
+		}
+	}
+	for _, hook := range t.loadHooks {
+		if err := hook(st); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func orEmpty(m map[string]float64) map[string]float64 {
+	if m == nil {
+		return map[string]float64{}
+	}
+	return maps.Clone(m)
+}
+
+// checkLoaded runs once, at the first trace after a restore: in strict mode
+// every trainable variable graph g uses must have come from the checkpoint
+// and every module variable of the checkpoint must be used by g.
+func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
+	l := t.loaded
+	if l == nil {
+		return
+	}
+	t.loaded = nil
+	if !l.strict {
+		return
+	}
+	var missing, unexpected []string
+	for _, v := range vars {
+		if !l.loaded[v.Path()] {
+			missing = append(missing, v.Path())
+		}
+	}
+	for name := range l.loaded {
+		if v := t.eng.Store.GetVariable(name); v != nil && v.Trainable && !v.InUseByGraph(g) {
+			unexpected = append(unexpected, name)
+		}
+	}
+	if len(missing)+len(unexpected) == 0 {
+		return
+	}
+	slices.Sort(missing)
+	slices.Sort(unexpected)
+	panic(fmt.Errorf("checkpoint %s does not match the module (use volt.NonStrict() to load it anyway): missing variables %q; unexpected variables %q",
+		l.path, missing, unexpected))
+}

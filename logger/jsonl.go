@@ -1,0 +1,229 @@
+package logger
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// JSONLLogger writes metrics to LogDir/metrics.jsonl, one JSON object
+// {"step":N,"metrics":{...}} per LogMetrics call, and hyperparameters to
+// LogDir/hparams.json. NaN and infinities are written as the strings "nan",
+// "inf" and "-inf". Lines are buffered and reach the file on Save and
+// Finalize (and when the buffer fills). The directory and files are created
+// on the first write. It is safe for concurrent use.
+type JSONLLogger struct {
+	mu      sync.Mutex
+	dir     VersionDir // pinned
+	path    string     // metrics.jsonl
+	dirMade bool
+	started bool // metrics.jsonl was created (truncated) by this logger
+	f       *os.File
+	w       *bufio.Writer
+	hparams map[string]any
+}
+
+// NewJSONL validates cfg and resolves the version directory like [NewCSV].
+// It creates no directories.
+func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
+	dir, err := cfg.versionDir().pinFor("JSONLConfig")
+	if err != nil {
+		return nil, err
+	}
+	return &JSONLLogger{dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName)}, nil
+}
+
+// LogDir returns the directory files are written to.
+func (l *JSONLLogger) LogDir() string {
+	return l.dir.Path()
+}
+
+// Version returns N of the version_N directory, or -1 when
+// JSONLConfig.VersionName named it.
+func (l *JSONLLogger) Version() int {
+	return l.dir.Number()
+}
+
+// LogMetrics buffers one line for metrics.jsonl. Metric names must be
+// non-empty.
+func (l *JSONLLogger) LogMetrics(metrics map[string]float64, step int64) error {
+	vals := make(map[string]any, len(metrics))
+	for k, v := range metrics {
+		if k == "" {
+			return fmt.Errorf("logger: empty metric name for %s", l.path)
+		}
+		vals[k] = jsonFloat(v)
+	}
+	line, err := json.Marshal(struct {
+		Step    int64          `json:"step"`
+		Metrics map[string]any `json:"metrics"`
+	}{step, vals})
+	if err != nil {
+		return fmt.Errorf("logger: encode metrics for %s: %w", l.path, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.openLocked(); err != nil {
+		return err
+	}
+	if _, err := l.w.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("logger: write %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// LogHyperparams merges params into the hyperparameters logged so far (a
+// shallow merge, later top-level keys win) and atomically rewrites
+// hparams.json. Non-finite floats are written as strings; nothing is
+// recorded when a value cannot be written as JSON.
+func (l *JSONLLogger) LogHyperparams(params map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(params)) {
+		if _, err := json.Marshal(jsonSafe(params[k])); err != nil {
+			return fmt.Errorf("logger: hyperparameter %q cannot be written as JSON to %s (use maps, slices, strings, numbers, bools): %w", k, JSONLHparamsFileName, err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	merged, err := mergeHparams(l.hparams, params)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(jsonSafe(merged), "", "  ")
+	if err != nil {
+		return fmt.Errorf("logger: encode %s: %w", JSONLHparamsFileName, err)
+	}
+	if err := l.ensureDirLocked(); err != nil {
+		return err
+	}
+	path := filepath.Join(l.dir.Path(), JSONLHparamsFileName)
+	if err := writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(data, '\n'))
+		return err
+	}); err != nil {
+		return err
+	}
+	l.hparams = merged
+	return nil
+}
+
+// Save writes buffered lines to metrics.jsonl and syncs it to disk.
+func (l *JSONLLogger) Save() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.flushLocked()
+}
+
+// Finalize flushes, syncs and closes metrics.jsonl. status must be
+// "success", "failed" or "interrupted"; an invalid status is reported but
+// the file is still closed. Calling it again is harmless, and metrics logged
+// after it are appended to the same file.
+func (l *JSONLLogger) Finalize(status string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	err := l.flushLocked()
+	if l.f != nil {
+		if cerr := l.f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("logger: close %s: %w", l.path, cerr)
+		}
+		l.f, l.w = nil, nil
+	}
+	return errors.Join(checkStatus(status), err)
+}
+
+// openLocked opens metrics.jsonl for writing: truncated on this logger's
+// first write (replacing a file left by an earlier run), appended to after
+// a Finalize. l.mu must be held.
+func (l *JSONLLogger) openLocked() error {
+	if l.f != nil {
+		return nil
+	}
+	if err := l.ensureDirLocked(); err != nil {
+		return err
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if l.started {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(l.path, flags, 0o644)
+	if err != nil {
+		return fmt.Errorf("logger: open %s: %w", l.path, err)
+	}
+	l.f, l.w, l.started = f, bufio.NewWriter(f), true
+	return nil
+}
+
+// flushLocked writes buffered lines and syncs the file; l.mu must be held.
+func (l *JSONLLogger) flushLocked() error {
+	if l.f == nil {
+		return nil
+	}
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("logger: write %s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("logger: sync %s: %w", l.path, err)
+	}
+	return nil
+}
+
+// ensureDirLocked creates the log directory once; l.mu must be held.
+func (l *JSONLLogger) ensureDirLocked() error {
+	if l.dirMade {
+		return nil
+	}
+	if err := os.MkdirAll(l.dir.Path(), 0o755); err != nil {
+		return fmt.Errorf("logger: create log directory %s: %w", l.dir.Path(), err)
+	}
+	l.dirMade = true
+	return nil
+}
+
+// jsonFloat returns v, or its Python spelling ("nan", "inf", "-inf") when
+// it is not finite, since JSON has no such numbers.
+func jsonFloat(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return formatFloat(v)
+	}
+	return v
+}
+
+// jsonSafe returns a copy of v with non-finite float64 and float32 values,
+// at any depth of maps and slices, replaced by their Python spellings.
+func jsonSafe(v any) any {
+	switch t := v.(type) {
+	case float64:
+		return jsonFloat(t)
+	case float32:
+		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+			return formatFloat(float64(t))
+		}
+		return t
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = jsonSafe(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = jsonSafe(e)
+		}
+		return out
+	}
+	return v
+}
+
+// JSONLLogger implements Logger and Direr.
+var (
+	_ Logger = (*JSONLLogger)(nil)
+	_ Direr  = (*JSONLLogger)(nil)
+)

@@ -1,0 +1,158 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// AnnealStrategy names how OneCycleLR moves between two learning rates.
+type AnnealStrategy string
+
+// The annealing strategies of OneCycleLR.
+const (
+	AnnealCos    AnnealStrategy = "cos"
+	AnnealLinear AnnealStrategy = "linear"
+)
+
+// OneCycleLR implements the 1cycle policy like
+// torch.optim.lr_scheduler.OneCycleLR: the learning rate rises from
+// MaxLR/DivFactor to MaxLR over the first PctStart of TotalSteps, then
+// anneals to MaxLR/DivFactor/FinalDivFactor (with ThreePhase, it first comes
+// back down to MaxLR/DivFactor symmetrically). It ignores the optimizer's
+// base LR. Momentum is not cycled.
+//
+// PyTorch raises an error when stepped more than TotalSteps times; volt keeps
+// the learning rate of step TotalSteps instead.
+type OneCycleLR struct {
+	MaxLR          float64        // peak learning rate, finite and > 0
+	TotalSteps     int            // length of the cycle in steps, >= 2
+	PctStart       float64        // fraction of the cycle spent rising, in (0, 1); default 0.3
+	Anneal         AnnealStrategy // AnnealCos (default) or AnnealLinear
+	DivFactor      float64        // initial LR = MaxLR/DivFactor, finite and > 0; default 25
+	FinalDivFactor float64        // final LR = initial LR/FinalDivFactor, finite and > 0; default 1e4
+	ThreePhase     bool           // come back to the initial LR before the final annealing
+
+	p progress
+}
+
+// NewOneCycleLR returns a validated OneCycleLR with PyTorch's defaults:
+// PctStart 0.3, cosine annealing, DivFactor 25, FinalDivFactor 1e4, two
+// phases. Change the fields and call Validate to customize it.
+func NewOneCycleLR(maxLR float64, totalSteps int) (*OneCycleLR, error) {
+	s := &OneCycleLR{
+		MaxLR: maxLR, TotalSteps: totalSteps, PctStart: 0.3, Anneal: AnnealCos,
+		DivFactor: 25, FinalDivFactor: 1e4,
+	}
+	return s, s.Validate()
+}
+
+// Validate reports the first invalid field, naming it and its valid range.
+func (s *OneCycleLR) Validate() error {
+	positive := func(field string, v float64) error {
+		if !finite(v) || v <= 0 {
+			return fmt.Errorf("optim.OneCycleLR.%s: must be a finite number > 0, got %v", field, v)
+		}
+		return nil
+	}
+	if err := positive("MaxLR", s.MaxLR); err != nil {
+		return err
+	}
+	if s.TotalSteps < 2 {
+		return fmt.Errorf("optim.OneCycleLR.TotalSteps: must be >= 2, got %d", s.TotalSteps)
+	}
+	if !(s.PctStart > 0 && s.PctStart < 1) {
+		return fmt.Errorf("optim.OneCycleLR.PctStart: must be in (0, 1), got %v", s.PctStart)
+	}
+	switch s.Anneal {
+	case AnnealCos, AnnealLinear:
+	default:
+		return fmt.Errorf("optim.OneCycleLR.Anneal: must be %q or %q, got %q", AnnealCos, AnnealLinear, s.Anneal)
+	}
+	if err := positive("DivFactor", s.DivFactor); err != nil {
+		return err
+	}
+	if err := positive("FinalDivFactor", s.FinalDivFactor); err != nil {
+		return err
+	}
+	start := 0.0
+	for i, ph := range s.phases() {
+		if !(ph.end > start) {
+			return fmt.Errorf("optim.OneCycleLR.PctStart: PctStart*TotalSteps must be > 1 and leave steps to every phase, "+
+				"got PctStart %v, TotalSteps %d (phase %d is empty)", s.PctStart, s.TotalSteps, i)
+		}
+		start = ph.end
+	}
+	return nil
+}
+
+// oneCyclePhase is one segment of the cycle: the LR goes from startLR to
+// endLR, reaching it at step end.
+type oneCyclePhase struct {
+	end            float64
+	startLR, endLR float64
+}
+
+// phases returns the cycle's segments as PyTorch's _schedule_phases.
+func (s *OneCycleLR) phases() []oneCyclePhase {
+	initial := s.MaxLR / s.DivFactor
+	minLR := initial / s.FinalDivFactor
+	total := float64(s.TotalSteps)
+	if s.ThreePhase {
+		return []oneCyclePhase{
+			{end: s.PctStart*total - 1, startLR: initial, endLR: s.MaxLR},
+			{end: 2*s.PctStart*total - 2, startLR: s.MaxLR, endLR: initial},
+			{end: total - 1, startLR: initial, endLR: minLR},
+		}
+	}
+	return []oneCyclePhase{
+		{end: s.PctStart*total - 1, startLR: initial, endLR: s.MaxLR},
+		{end: total - 1, startLR: s.MaxLR, endLR: minLR},
+	}
+}
+
+// lrAt returns PyTorch's OneCycleLR.get_lr for step.
+func (s *OneCycleLR) lrAt(step int) float64 {
+	phases := s.phases()
+	x := float64(step)
+	start := 0.0
+	for i, ph := range phases {
+		if x <= ph.end || i == len(phases)-1 {
+			pct := (x - start) / (ph.end - start)
+			if s.Anneal == AnnealLinear {
+				return float64((ph.endLR-ph.startLR)*pct) + ph.startLR
+			}
+			cosOut := math.Cos(math.Pi*pct) + 1
+			return ph.endLR + float64((ph.startLR-ph.endLR)/2*cosOut)
+		}
+		start = ph.end
+	}
+	panic("unreachable")
+}
+
+// Start implements Scheduler; baseLR is ignored (the cycle starts at
+// MaxLR/DivFactor).
+func (s *OneCycleLR) Start(float64) float64 {
+	mustBeValid(s.Validate())
+	initial := s.MaxLR / s.DivFactor
+	return s.p.start(initial, s.lrAt(0))
+}
+
+// Step implements Scheduler.
+func (s *OneCycleLR) Step(float64) float64 {
+	e := s.p.advance("OneCycleLR")
+	if e > s.TotalSteps {
+		return float64(s.p.LR)
+	}
+	return s.p.set(s.lrAt(e))
+}
+
+// LR implements Scheduler.
+func (s *OneCycleLR) LR() float64 { return float64(s.p.LR) }
+
+// State implements Scheduler.
+func (s *OneCycleLR) State() ([]byte, error) { return marshalScheduler("OneCycleLR", s, s.p, nil) }
+
+// LoadState implements Scheduler.
+func (s *OneCycleLR) LoadState(data []byte) error {
+	return unmarshalScheduler("OneCycleLR", data, s, &s.p, nil, (*OneCycleLR).Validate)
+}

@@ -1,0 +1,183 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+)
+
+// PlateauMode says whether ReduceLROnPlateau's metric improves by going down
+// or up.
+type PlateauMode string
+
+// The modes of ReduceLROnPlateau.
+const (
+	PlateauMin PlateauMode = "min" // lower is better (a loss)
+	PlateauMax PlateauMode = "max" // higher is better (an accuracy)
+)
+
+// ThresholdMode says how ReduceLROnPlateau measures a significant
+// improvement.
+type ThresholdMode string
+
+// The threshold modes of ReduceLROnPlateau.
+const (
+	ThresholdRel ThresholdMode = "rel" // better than best*(1∓Threshold)
+	ThresholdAbs ThresholdMode = "abs" // better than best∓Threshold
+)
+
+// ReduceLROnPlateau multiplies the learning rate by Factor when the
+// monitored metric has not improved for more than Patience steps, like
+// torch.optim.lr_scheduler.ReduceLROnPlateau. After a reduction it waits
+// Cooldown steps before counting bad steps again. A NaN metric counts as no
+// improvement, as in PyTorch.
+type ReduceLROnPlateau struct {
+	Mode          PlateauMode   // PlateauMin or PlateauMax
+	Factor        float64       // reduction factor, in [0, 1); default 0.1
+	Patience      int           // bad steps tolerated before reducing, >= 0; default 10
+	Threshold     float64       // minimal significant improvement, finite and >= 0; default 1e-4
+	ThresholdMode ThresholdMode // ThresholdRel (default) or ThresholdAbs
+	Cooldown      int           // steps to wait after a reduction, >= 0; default 0
+	MinLR         float64       // lower bound of the learning rate, finite and >= 0; default 0
+	Eps           float64       // reductions smaller than Eps are skipped, finite and >= 0; default 1e-8
+
+	p               progress
+	best            float64
+	numBadEpochs    int
+	cooldownCounter int
+}
+
+// plateauState is ReduceLROnPlateau's extra saved state.
+type plateauState struct {
+	Best            jsonFloat `json:"best"`
+	NumBadEpochs    int       `json:"num_bad_epochs"`
+	CooldownCounter int       `json:"cooldown_counter"`
+}
+
+// validate checks a loaded state's counters.
+func (st *plateauState) validate() error {
+	if st.NumBadEpochs < 0 || st.CooldownCounter < 0 {
+		return fmt.Errorf("extra: num_bad_epochs and cooldown_counter must be >= 0, got %d and %d",
+			st.NumBadEpochs, st.CooldownCounter)
+	}
+	return nil
+}
+
+// NewReduceLROnPlateau returns a validated ReduceLROnPlateau for mode with
+// PyTorch's defaults: Factor 0.1, Patience 10, Threshold 1e-4 relative, no
+// Cooldown, MinLR 0, Eps 1e-8. Change the fields and call Validate to
+// customize it.
+func NewReduceLROnPlateau(mode PlateauMode) (*ReduceLROnPlateau, error) {
+	s := &ReduceLROnPlateau{
+		Mode: mode, Factor: 0.1, Patience: 10, Threshold: 1e-4, ThresholdMode: ThresholdRel, Eps: 1e-8,
+	}
+	return s, s.Validate()
+}
+
+// Validate reports the first invalid field, naming it and its valid values.
+func (s *ReduceLROnPlateau) Validate() error {
+	nonNegative := func(field string, v float64) error {
+		if !finite(v) || v < 0 {
+			return fmt.Errorf("optim.ReduceLROnPlateau.%s: must be a finite number >= 0, got %v", field, v)
+		}
+		return nil
+	}
+	switch s.Mode {
+	case PlateauMin, PlateauMax:
+	default:
+		return fmt.Errorf("optim.ReduceLROnPlateau.Mode: must be %q or %q, got %q", PlateauMin, PlateauMax, s.Mode)
+	}
+	if !(s.Factor >= 0 && s.Factor < 1) {
+		return fmt.Errorf("optim.ReduceLROnPlateau.Factor: must be in [0, 1), got %v", s.Factor)
+	}
+	if s.Patience < 0 {
+		return fmt.Errorf("optim.ReduceLROnPlateau.Patience: must be >= 0, got %d", s.Patience)
+	}
+	if err := nonNegative("Threshold", s.Threshold); err != nil {
+		return err
+	}
+	switch s.ThresholdMode {
+	case ThresholdRel, ThresholdAbs:
+	default:
+		return fmt.Errorf("optim.ReduceLROnPlateau.ThresholdMode: must be %q or %q, got %q",
+			ThresholdRel, ThresholdAbs, s.ThresholdMode)
+	}
+	if s.Cooldown < 0 {
+		return fmt.Errorf("optim.ReduceLROnPlateau.Cooldown: must be >= 0, got %d", s.Cooldown)
+	}
+	if err := nonNegative("MinLR", s.MinLR); err != nil {
+		return err
+	}
+	return nonNegative("Eps", s.Eps)
+}
+
+// NeedsMetric implements MetricScheduler: Step must be given the metric.
+func (s *ReduceLROnPlateau) NeedsMetric() bool { return true }
+
+// Start implements Scheduler.
+func (s *ReduceLROnPlateau) Start(baseLR float64) float64 {
+	mustBeValid(s.Validate())
+	s.best = math.Inf(1)
+	if s.Mode == PlateauMax {
+		s.best = math.Inf(-1)
+	}
+	s.numBadEpochs, s.cooldownCounter = 0, 0
+	return s.p.start(baseLR, baseLR)
+}
+
+// isBetter is PyTorch's is_better(a, best).
+func (s *ReduceLROnPlateau) isBetter(a float64) bool {
+	switch {
+	case s.Mode == PlateauMin && s.ThresholdMode == ThresholdRel:
+		return a < s.best*(1-s.Threshold)
+	case s.Mode == PlateauMin:
+		return a < s.best-s.Threshold
+	case s.ThresholdMode == ThresholdRel:
+		return a > s.best*(s.Threshold+1)
+	default:
+		return a > s.best+s.Threshold
+	}
+}
+
+// Step implements Scheduler; metric is the monitored value.
+func (s *ReduceLROnPlateau) Step(metric float64) float64 {
+	s.p.advance("ReduceLROnPlateau")
+	if s.isBetter(metric) {
+		s.best = metric
+		s.numBadEpochs = 0
+	} else {
+		s.numBadEpochs++
+	}
+	if s.cooldownCounter > 0 {
+		s.cooldownCounter--
+		s.numBadEpochs = 0 // bad steps during cooldown are ignored.
+	}
+	if s.numBadEpochs > s.Patience {
+		oldLR := float64(s.p.LR)
+		newLR := math.Max(oldLR*s.Factor, s.MinLR)
+		if oldLR-newLR > s.Eps {
+			s.p.set(newLR)
+		}
+		s.cooldownCounter = s.Cooldown
+		s.numBadEpochs = 0
+	}
+	return float64(s.p.LR)
+}
+
+// LR implements Scheduler.
+func (s *ReduceLROnPlateau) LR() float64 { return float64(s.p.LR) }
+
+// State implements Scheduler.
+func (s *ReduceLROnPlateau) State() ([]byte, error) {
+	extra := plateauState{Best: jsonFloat(s.best), NumBadEpochs: s.numBadEpochs, CooldownCounter: s.cooldownCounter}
+	return marshalScheduler("ReduceLROnPlateau", s, s.p, extra)
+}
+
+// LoadState implements Scheduler.
+func (s *ReduceLROnPlateau) LoadState(data []byte) error {
+	var extra plateauState
+	if err := unmarshalScheduler("ReduceLROnPlateau", data, s, &s.p, &extra, (*ReduceLROnPlateau).Validate); err != nil {
+		return err
+	}
+	s.best, s.numBadEpochs, s.cooldownCounter = float64(extra.Best), extra.NumBadEpochs, extra.CooldownCounter
+	return nil
+}

@@ -1,0 +1,211 @@
+package volt_test
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/optim"
+)
+
+// adamBoring is the boring model trained with Adam, so optimizer state matters.
+type adamBoring struct{ boring }
+
+func (adamBoring) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.Adam(0.01)) }
+
+// saver writes a checkpoint at one moment of the run: after training batch
+// number atBatch (1-based, counted over the run), at the end of the
+// validation after it, or at the end of its epoch.
+type saver struct {
+	path    string
+	atBatch int64
+	when    string // "batch", "validation", "epoch"
+	mem     *memLogger
+	mark    int   // rows logged before the save
+	step    int64 // global step at the save
+	saved   bool
+}
+
+func (s *saver) save(t *volt.Trainer, when string) error {
+	if s.saved || when != s.when || t.Progress().TrainBatch.Total.Processed != s.atBatch {
+		return nil
+	}
+	s.saved, s.mark, s.step = true, len(s.mem.rows), t.GlobalStep()
+	return t.SaveCheckpoint(s.path, false)
+}
+
+func (s *saver) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
+	return s.save(t, "batch")
+}
+func (s *saver) OnValidationEnd(t *volt.Trainer) error { return s.save(t, "validation") }
+func (s *saver) OnTrainEpochEnd(t *volt.Trainer) error { return s.save(t, "epoch") }
+
+func resumeData() volt.Loaders {
+	return volt.Loaders{
+		Train: &data.DataLoader{Dataset: regression(64, 1), BatchSize: 8, Shuffle: true},
+		Val:   []data.Loader{&data.DataLoader{Dataset: regression(16, 2), BatchSize: 8}},
+	}
+}
+
+func TestResumeParity(t *testing.T) {
+	tests := []struct {
+		name       string
+		accumulate int
+		atBatch    int64
+		when       string
+	}{
+		{"mid-epoch", 1, 5, "batch"},
+		{"first batch", 1, 1, "batch"},
+		{"accumulation, inside the window", 3, 4, "batch"},
+		{"accumulation, at the partial window's end", 3, 8, "batch"},
+		{"last batch of an epoch", 1, 16, "batch"},
+		{"after validation", 1, 8, "validation"},
+		{"epoch end", 1, 16, "epoch"},
+		{"last epoch end", 1, 24, "epoch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := quiet(volt.Config{MaxEpochs: 3, AccumulateGradBatches: tc.accumulate, LogEveryNSteps: 2})
+			cfg.DisableLoggers = false
+			path := filepath.Join(t.TempDir(), "resume.ckpt")
+
+			// The uninterrupted run, which saves a checkpoint on the way.
+			volt.SeedEverything(11)
+			defer volt.SeedEverything(0)
+			full := &memLogger{}
+			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: full}
+			cfg.Loggers, cfg.Callbacks = []logger.Logger{full}, []volt.Callback{sv}
+			u, err := volt.NewTrainer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := u.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
+				t.Fatal(err)
+			}
+			if !sv.saved {
+				t.Fatal("the checkpoint was not saved")
+			}
+
+			// A fresh trainer (other seed: the checkpoint must bring it back)
+			// resumes from the checkpoint.
+			volt.SeedEverything(999)
+			resumed := &memLogger{}
+			cfg.Loggers, cfg.Callbacks = []logger.Logger{resumed}, nil
+			r, err := volt.NewTrainer(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Fit(t.Context(), &adamBoring{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
+				t.Fatal(err)
+			}
+			if r.GlobalStep() != u.GlobalStep() || r.CurrentEpoch() != u.CurrentEpoch() {
+				t.Errorf("resumed run ends at step %d epoch %d, uninterrupted at %d, %d", r.GlobalStep(), r.CurrentEpoch(), u.GlobalStep(), u.CurrentEpoch())
+			}
+			wu, wr := weights(t, u), weights(t, r)
+			if !equalWeights(wu, wr) {
+				for k := range wu {
+					if string(wu[k]) != string(wr[k]) {
+						t.Errorf("variable %s differs after resume", k)
+					}
+				}
+			}
+			if !maps.Equal(u.LoggedMetrics(), r.LoggedMetrics()) {
+				t.Errorf("logged metrics differ:\n uninterrupted %v\n resumed       %v", u.LoggedMetrics(), r.LoggedMetrics())
+			}
+			// Rows after the save point: the uninterrupted run may log the
+			// saved batch's step values right after the hook; the resumed
+			// run starts after that.
+			rest := full.rows[sv.mark:]
+			steps := full.steps[sv.mark:]
+			if len(rest) > 0 && steps[0] == sv.step-1 && len(rest) > len(resumed.rows) {
+				rest, steps = rest[1:], steps[1:]
+			}
+			if len(rest)+len(resumed.rows) > 0 && (!reflect.DeepEqual(rest, resumed.rows) || !reflect.DeepEqual(steps, resumed.steps)) {
+				t.Errorf("rows differ after the save point:\n uninterrupted %v %v\n resumed       %v %v", steps, rest, resumed.steps, resumed.rows)
+			}
+		})
+	}
+}
+
+func TestResumeErrors(t *testing.T) {
+	dir := t.TempDir()
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	full, weightsOnly := filepath.Join(dir, "full.ckpt"), filepath.Join(dir, "weights.ckpt")
+	if err := tr.SaveCheckpoint(full, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SaveCheckpoint(weightsOnly, true); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		module volt.Module
+		opts   []volt.RunOption
+		want   string
+	}{
+		{"missing file", &boring{}, []volt.RunOption{volt.FromCheckpoint(filepath.Join(dir, "nope.ckpt"))}, "nope.ckpt: no such file"},
+		{"weights only", &boring{}, []volt.RunOption{volt.FromCheckpoint(weightsOnly)}, "holds weights only; Fit cannot resume from it"},
+		{"wrong model", &wideBoring{}, []volt.RunOption{volt.FromCheckpoint(full)}, "shape"},
+		{"extra variable", &twoLayer{}, []volt.RunOption{volt.FromCheckpoint(full)}, `missing variables ["/extra/dense/biases" "/extra/dense/weights"]`},
+		{"last before any save", &boring{}, []volt.RunOption{volt.FromCheckpoint("last")}, "has not saved a checkpoint yet"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+			err := r.Fit(t.Context(), tc.module, boringData(), tc.opts...)
+			if err == nil || !contains(err.Error(), tc.want) {
+				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	t.Run("non-strict loads what fits", func(t *testing.T) {
+		r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+		if err := r.Fit(t.Context(), &twoLayer{}, boringData(), volt.FromCheckpoint(full), volt.NonStrict()); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("weights for testing", func(t *testing.T) {
+		r, _ := volt.NewTrainer(quiet(volt.Config{}))
+		res, err := r.Test(t.Context(), &boring{}, boringData(), volt.FromCheckpoint(weightsOnly))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := tr.Test(t.Context(), &boring{}, boringData())
+		_ = want
+		if fmt.Sprint(res) == "" {
+			t.Fatal("no results")
+		}
+	})
+}
+
+// wideBoring has the boring model's variable names with other shapes.
+type wideBoring struct{ boring }
+
+func (m *wideBoring) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	out := layers.DenseWithBias(s.Scope().In("dense"), b.Input(0), 2)
+	return graph.ReduceAllMean(graph.Square(graph.Sub(out, b.Label(0))))
+}
+
+// twoLayer has the boring model's variables plus an extra layer.
+type twoLayer struct{ boring }
+
+func (m *twoLayer) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	extra := layers.DenseWithBias(s.Scope().In("extra"), b.Input(0), 1)
+	return graph.Add(m.boring.TrainingStep(s, b), graph.ReduceAllMean(graph.MulScalar(extra, 0)))
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
