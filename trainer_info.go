@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
 )
 
@@ -75,3 +76,22 @@ func (t *Trainer) LearningRates() []float64 {
 	}
 	return lrs
 }
+
+// LogDir returns the directory of the first logger that has one (the
+// version directory of the default CSV logger), else Config.DefaultRootDir.
+// ModelCheckpoint saves under LogDir()/checkpoints by default.
+func (t *Trainer) LogDir() string {
+	for _, l := range t.loggers {
+		if d, ok := l.(logger.Direr); ok {
+			return d.LogDir()
+		}
+	}
+	return t.cfg.DefaultRootDir
+}
+
+// LastCheckpoint returns the file the last SaveCheckpoint wrote ("" if none).
+func (t *Trainer) LastCheckpoint() string { return t.lastCheckpoint }
+
+// SetLastCheckpoint records path as the last checkpoint (what
+// FromCheckpoint("last") loads), for callbacks that manage files themselves.
+func (t *Trainer) SetLastCheckpoint(path string) { t.lastCheckpoint = path }
