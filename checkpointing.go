@@ -124,10 +124,9 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			}
 			st.DataModule = b
 		}
-		for _, hook := range t.saveHooks {
-			if err := hook(&st); err != nil {
-				return nil, err
-			}
+		var err error
+		if st.Schedulers, err = t.schedulerSnapshot(); err != nil {
+			return nil, err
 		}
 	}
 	f := &checkpoint.File{VoltVersion: Version}
@@ -347,10 +346,9 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 			return fmt.Errorf("checkpoint %s: %T.LoadState: %w", path, t.dataModule, err)
 		}
 	}
-	for _, hook := range t.loadHooks {
-		if err := hook(st); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
-		}
+	t.schedulerStates = st.Schedulers
+	if t.schedulerStates == nil {
+		t.schedulerStates = [][]byte{}
 	}
 	return nil
 }

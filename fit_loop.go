@@ -52,12 +52,18 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	case len(l.val) > 0:
 		l.validating = true
 	}
-	if t.auto == nil {
+	fresh := t.auto == nil
+	if fresh {
 		auto, err := t.newAutomaticOptimization()
 		if err != nil {
 			return nil, err
 		}
 		t.auto = auto
+	}
+	if fresh || t.schedulerStates != nil {
+		if err := t.startSchedulers(); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.logHyperparams(dm); err != nil {
 		return nil, err

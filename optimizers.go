@@ -21,7 +21,27 @@ type OptimizerSetup struct {
 	// Frequency is the number of consecutive batches this optimizer runs
 	// before the next one takes over, with several optimizers; 0 means 1.
 	Frequency int
+
+	// Scheduler sets the learning rate on the host; volt writes it into the
+	// optimizer's learning-rate variable, so the step is never recompiled.
+	Scheduler optim.Scheduler
+	// Interval says when the scheduler steps: IntervalEpoch (default: after
+	// each epoch's validation) or IntervalStep (after each optimization step).
+	Interval Interval
+	// SchedulerFrequency steps the scheduler every n intervals; 0 means 1.
+	SchedulerFrequency int
+	// Monitor names the metric a ReduceLROnPlateau scheduler watches.
+	Monitor string
 }
+
+// Interval is the unit in which a learning-rate scheduler steps.
+type Interval string
+
+// The scheduler intervals.
+const (
+	IntervalEpoch Interval = "epoch"
+	IntervalStep  Interval = "step"
+)
 
 // Optimizers is what ConfigureOptimizers returns: one or more optimizers.
 // With several, the training step is traced once per optimizer
@@ -56,6 +76,17 @@ func (o Optimizers) validate() error {
 		}
 		if s.Frequency < 0 {
 			return fmt.Errorf("optimizer %d: Frequency must be >= 0 (0 means 1), got %d", i, s.Frequency)
+		}
+		switch s.Interval {
+		case "", IntervalEpoch, IntervalStep:
+		default:
+			return fmt.Errorf("optimizer %d: Interval %q; valid: %q, %q", i, s.Interval, IntervalEpoch, IntervalStep)
+		}
+		if s.SchedulerFrequency < 0 {
+			return fmt.Errorf("optimizer %d: SchedulerFrequency must be >= 0 (0 means 1), got %d", i, s.SchedulerFrequency)
+		}
+		if ms, ok := s.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() && s.Monitor == "" {
+			return fmt.Errorf("optimizer %d: its scheduler needs a metric: set Monitor to the name of a logged metric", i)
 		}
 		for j, p := range s.Params {
 			if !strings.HasPrefix(p, "/") {

@@ -40,12 +40,11 @@ type Trainer struct {
 	numLoaders  int
 	fx          string // the hook being called, for Log's defaults
 
-	dataModule     DataModule
-	lastCheckpoint string       // the last file SaveCheckpoint wrote
-	resume         *resumePoint // where the next Fit continues, after a restore
-	loaded         *loadCheck   // what the last restore set, until the first trace checks it
-	saveHooks      []func(*trainerState) error
-	loadHooks      []func(*trainerState) error
+	dataModule      DataModule
+	lastCheckpoint  string       // the last file SaveCheckpoint wrote
+	resume          *resumePoint // where the next Fit continues, after a restore
+	loaded          *loadCheck   // what the last restore set, until the first trace checks it
+	schedulerStates [][]byte     // scheduler states from a checkpoint, applied when Fit starts
 
 	shouldStop     bool
 	stopReason     string

@@ -75,8 +75,12 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		t.curRes, t.curLoader, t.numLoaders = t.trainRes, 0, 1
 	}
 
-	// Epoch values are visible to OnTrainEpochEnd, then logged with whatever it logs.
+	// Epoch values are visible to the schedulers and OnTrainEpochEnd, then
+	// logged with whatever it logs.
 	t.trainRes.epochValues(t.callbackM, nil, t.progBarM)
+	if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1)); err != nil {
+		return err
+	}
 	p.Stage = "train_epoch_end"
 	if err := callHook(t, "OnTrainEpochEnd", func(h OnTrainEpochEnd) error { return h.OnTrainEpochEnd(t) }); err != nil {
 		return err
@@ -123,6 +127,9 @@ func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err erro
 	}
 	if stepped {
 		p.OptimizerSteps++
+		if err := t.stepSchedulers(IntervalStep, p.OptimizerSteps); err != nil {
+			return false, err
+		}
 	}
 	p.TrainBatch.processed()
 	p.Stage = "train_batch_end"

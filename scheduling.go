@@ -1,0 +1,119 @@
+package volt
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt/optim"
+)
+
+// startSchedulers gives each scheduler its base learning rate at the start of
+// a fresh Fit, or restores the states a checkpoint saved.
+func (t *Trainer) startSchedulers() error {
+	for i := range t.auto.opts {
+		o := &t.auto.opts[i]
+		if o.Scheduler == nil {
+			continue
+		}
+		if t.schedulerStates != nil {
+			if i >= len(t.schedulerStates) || t.schedulerStates[i] == nil {
+				return fmt.Errorf("volt: the checkpoint has no state for optimizer %d's scheduler", i)
+			}
+			if err := o.Scheduler.LoadState(t.schedulerStates[i]); err != nil {
+				return fmt.Errorf("volt: restoring optimizer %d's scheduler: %w", i, err)
+			}
+			continue
+		}
+		if err := t.setLR(i, o.Scheduler.Start(o.Optimizer.LR)); err != nil {
+			return err
+		}
+	}
+	t.schedulerStates = nil
+	return nil
+}
+
+// stepSchedulers steps the schedulers of the given interval that are due.
+// count is the number of completed intervals (optimization steps or epochs).
+func (t *Trainer) stepSchedulers(interval Interval, count int64) error {
+	for i := range t.auto.opts {
+		o := &t.auto.opts[i]
+		if o.Scheduler == nil || orDefault(o.Interval, IntervalEpoch) != interval {
+			continue
+		}
+		if count%int64(max(o.SchedulerFrequency, 1)) != 0 {
+			continue
+		}
+		metric := math.NaN()
+		if ms, ok := o.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() {
+			v, ok := t.callbackM[o.Monitor]
+			if !ok {
+				return fmt.Errorf("volt: optimizer %d's scheduler monitors %q, which was not logged; logged metrics: %s",
+					i, o.Monitor, strings.Join(slices.Sorted(maps.Keys(t.callbackM)), ", "))
+			}
+			metric = v
+		}
+		if err := t.setLR(i, o.Scheduler.Step(metric)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setLR writes lr into optimizer i's learning-rate variable (creating it in
+// the trainer's precision before the first step).
+func (t *Trainer) setLR(i int, lr float64) error {
+	store := t.eng.Store
+	path := optim.StatePrefix(i) + "/lr"
+	v := store.GetVariable(path)
+	dtype := t.eng.DType
+	if v != nil {
+		dtype = v.DType()
+	}
+	var value *tensors.Tensor
+	if dtype == dtypes.Float64 {
+		value = tensors.FromScalar(lr)
+	} else {
+		value = tensors.FromScalar(float32(lr))
+	}
+	if v == nil {
+		var err error
+		if v, err = store.CreateVariable(path, value); err != nil {
+			return fmt.Errorf("volt: learning rate of optimizer %d: %w", i, err)
+		}
+		v.SetTrainable(false)
+		return nil
+	}
+	return v.SetValue(value)
+}
+
+// schedulerSnapshot returns each optimizer's scheduler state (nil without one).
+func (t *Trainer) schedulerSnapshot() ([][]byte, error) {
+	if t.auto == nil {
+		return nil, nil
+	}
+	states := make([][]byte, len(t.auto.opts))
+	for i, o := range t.auto.opts {
+		if o.Scheduler == nil {
+			continue
+		}
+		b, err := o.Scheduler.State()
+		if err != nil {
+			return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
+		}
+		states[i] = b
+	}
+	return states, nil
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
