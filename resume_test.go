@@ -16,10 +16,17 @@ import (
 	"github.com/voltml/volt/optim"
 )
 
-// adamBoring is the boring model trained with Adam, so optimizer state matters.
+// adamBoring is the boring model trained with Adam and a step scheduler, so
+// optimizer and scheduler state matter.
 type adamBoring struct{ boring }
 
-func (adamBoring) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.Adam(0.01)) }
+func (adamBoring) ConfigureOptimizers() volt.Optimizers {
+	sched, err := optim.NewStepLR(3, 0.7)
+	if err != nil {
+		panic(err)
+	}
+	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalStep}}
+}
 
 // saver writes a checkpoint at one moment of the run: after training batch
 // number atBatch (1-based, counted over the run), at the end of the
