@@ -35,6 +35,7 @@ type automaticOptimization struct {
 	opts     Optimizers
 	programs map[programKey]*trainProgram
 	cycle    int // sum of frequencies when optimizers alternate, else 0
+	manual   bool
 	out      StepOutput
 }
 
@@ -60,6 +61,7 @@ type traceInfo struct {
 	paramPaths  []string
 	gradFlags   bool
 	paramFlags  bool
+	manualSteps int // optimizer steps a manual TrainingStep takes
 }
 
 // optimizersFor returns the module's optimizers, or Adam(1e-3).
@@ -80,7 +82,13 @@ func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}}
+	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module)}
+	if a.manual && t.cfg.accumulate > 1 {
+		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
+	}
+	if a.manual && t.cfg.GradientClipVal > 0 {
+		return nil, fmt.Errorf("volt: Config.GradientClipVal cannot be used with manual optimization (%T.AutomaticOptimization() is false): clip inside TrainingStep with an OnBeforeOptimizerStep hook or volt.ClipGradients", t.module)
+	}
 	for _, o := range opts {
 		if o.Frequency > 0 {
 			a.cycle = 0
@@ -113,9 +121,22 @@ func (a *automaticOptimization) due(batchIdx int) []int {
 	return nil
 }
 
-// run trains on one batch and reports whether an optimization step happened
-// (at an accumulation boundary).
-func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, bool, error) {
+// run trains on one batch and returns how many optimization steps it took:
+// 1 at an accumulation boundary (however many optimizers ran), 0 inside a
+// window; in manual optimization, the number of OptimizerHandle.Step calls.
+func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, int, error) {
+	if a.manual {
+		tp, err := a.program(-1, modeFused)
+		if err != nil {
+			return nil, 0, err
+		}
+		loss, info, err := a.t.runTrainProgram(tp, b)
+		if err != nil {
+			return nil, 0, err
+		}
+		a.out = StepOutput{loss: loss}
+		return &a.out, info.manualSteps, nil
+	}
 	k := a.t.cfg.accumulate
 	boundary := (batchIdx+1)%k == 0 || lastInEpoch
 	mode := modeFused
@@ -129,15 +150,18 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 	for _, opt := range a.due(batchIdx) {
 		tp, err := a.program(opt, mode)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
-		loss, err := a.t.runTrainProgram(tp, b)
+		loss, _, err := a.t.runTrainProgram(tp, b)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
 		a.out.loss = loss
 	}
-	return &a.out, boundary, nil
+	if !boundary {
+		return &a.out, 0, nil
+	}
+	return &a.out, 1, nil
 }
 
 // program returns (compiling on first use) the step of optimizer opt in mode.
@@ -149,13 +173,18 @@ func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, 
 	t := a.t
 	tp := &trainProgram{infos: map[graph.GraphId]*traceInfo{}}
 	name := "TrainingStep"
-	if len(a.opts) > 1 {
+	if len(a.opts) > 1 && opt >= 0 {
 		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
 	}
 	var err error
 	tp.prog, err = t.eng.Compile(name, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		info := &traceInfo{}
-		outs := a.trace(scope, inputs, labels, opt, mode, info)
+		var outs []*graph.Node
+		if a.manual {
+			outs = a.traceManual(scope, inputs, labels, info)
+		} else {
+			outs = a.trace(scope, inputs, labels, opt, mode, info)
+		}
 		tp.traced = info
 		return outs
 	})
@@ -171,7 +200,7 @@ func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*grap
 	t := a.t
 	store := t.eng.Store
 	setup := &a.opts[opt]
-	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt}
+	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
 	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
 	if loss == nil {
 		panic("TrainingStep returned a nil loss")
@@ -311,22 +340,22 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 
 // runTrainProgram runs one compiled training step, records its logged values
 // and gradient norms, and applies the NaN policy. It returns the loss.
-func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, error) {
+func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, *traceInfo, error) {
 	outs, gid, err := tp.prog.Run(b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	info, ok := tp.infos[gid]
 	if !ok {
 		info = tp.traced
 		if info.metrics, err = t.resolveMetrics(info.logs, t.trainRes, 0, 1); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		norms := defaultLogOptions(RunningTrain, true)
 		for _, name := range info.normNames {
 			m, err := t.trainRes.entry(name, norms)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			info.normMetrics = append(info.normMetrics, m)
 		}
@@ -334,22 +363,22 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	}
 	rest := outs[1:]
 	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rest = rest[len(info.metrics):]
 	if len(rest) == 0 {
-		return outs[0], nil
+		return outs[0], info, nil
 	}
 	if err := t.record(info.normMetrics, rest[:len(info.normMetrics)], b.Size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rest = rest[len(info.normMetrics):]
 	if t.cfg.TerminateOnNaN {
 		if err := t.checkFinite(outs[0], info, rest); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return outs[0], nil
+	return outs[0], info, nil
 }
 
 // checkFinite implements TerminateOnNaN / DetectAnomaly.

@@ -20,6 +20,8 @@ type Step struct {
 	dataloaderIdx int
 	optimizerIdx  int
 	logs          []stepLog
+	trainer       *Trainer
+	handles       []*OptimizerHandle // manual optimization only
 }
 
 // stepLog is one value logged in a step function.

@@ -117,7 +117,7 @@ func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err erro
 		return true, nil
 	}
 	p.TrainBatch.started()
-	out, stepped, err := t.auto.run(b, batchIdx, lastInEpoch)
+	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
 	if err != nil {
 		var nf *NonFiniteError
 		if errors.As(err, &nf) {
@@ -125,7 +125,9 @@ func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err erro
 		}
 		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
 	}
-	if stepped {
+	stepped := steps > 0
+	stepsBefore := p.OptimizerSteps
+	for range steps {
 		p.OptimizerSteps++
 		if err := t.stepSchedulers(IntervalStep, p.OptimizerSteps); err != nil {
 			return false, err
@@ -139,7 +141,7 @@ func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err erro
 		return false, err
 	}
 	p.TrainBatch.completed()
-	if stepped && p.OptimizerSteps%t.cfg.logEvery == 0 {
+	if stepped && p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery {
 		if err := t.flushStepLogs(); err != nil {
 			return false, err
 		}

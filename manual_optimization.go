@@ -1,0 +1,106 @@
+package volt
+
+import (
+	"fmt"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/engine"
+)
+
+// AutomaticOptimizer is implemented by modules that choose between automatic
+// optimization (true, the default) and manual optimization (false; Lightning's
+// automatic_optimization = False). In manual mode TrainingStep drives the
+// optimizers itself through Step.Optimizers; volt still counts every
+// optimizer step in the global step, runs the hooks and steps the schedulers
+// at their interval. Its returned loss (may be nil) is only reported.
+type AutomaticOptimizer interface {
+	AutomaticOptimization() bool
+}
+
+// manualMode reports whether m asked for manual optimization.
+func manualMode(m Module) bool {
+	a, ok := m.(AutomaticOptimizer)
+	return ok && !a.AutomaticOptimization()
+}
+
+// OptimizerHandle is one optimizer as a manual TrainingStep sees it.
+type OptimizerHandle struct {
+	step  *Step
+	index int
+	setup *OptimizerSetup
+	trace *traceInfo
+}
+
+// Index returns the optimizer's position in ConfigureOptimizers' result.
+func (h *OptimizerHandle) Index() int { return h.index }
+
+// Step builds, in the training step's graph, the gradients of loss with
+// respect to this optimizer's variables and their update (Lightning's
+// manual_backward followed by optimizer.step()). The trace-time hooks run as
+// in automatic optimization. Variables read after Step see the new values.
+func (h *OptimizerHandle) Step(loss *graph.Node) {
+	s := h.step
+	t := s.trainer
+	if loss == nil || !loss.Shape().IsScalar() {
+		panic(fmt.Sprintf("OptimizerHandle.Step: optimizer %d needs a scalar loss", h.index))
+	}
+	for _, hk := range find[OnBeforeBackward](t.targets).items {
+		hk.OnBeforeBackward(s, loss)
+	}
+	var vars []*model.Variable
+	used := engine.TrainableVariables(t.eng.Store, s.graph)
+	t.checkLoaded(s.graph, used)
+	for _, v := range used {
+		if h.setup.owns(v) {
+			vars = append(vars, v)
+		}
+	}
+	if len(vars) == 0 {
+		panic(fmt.Sprintf("OptimizerHandle.Step: optimizer %d has no trainable variables used by the loss (Params %q)", h.index, h.setup.Params))
+	}
+	grads := make([]Gradient, len(vars))
+	for i, g := range engine.Gradients(loss, vars) {
+		grads[i] = Gradient{Variable: vars[i], Value: g}
+	}
+	for _, hk := range find[OnAfterBackward](t.targets).items {
+		hk.OnAfterBackward(s, grads)
+	}
+	for _, hk := range find[OnBeforeOptimizerStep](t.targets).items {
+		hk.OnBeforeOptimizerStep(s, h.index, grads)
+	}
+	h.setup.Optimizer.Apply(t.eng.Store, h.index, vars, gradientValues(grads), nil)
+	h.trace.manualSteps++
+}
+
+// Optimizers returns the module's optimizers in a manual TrainingStep. It
+// panics in automatic optimization, where volt steps the optimizers itself.
+func (s *Step) Optimizers() []*OptimizerHandle {
+	if s.handles == nil {
+		panic("volt.Step.Optimizers: only available in manual optimization (implement AutomaticOptimization() bool returning false)")
+	}
+	return s.handles
+}
+
+// traceManual builds the manual training step: the module calls Step on the
+// handles it wants to update.
+func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
+	t := a.t
+	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t}
+	for i := range a.opts {
+		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, setup: &a.opts[i], trace: info})
+	}
+	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
+	if loss == nil {
+		loss = graph.ScalarZero(s.graph, t.eng.DType)
+	}
+	if info.manualSteps == 0 {
+		t.sayOnce("manual-no-step", "volt: the manual TrainingStep called no OptimizerHandle.Step; nothing is trained")
+	}
+	info.logs = s.logs
+	outs := []*graph.Node{loss}
+	for _, l := range s.logs {
+		outs = append(outs, l.value)
+	}
+	return outs
+}
