@@ -64,6 +64,11 @@ type Config struct {
 	// whose gradient is not finite (implies TerminateOnNaN).
 	DetectAnomaly bool
 
+	// TruncatedBPTTSteps splits each training batch along its time axis
+	// into chunks of this many steps, each an optimization step with the
+	// hidden state carried over (see TBPTTStepper); 0 is off.
+	TruncatedBPTTSteps int
+
 	// Callbacks are called before the module for each hook, in this order.
 	Callbacks []Callback
 
@@ -168,6 +173,9 @@ func (c Config) validate() (resolved, error) {
 	case ClipNorm, ClipValue:
 	default:
 		bad("Config.GradientClipAlgorithm: unknown %q; valid: %q, %q", c.GradientClipAlgorithm, ClipNorm, ClipValue)
+	}
+	if c.TruncatedBPTTSteps < 0 {
+		bad("Config.TruncatedBPTTSteps: must be >= 0 (0 is off), got %d", c.TruncatedBPTTSteps)
 	}
 	if c.TrackGradNorm < 0 || math.IsNaN(c.TrackGradNorm) {
 		bad("Config.TrackGradNorm: must be 0 (off), a p > 0 or math.Inf(1), got %v", c.TrackGradNorm)

@@ -36,6 +36,7 @@ type automaticOptimization struct {
 	programs map[programKey]*trainProgram
 	cycle    int // sum of frequencies when optimizers alternate, else 0
 	manual   bool
+	tbptt    *tbptt // truncated back-propagation through time, when configured
 	out      StepOutput
 }
 
@@ -62,6 +63,8 @@ type traceInfo struct {
 	gradFlags   bool
 	paramFlags  bool
 	manualSteps int // optimizer steps a manual TrainingStep takes
+	numHidden   int // TBPTT hidden-state outputs, last
+	hiddenOut   []*tensors.Tensor
 }
 
 // optimizersFor returns the module's optimizers, or Adam(1e-3).
@@ -85,6 +88,9 @@ func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
 	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module)}
 	if a.manual && t.cfg.accumulate > 1 {
 		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
+	}
+	if t.cfg.TruncatedBPTTSteps > 0 && (a.manual || t.cfg.accumulate > 1 || len(opts) > 1) {
+		return nil, fmt.Errorf("volt: Config.TruncatedBPTTSteps works with one optimizer in automatic optimization and AccumulateGradBatches 1")
 	}
 	if a.manual && t.cfg.GradientClipVal > 0 {
 		return nil, fmt.Errorf("volt: Config.GradientClipVal cannot be used with manual optimization (%T.AutomaticOptimization() is false): clip inside TrainingStep with an OnBeforeOptimizerStep hook or volt.ClipGradients", t.module)
@@ -136,6 +142,9 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 		}
 		a.out = StepOutput{loss: loss}
 		return &a.out, info.manualSteps, nil
+	}
+	if a.t.cfg.TruncatedBPTTSteps > 0 {
+		return a.runTBPTT(b)
 	}
 	k := a.t.cfg.accumulate
 	boundary := (batchIdx+1)%k == 0 || lastInEpoch
@@ -198,10 +207,18 @@ func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, 
 // trace builds the training step graph of optimizer opt.
 func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*graph.Node, opt int, mode stepMode, info *traceInfo) []*graph.Node {
 	t := a.t
-	store := t.eng.Store
-	setup := &a.opts[opt]
 	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
 	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
+	return a.finishTrace(s, loss, opt, mode, info)
+}
+
+// finishTrace adds to a traced training step everything after the loss: the
+// trace-time hooks, gradients (accumulated or not), norms, NaN checks,
+// clipping and the optimizer update. It returns the step's outputs.
+func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, mode stepMode, info *traceInfo) []*graph.Node {
+	t := a.t
+	store := t.eng.Store
+	setup := &a.opts[opt]
 	if loss == nil {
 		panic("TrainingStep returned a nil loss")
 	}
@@ -348,6 +365,7 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	info, ok := tp.infos[gid]
 	if !ok {
 		info = tp.traced
+		tp.traced = nil
 		if info.metrics, err = t.resolveMetrics(info.logs, t.trainRes, 0, 1); err != nil {
 			return nil, nil, err
 		}
@@ -360,6 +378,10 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 			info.normMetrics = append(info.normMetrics, m)
 		}
 		tp.infos[gid] = info
+	}
+	if info.numHidden > 0 {
+		info.hiddenOut = outs[len(outs)-info.numHidden:]
+		outs = outs[:len(outs)-info.numHidden]
 	}
 	rest := outs[1:]
 	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
