@@ -45,7 +45,7 @@ type carry struct {
 
 func (m *carry) TBPTTTrainingStep(s *volt.Step, b volt.Batch, hiddens []*graph.Node) (*graph.Node, []*graph.Node) {
 	m.gotHidden = append(m.gotHidden, hiddens != nil)
-	x := b.Input(0) // [batch, time, 1]
+	x := b.Input(0)                                                            // [batch, time, 1]
 	out := graph.ReduceSum(layers.Dense(s.Scope().In("w"), x, false, 1), 1, 2) // [batch]
 	if hiddens != nil {
 		out = graph.Add(out, hiddens[0])
