@@ -59,6 +59,7 @@ type trainerState struct {
 	DataModule      []byte             `json:"datamodule,omitempty"`
 	HParams         map[string]any     `json:"hparams,omitempty"`
 	Frozen          []string           `json:"frozen,omitempty"`
+	Scaler          []byte             `json:"loss_scaler,omitempty"`
 	Schedulers      [][]byte           `json:"schedulers,omitempty"`
 	WeightsOnly     bool               `json:"weights_only,omitempty"`
 }
@@ -127,6 +128,11 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		var err error
 		if st.Schedulers, err = t.schedulerSnapshot(); err != nil {
 			return nil, err
+		}
+		if t.scaler != nil {
+			if st.Scaler, err = t.scaler.State(); err != nil {
+				return nil, fmt.Errorf("loss scaler: %w", err)
+			}
 		}
 	}
 	f := &checkpoint.File{VoltVersion: Version}
@@ -344,6 +350,11 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	if s, ok := t.dataModule.(DataStateful); ok && st.DataModule != nil {
 		if err := s.LoadState(st.DataModule); err != nil {
 			return fmt.Errorf("checkpoint %s: %T.LoadState: %w", path, t.dataModule, err)
+		}
+	}
+	if t.scaler != nil && st.Scaler != nil {
+		if err := t.scaler.LoadState(st.Scaler); err != nil {
+			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
 	t.schedulerStates = st.Schedulers

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -36,8 +38,10 @@ type automaticOptimization struct {
 	programs map[programKey]*trainProgram
 	cycle    int // sum of frequencies when optimizers alternate, else 0
 	manual   bool
-	tbptt    *tbptt // truncated back-propagation through time, when configured
-	out      StepOutput
+	// mastersReady is set once the float32 master weights exist (mixed precision).
+	mastersReady bool
+	tbptt        *tbptt // truncated back-propagation through time, when configured
+	out          StepOutput
 }
 
 type programKey struct {
@@ -62,8 +66,9 @@ type traceInfo struct {
 	paramPaths  []string
 	gradFlags   bool
 	paramFlags  bool
-	manualSteps int // optimizer steps a manual TrainingStep takes
-	numHidden   int // TBPTT hidden-state outputs, last
+	manualSteps int  // optimizer steps a manual TrainingStep takes
+	gateFlag    bool // "16-mixed": whether the gradients were finite (the update ran)
+	numHidden   int  // TBPTT hidden-state outputs, last
 	hiddenOut   []*tensors.Tensor
 }
 
@@ -156,6 +161,9 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 		}
 	}
 	a.out = StepOutput{}
+	if err := a.ensureMasters(b); err != nil {
+		return nil, 0, err
+	}
 	for _, opt := range a.due(batchIdx) {
 		tp, err := a.program(opt, mode)
 		if err != nil {
@@ -243,8 +251,21 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	if mode != modeFused {
 		objective = graph.DivScalar(loss, float64(t.cfg.accumulate))
 	}
+	precision := t.cfg.precision
+	var scale *graph.Node
+	if precision.LossScaling() {
+		scale = lossScale(store, s.graph)
+		objective = graph.Mul(objective, graph.ConvertDType(scale, objective.DType()))
+	}
 	grads := make([]Gradient, len(vars))
 	for i, g := range engine.Gradients(objective, vars) {
+		if precision.Mixed() {
+			// Gradients of the compute copies, in float32 and unscaled.
+			g = graph.ConvertDType(g, dtypes.Float32)
+			if scale != nil {
+				g = graph.Div(g, scale)
+			}
+		}
 		grads[i] = Gradient{Variable: vars[i], Value: g}
 	}
 	for _, h := range find[OnAfterBackward](t.targets).items {
@@ -257,7 +278,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	info.logs = s.logs
 	if mode != modeFused {
 		for i := range grads {
-			acc := accumulator(store, opt, grads[i].Variable)
+			acc := accumulator(store, opt, grads[i].Variable, grads[i].Value.DType())
 			sum := graph.Add(acc.NodeValue(s.graph), grads[i].Value)
 			if mode == modeAccumulate {
 				acc.SetNodeValue(sum)
@@ -283,22 +304,43 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	for _, h := range find[OnBeforeOptimizerStep](t.targets).items {
 		h.OnBeforeOptimizerStep(s, opt, grads)
 	}
-	setup.Optimizer.Apply(store, opt, vars, gradientValues(grads), nil)
-	if t.cfg.TerminateOnNaN {
-		updated := make([]*graph.Node, len(vars))
+	params := vars
+	if precision.Mixed() {
+		params = make([]*model.Variable, len(vars))
 		for i, v := range vars {
+			params[i] = masterOf(store, v)
+		}
+	}
+	var gate *graph.Node
+	if scale != nil {
+		// Skip the update when a gradient overflowed (GradScaler's rule).
+		gate = graph.LogicalAll(finiteFlags(gradientValues(grads)))
+	}
+	setup.Optimizer.Apply(store, opt, params, gradientValues(grads), gate)
+	if precision.Mixed() {
+		for i, v := range vars {
+			v.SetNodeValue(graph.ConvertDType(params[i].NodeValue(s.graph), v.DType()))
+		}
+	}
+	if t.cfg.TerminateOnNaN {
+		updated := make([]*graph.Node, len(params))
+		for i, v := range params {
 			updated[i] = v.NodeValue(s.graph)
-			info.paramPaths = append(info.paramPaths, v.Path())
+			info.paramPaths = append(info.paramPaths, vars[i].Path())
 		}
 		outs = append(outs, finiteFlags(updated))
 		info.paramFlags = true
+	}
+	if gate != nil {
+		outs = append(outs, gate)
+		info.gateFlag = true
 	}
 	return outs
 }
 
 // accumulator returns the variable in which optimizer opt sums v's gradients.
-func accumulator(store *model.Store, opt int, v *model.Variable) *model.Variable {
-	acc := store.VariableWithShape(fmt.Sprintf("/volt/accumulate_%d%s", opt, v.Path()), v.Shape(), graph.Zeros)
+func accumulator(store *model.Store, opt int, v *model.Variable, dtype dtypes.DType) *model.Variable {
+	acc := store.VariableWithShape(fmt.Sprintf("/volt/accumulate_%d%s", opt, v.Path()), shapes.Make(dtype, v.Shape().Dimensions...), graph.Zeros)
 	acc.SetTrainable(false)
 	return acc
 }
@@ -395,6 +437,16 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		return nil, nil, err
 	}
 	rest = rest[len(info.normMetrics):]
+	if info.gateFlag {
+		finite := rest[len(rest)-1]
+		rest = rest[:len(rest)-1]
+		var ok bool
+		tensors.MustConstFlatData(finite, func(v []bool) { ok = v[0] })
+		t.scaler.Update(!ok)
+		if err := t.setLossScale(); err != nil {
+			return nil, nil, err
+		}
+	}
 	if t.cfg.TerminateOnNaN {
 		if err := t.checkFinite(outs[0], info, rest); err != nil {
 			return nil, nil, err

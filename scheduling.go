@@ -70,7 +70,10 @@ func (t *Trainer) setLR(i int, lr float64) error {
 	store := t.eng.Store
 	path := optim.StatePrefix(i) + "/lr"
 	v := store.GetVariable(path)
-	dtype := t.eng.DType
+	dtype := dtypes.Float32 // also for low-precision policies: the LR is never half precision
+	if t.eng.DType == dtypes.Float64 {
+		dtype = dtypes.Float64
+	}
 	if v != nil {
 		dtype = v.DType()
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/optim"
 )
 
 // Trainer runs the loops around a Module: Fit, Validate, Test and Predict.
@@ -41,10 +42,11 @@ type Trainer struct {
 	fx          string // the hook being called, for Log's defaults
 
 	dataModule      DataModule
-	lastCheckpoint  string       // the last file SaveCheckpoint wrote
-	resume          *resumePoint // where the next Fit continues, after a restore
-	loaded          *loadCheck   // what the last restore set, until the first trace checks it
-	schedulerStates [][]byte     // scheduler states from a checkpoint, applied when Fit starts
+	lastCheckpoint  string            // the last file SaveCheckpoint wrote
+	resume          *resumePoint      // where the next Fit continues, after a restore
+	loaded          *loadCheck        // what the last restore set, until the first trace checks it
+	schedulerStates [][]byte          // scheduler states from a checkpoint, applied when Fit starts
+	scaler          *optim.LossScaler // "16-mixed" dynamic loss scaling
 
 	shouldStop     bool
 	stopReason     string
@@ -179,11 +181,21 @@ func (t *Trainer) ensureEngine(m Module) error {
 	if err != nil {
 		return err
 	}
+	if err := t.cfg.precision.CheckBackend(backend); err != nil {
+		return fmt.Errorf("Config.Precision: %w", err)
+	}
 	eng, err := engine.New(backend, t.cfg.precision.DType(), int64(data.DefaultSeed()))
 	if err != nil {
 		return err
 	}
+	eng.NoFusion = engine.NeedsNoFusion(t.cfg.backend, eng.DType)
 	t.eng, t.module = eng, m
+	t.scaler = newScaler(t.cfg.precision)
+	if t.scaler != nil {
+		if err := t.setLossScale(); err != nil {
+			return err
+		}
+	}
 	t.auto = nil
 	t.evals = map[evalKey]*evalProgram{}
 	t.trainRes = newResults()

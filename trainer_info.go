@@ -95,3 +95,12 @@ func (t *Trainer) LastCheckpoint() string { return t.lastCheckpoint }
 // SetLastCheckpoint records path as the last checkpoint (what
 // FromCheckpoint("last") loads), for callbacks that manage files themselves.
 func (t *Trainer) SetLastCheckpoint(path string) { t.lastCheckpoint = path }
+
+// LossScale returns the current dynamic loss scale under "16-mixed" (0 for
+// the other precisions).
+func (t *Trainer) LossScale() float64 {
+	if t.scaler == nil {
+		return 0
+	}
+	return t.scaler.Scale()
+}

@@ -12,6 +12,13 @@ import (
 type Batch struct {
 	Inputs, Labels []*tensors.Tensor
 	Size           int
+	// Parts describes a batch combined from several loaders by a
+	// CombinedLoader: Inputs and Labels are the parts' inputs and labels
+	// concatenated in part order; nil for an ordinary batch.
+	Parts []Part
+	// DataloaderIdx is the index of the loader a Sequential CombinedLoader
+	// took this batch from (0 otherwise).
+	DataloaderIdx int
 }
 
 // Collator turns examples into a batch.

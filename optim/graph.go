@@ -75,21 +75,38 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 	stepVar := stepVariable(store, index)
 	step := AddScalar(stepVar.NodeValue(g), 1)
 	set := func(v *model.Variable, value *Node) {
+		if value.DType() != v.DType() {
+			value = ConvertDType(value, v.DType())
+		}
 		if gate != nil {
 			value = Where(gate, value, v.NodeValue(g))
 		}
 		v.SetNodeValue(value)
 	}
+	// read returns a variable's value in the working dtype.
+	read := func(v *model.Variable, dtype dtypes.DType) *Node {
+		n := v.NodeValue(g)
+		if n.DType() != dtype {
+			n = ConvertDType(n, dtype)
+		}
+		return n
+	}
 	set(stepVar, step)
 	lrVar := o.lrVariableFor(store, index, params)
 	for i, p := range params {
+		// Half-precision parameters (bf16-true, 16-true) are updated with
+		// float32 math, their state stored in their own dtype: eps and the
+		// bias corrections would round to zero otherwise.
 		dtype := p.DType()
+		if dtype == dtypes.BFloat16 || dtype == dtypes.Float16 {
+			dtype = dtypes.Float32
+		}
 		lr := lrVar.NodeValue(g)
 		if lr.DType() != dtype {
 			lr = ConvertDType(lr, dtype)
 		}
 		t := ConvertDType(step, dtype)
-		param := p.NodeValue(g)
+		param := read(p, dtype)
 		grad := grads[i]
 		if grad.DType() != dtype {
 			grad = ConvertDType(grad, dtype)
@@ -102,7 +119,7 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 			}
 			if o.Momentum != 0 {
 				bufVar := stateVariable(store, index, p, "momentum_buffer")
-				buf := Add(Mul(c(o.Momentum), bufVar.NodeValue(g)), Mul(c(1-o.Dampening), grad))
+				buf := Add(Mul(c(o.Momentum), read(bufVar, dtype)), Mul(c(1-o.Dampening), grad))
 				// PyTorch starts the buffer at the first gradient, undampened.
 				buf = Where(Equal(t, c(1)), grad, buf)
 				set(bufVar, buf)
@@ -122,8 +139,8 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 			b1, b2 := c(o.Betas[0]), c(o.Betas[1])
 			mVar := stateVariable(store, index, p, "exp_avg")
 			vVar := stateVariable(store, index, p, "exp_avg_sq")
-			m := Add(Mul(b1, mVar.NodeValue(g)), Mul(OneMinus(b1), grad))
-			v := Add(Mul(b2, vVar.NodeValue(g)), Mul(OneMinus(b2), Square(grad)))
+			m := Add(Mul(b1, read(mVar, dtype)), Mul(OneMinus(b1), grad))
+			v := Add(Mul(b2, read(vVar, dtype)), Mul(OneMinus(b2), Square(grad)))
 			set(mVar, m)
 			set(vVar, v)
 			biasCorrection1 := OneMinus(Pow(b1, t))
@@ -137,12 +154,12 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 			}
 			alpha := c(o.Alpha)
 			sqVar := stateVariable(store, index, p, "square_avg")
-			sq := Add(Mul(alpha, sqVar.NodeValue(g)), Mul(OneMinus(alpha), Square(grad)))
+			sq := Add(Mul(alpha, read(sqVar, dtype)), Mul(OneMinus(alpha), Square(grad)))
 			set(sqVar, sq)
 			avg := Add(Sqrt(sq), c(o.Eps))
 			if o.Momentum > 0 {
 				bufVar := stateVariable(store, index, p, "momentum_buffer")
-				buf := Add(Mul(c(o.Momentum), bufVar.NodeValue(g)), Div(grad, avg))
+				buf := Add(Mul(c(o.Momentum), read(bufVar, dtype)), Div(grad, avg))
 				set(bufVar, buf)
 				set(p, Sub(param, Mul(lr, buf)))
 			} else {

@@ -21,6 +21,8 @@ type Engine struct {
 	Backend compute.Backend
 	Store   *model.Store
 	DType   dtypes.DType
+	// NoFusion builds graphs without GoMLX's fused ops (see withoutFusion).
+	NoFusion bool
 }
 
 // New returns an engine with a fresh store whose random state is seeded with
@@ -40,11 +42,12 @@ type Program struct {
 	exec      *model.Exec
 	numInputs int
 	args      []any
+	noFusion  bool
 }
 
 // Compile wraps fn in an executor over the engine's store.
 func (e *Engine) Compile(name string, fn GraphFn) (*Program, error) {
-	p := &Program{name: name}
+	p := &Program{name: name, noFusion: e.NoFusion}
 	exec, err := model.NewExec(e.Backend, e.Store, func(scope *model.Scope, all []*graph.Node) []*graph.Node {
 		inputs := castFloats(all[:p.numInputs], e.DType)
 		labels := castFloats(all[p.numInputs:], e.DType)
@@ -80,6 +83,9 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 	}
 	for _, t := range b.Labels {
 		p.args = append(p.args, t)
+	}
+	if p.noFusion {
+		defer withoutFusion()()
 	}
 	err = Catch(func() error {
 		var g *graph.Graph

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/dtypes/bfloat16"
+	"github.com/gomlx/compute/dtypes/float16"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -30,6 +32,10 @@ func Float64(t *tensors.Tensor) (float64, error) {
 			return 1, nil
 		}
 		return 0, nil
+	case bfloat16.BFloat16:
+		return float64(v.Float32()), nil
+	case float16.Float16:
+		return float64(v.Float32()), nil
 	default:
 		return 0, fmt.Errorf("cannot read a %s scalar as a number", t.Shape().DType)
 	}
@@ -56,14 +62,38 @@ func Gradients(loss *graph.Node, vars []*model.Variable) []*graph.Node {
 	return graph.Gradient(loss, nodes...)
 }
 
-// ToScalar converts a node to a float scalar of the same float dtype, or to
-// float32 when it is an integer or boolean, for logging.
+// ToScalar converts a node to a float32 or float64 scalar for logging
+// (integers, booleans and half-precision floats become float32).
 func ToScalar(n *graph.Node) (*graph.Node, error) {
 	if !n.Shape().IsScalar() {
 		return nil, fmt.Errorf("logged values must be scalars, got shape %s", n.Shape())
 	}
-	if !n.DType().IsFloat() {
+	if n.DType() != dtypes.Float32 && n.DType() != dtypes.Float64 {
 		return graph.ConvertDType(n, dtypes.Float32), nil
 	}
 	return n, nil
+}
+
+// ToFloat32 returns a float32 copy of a floating-point tensor of any precision.
+func ToFloat32(t *tensors.Tensor) *tensors.Tensor {
+	out := make([]float32, t.Size())
+	_ = t.ConstFlatData(func(flat any) {
+		switch x := flat.(type) {
+		case []float32:
+			copy(out, x)
+		case []float64:
+			for i, v := range x {
+				out[i] = float32(v)
+			}
+		case []bfloat16.BFloat16:
+			for i, v := range x {
+				out[i] = v.Float32()
+			}
+		case []float16.Float16:
+			for i, v := range x {
+				out[i] = v.Float32()
+			}
+		}
+	})
+	return tensors.FromFlatDataAndDimensions(out, t.Shape().Dimensions...)
 }

@@ -1,0 +1,115 @@
+package volt
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/optim"
+)
+
+// Mixed precision ("bf16-mixed", "16-mixed"): the module computes in the low
+// precision (its layers create their variables in it: the compute copies),
+// while volt keeps a float32 master copy of each trainable variable under
+// /volt/master/… The optimizer (and its state) works on the masters with
+// float32 gradients; after each update the compute copy is the master cast
+// down. "16-mixed" also scales the loss dynamically (optim.LossScaler) and
+// skips the updates whose gradients overflow.
+
+const (
+	masterPrefix  = "/volt/master"
+	lossScalePath = "/volt/loss_scale"
+)
+
+// masterOf returns the float32 master variable of compute variable v.
+func masterOf(store *model.Store, v *model.Variable) *model.Variable {
+	m := store.GetVariable(masterPrefix + v.Path())
+	if m == nil {
+		panic(fmt.Sprintf("mixed precision: no master weights for %s (the variable appeared after the first step?)", v.Path()))
+	}
+	return m
+}
+
+// ensureMasters creates the master weights before the first mixed-precision
+// step: it runs the module's forward once on b (which creates and
+// initialises the compute copies) and stores each trainable variable cast to
+// float32. A restored checkpoint already has them.
+func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
+	t := a.t
+	if !t.cfg.precision.Mixed() || a.mastersReady {
+		return nil
+	}
+	for v := range t.eng.Store.IterVariables() {
+		if strings.HasPrefix(v.Path(), masterPrefix+"/") {
+			a.mastersReady = true
+			return nil
+		}
+	}
+	// Run the forward pass once: GoMLX creates and initialises the compute
+	// copies before executing it.
+	var trainable []string
+	prog, err := t.eng.Compile("MixedPrecisionInit", func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t}
+		loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
+		trainable = trainable[:0]
+		for _, v := range engine.TrainableVariables(t.eng.Store, s.graph) {
+			trainable = append(trainable, v.Path())
+		}
+		return []*graph.Node{loss}
+	})
+	if err != nil {
+		return err
+	}
+	if _, _, err := prog.Run(b); err != nil {
+		return fmt.Errorf("creating the float32 master weights: %w", err)
+	}
+	for _, path := range trainable {
+		v := t.eng.Store.GetVariable(path)
+		value, err := v.Value()
+		if err != nil {
+			return fmt.Errorf("mixed precision: %s: %w", path, err)
+		}
+		m, err := t.eng.Store.CreateVariable(masterPrefix+path, engine.ToFloat32(value))
+		if err != nil {
+			return fmt.Errorf("mixed precision: master of %s: %w", path, err)
+		}
+		m.SetTrainable(false)
+	}
+	a.mastersReady = true
+	return nil
+}
+
+// lossScale returns the loss-scale node of a traced step.
+func lossScale(store *model.Store, g *graph.Graph) *graph.Node {
+	v := store.VariableWithValue(lossScalePath, float32(65536))
+	v.SetTrainable(false)
+	return v.NodeValue(g)
+}
+
+// setLossScale writes the scaler's current scale into its variable.
+func (t *Trainer) setLossScale() error {
+	v := t.eng.Store.GetVariable(lossScalePath)
+	value := tensors.FromScalar(float32(t.scaler.Scale()))
+	if v == nil {
+		var err error
+		v, err = t.eng.Store.CreateVariable(lossScalePath, value)
+		if err != nil {
+			return err
+		}
+		v.SetTrainable(false)
+		return nil
+	}
+	return v.SetValue(value)
+}
+
+// newScaler returns the loss scaler of "16-mixed" (nil otherwise).
+func newScaler(p engine.Precision) *optim.LossScaler {
+	if !p.LossScaling() {
+		return nil
+	}
+	return optim.NewLossScaler()
+}
