@@ -1,0 +1,17 @@
+//go:build unix
+
+package callback
+
+import (
+	"syscall"
+	"time"
+)
+
+// cpuTimes returns the user and system CPU time of the process.
+func cpuTimes() (user, sys time.Duration, ok bool) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, 0, false
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano()), true
+}

@@ -1,0 +1,20 @@
+// Package callback holds volt's built-in callbacks, Lightning's set written
+// for volt's hook interfaces. Each one is a pointer built by its constructor
+// (which validates the configuration and names the bad field), implements
+// only the hooks it listens to, and resets its per-run state when a run
+// starts; the stateful ones implement volt.Stateful so a checkpoint carries
+// them.
+//
+//	EarlyStopping                  stops Fit when a monitored metric stops improving
+//	ModelSummary                   prints the model's variables, grouped by scope
+//	Timer                          stops Fit after a wall-clock budget; times each stage
+//	ProgressBar                    per-epoch bars on a terminal, plain lines elsewhere
+//	ThroughputMonitor              logs batches/s, samples/s (and items/s) per epoch
+//	DeviceStatsMonitor             logs process CPU time and Go memory per epoch
+//	PredictionWriter               writes Predict's outputs as JSON files
+//	LearningRateMonitor            logs each optimizer's learning rate (and momentum, weight decay)
+//	GradientAccumulationScheduler  changes AccumulateGradBatches by epoch
+//
+// Add a callback by listing it in volt.Config.Callbacks; leave it out to turn
+// it off (there is no default progress bar or summary).
+package callback

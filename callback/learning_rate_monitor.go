@@ -1,0 +1,128 @@
+package callback
+
+import (
+	"fmt"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/optim"
+)
+
+// LearningRateMonitor logs the learning rate of each optimizer during Fit
+// (Lightning's LearningRateMonitor).
+//
+// Names follow Lightning: "lr-<Optimizer>" with the PyTorch class name
+// ("lr-SGD", "lr-Adam", "lr-AdamW", "lr-RMSprop"), and a "-<n>" suffix for the
+// second and later optimizers of one kind ("lr-Adam", "lr-Adam-1"). With
+// LogMomentum it also logs "<name>-momentum" (SGD and RMSprop momentum,
+// Adam's beta1) and with LogWeightDecay "<name>-weight_decay".
+//
+// With LoggingInterval "step" the values are logged at every training batch
+// start as step values (they reach the loggers every LogEveryNSteps, like
+// any step value; reading the rate is a small device read per batch); with
+// "epoch" (the default) once per epoch, at its start.
+type LearningRateMonitor struct {
+	cfg   LearningRateMonitorConfig
+	names []string
+}
+
+// LearningRateMonitorConfig configures LearningRateMonitor.
+type LearningRateMonitorConfig struct {
+	// LoggingInterval is "epoch" (default) or "step".
+	LoggingInterval string
+	// LogMomentum also logs the momentum (beta1 for Adam and AdamW).
+	LogMomentum bool
+	// LogWeightDecay also logs the weight decay.
+	LogWeightDecay bool
+}
+
+// NewLearningRateMonitor validates cfg and returns the callback.
+func NewLearningRateMonitor(cfg LearningRateMonitorConfig) (*LearningRateMonitor, error) {
+	switch cfg.LoggingInterval {
+	case "":
+		cfg.LoggingInterval = "epoch"
+	case "step", "epoch":
+	default:
+		return nil, fmt.Errorf("callback.NewLearningRateMonitor: LearningRateMonitorConfig.LoggingInterval: unknown %q; valid: \"step\", \"epoch\"", cfg.LoggingInterval)
+	}
+	return &LearningRateMonitor{cfg: cfg}, nil
+}
+
+// optimizerClass is PyTorch's class name for an optimizer kind.
+func optimizerClass(k optim.Kind) string {
+	switch k {
+	case optim.KindSGD:
+		return "SGD"
+	case optim.KindAdam:
+		return "Adam"
+	case optim.KindAdamW:
+		return "AdamW"
+	case optim.KindRMSProp:
+		return "RMSprop"
+	}
+	return string(k)
+}
+
+// Names returns the metric name of each optimizer's learning rate in the
+// current Fit ("lr-Adam", "lr-Adam-1", …).
+func (m *LearningRateMonitor) Names() []string { return m.names }
+
+// OnTrainStart names the optimizers.
+func (m *LearningRateMonitor) OnTrainStart(t *volt.Trainer) error {
+	seen := map[string]int{}
+	m.names = m.names[:0]
+	for _, o := range t.Optimizers() {
+		name := "lr-" + optimizerClass(o.Optimizer.Kind)
+		if n := seen[name]; n > 0 {
+			m.names = append(m.names, fmt.Sprintf("%s-%d", name, n))
+		} else {
+			m.names = append(m.names, name)
+		}
+		seen[name]++
+	}
+	return nil
+}
+
+// OnTrainEpochStart logs with LoggingInterval "epoch".
+func (m *LearningRateMonitor) OnTrainEpochStart(t *volt.Trainer) error {
+	if m.cfg.LoggingInterval == "epoch" {
+		m.log(t)
+	}
+	return nil
+}
+
+// OnTrainBatchStart logs with LoggingInterval "step".
+func (m *LearningRateMonitor) OnTrainBatchStart(t *volt.Trainer, _ *data.Batch, _ int) error {
+	if m.cfg.LoggingInterval == "step" {
+		m.log(t)
+	}
+	return nil
+}
+
+func (m *LearningRateMonitor) log(t *volt.Trainer) {
+	opts := t.Optimizers()
+	for i, lr := range t.LearningRates() {
+		if i >= len(m.names) || i >= len(opts) {
+			break
+		}
+		name, o := m.names[i], opts[i].Optimizer
+		t.Log(name, lr)
+		if m.cfg.LogMomentum {
+			mom := o.Momentum
+			if o.Kind == optim.KindAdam || o.Kind == optim.KindAdamW {
+				mom = o.Betas[0]
+			}
+			t.Log(name+"-momentum", mom)
+		}
+		if m.cfg.LogWeightDecay {
+			t.Log(name+"-weight_decay", o.WeightDecay)
+		}
+	}
+}
+
+// Interface guards.
+var (
+	_ volt.OnTrainStart      = (*LearningRateMonitor)(nil)
+	_ volt.OnTrainEpochStart = (*LearningRateMonitor)(nil)
+	_ volt.OnTrainBatchStart = (*LearningRateMonitor)(nil)
+)

@@ -1,0 +1,195 @@
+package callback
+
+import (
+	"path/filepath"
+	"time"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+)
+
+// ModelCheckpoint saves checkpoints during Fit: when a cadence is due, it
+// keeps the best SaveTopK files by a monitored metric (or the latest ones
+// without a monitor) and, with SaveLast, a copy of the newest one as
+// "last.ckpt" (Lightning's ModelCheckpoint).
+//
+// The work is split three ways, after a validated configuration
+// (model_checkpoint_config.go). When: the cadence (every n training steps,
+// every n epochs, or every time interval) and the hook that checks it
+// (model_checkpoint.go). Which: the top-k bookkeeping that decides whether a
+// checkpoint is kept and which file drops out (model_checkpoint_topk.go).
+// How: file names from the Filename template (model_checkpoint_filename.go)
+// and atomic writes, copies and removals (model_checkpoint_writer.go).
+//
+// It never saves during the sanity check, outside Fit, or twice for the same
+// global step. It removes only files its own bookkeeping holds, never the last
+// file. It implements volt.BestModelPather, so FromCheckpoint("best") loads
+// BestModelPath, and it records last.ckpt with Trainer.SetLastCheckpoint, so
+// FromCheckpoint("last") loads it. Its bookkeeping is volt.Stateful: a
+// resumed Fit continues the same top k.
+type ModelCheckpoint struct {
+	cfg     ModelCheckpointConfig
+	topK    int
+	name    filenameTemplate
+	better  func(a, b float64) bool
+	dirpath string // resolved at Setup
+	state   modelCheckpointState
+
+	loaded      bool   // LoadState ran: keep lastGlobalStepSaved at OnFitStart
+	loadWarning string // said at OnFitStart
+	atVal       bool   // Fit validates: auto mode saves at OnValidationEnd
+	valRan      bool   // a Fit validation run ended: a missing monitor is an error
+	warned      bool   // the missing monitor was reported
+	lastTime    time.Time
+}
+
+// Dirpath returns the directory of the files ("" before the first Fit when
+// ModelCheckpointConfig.Dirpath is "").
+func (m *ModelCheckpoint) Dirpath() string { return m.dirpath }
+
+// Setup resolves the directory when Fit starts.
+func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
+	if stage != volt.StageFit {
+		return nil
+	}
+	m.dirpath = m.cfg.Dirpath
+	if m.dirpath == "" {
+		m.dirpath = filepath.Join(t.LogDir(), "checkpoints")
+	}
+	return nil
+}
+
+// OnFitStart resets the per-run state; the bookkeeping of earlier saves (and
+// of a loaded checkpoint) is kept.
+func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
+	if !m.loaded {
+		m.state.LastGlobalStepSaved = 0 // no need to save before any step
+	}
+	if m.loadWarning != "" {
+		t.Slog().Warn(m.loadWarning)
+	}
+	m.loaded, m.loadWarning = false, ""
+	m.atVal, m.valRan, m.warned = false, false, false
+	m.lastTime = m.cfg.Now()
+	return nil
+}
+
+// OnSanityCheckStart notes that Fit validates.
+func (m *ModelCheckpoint) OnSanityCheckStart(*volt.Trainer) error {
+	m.atVal = true
+	return nil
+}
+
+// OnTrainBatchEnd saves when the step or time cadence is due.
+func (m *ModelCheckpoint) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
+	if m.skip(t) {
+		return nil
+	}
+	stepDue := m.cfg.EveryNTrainSteps > 0 && t.GlobalStep()%int64(m.cfg.EveryNTrainSteps) == 0
+	timeDue := false
+	if m.cfg.TrainTimeInterval > 0 {
+		if now := m.cfg.Now(); now.Sub(m.lastTime) >= m.cfg.TrainTimeInterval {
+			timeDue, m.lastTime = true, now
+		}
+	}
+	if !stepDue && !timeDue {
+		return nil
+	}
+	return m.save(t)
+}
+
+// OnValidationEnd saves when the epoch cadence is due and saves happen at
+// validation end.
+func (m *ModelCheckpoint) OnValidationEnd(t *volt.Trainer) error {
+	if st := t.State(); st.Fn != volt.StageFit || st.Stage == volt.RunningSanityCheck {
+		return nil
+	}
+	m.atVal, m.valRan = true, true
+	if m.onTrainEpochEnd() || m.skip(t) || !m.epochDue(t) {
+		return nil
+	}
+	return m.save(t)
+}
+
+// OnTrainEpochEnd saves when the epoch cadence is due and saves happen at
+// training epoch end.
+func (m *ModelCheckpoint) OnTrainEpochEnd(t *volt.Trainer) error {
+	if !m.onTrainEpochEnd() || m.skip(t) || !m.epochDue(t) {
+		return nil
+	}
+	return m.save(t)
+}
+
+// OnTrainEnd brings last.ckpt up to the end of training.
+func (m *ModelCheckpoint) OnTrainEnd(t *volt.Trainer) error {
+	if !m.cfg.SaveLast || m.skip(t) {
+		return nil
+	}
+	return m.saveLast(t, "")
+}
+
+// onTrainEpochEnd reports whether the epoch cadence is checked at
+// OnTrainEpochEnd (else at OnValidationEnd).
+func (m *ModelCheckpoint) onTrainEpochEnd() bool {
+	if m.cfg.SaveOnTrainEpochEnd != nil {
+		return *m.cfg.SaveOnTrainEpochEnd
+	}
+	return !m.atVal
+}
+
+// epochDue reports whether the current epoch is one of the epoch cadence.
+func (m *ModelCheckpoint) epochDue(t *volt.Trainer) bool {
+	n := m.cfg.EveryNEpochs
+	return n > 0 && (t.CurrentEpoch()+1)%n == 0
+}
+
+// skip reports whether no checkpoint may be written now: outside Fit, in the
+// sanity check, or when this global step was already saved.
+func (m *ModelCheckpoint) skip(t *volt.Trainer) bool {
+	st := t.State()
+	return st.Fn != volt.StageFit || st.Stage == volt.RunningSanityCheck || m.state.LastGlobalStepSaved == t.GlobalStep()
+}
+
+// save writes the checkpoints of one due cadence: the top-k file (when it
+// makes the cut) and last.ckpt.
+func (m *ModelCheckpoint) save(t *volt.Trainer) error {
+	candidates := monitorCandidates(t)
+	var saved string
+	if m.topK != 0 {
+		var err error
+		if saved, err = m.saveTopK(t, candidates); err != nil {
+			return err
+		}
+	}
+	if !m.cfg.SaveLast {
+		return nil
+	}
+	return m.saveLast(t, saved)
+}
+
+// monitorCandidates returns the metrics a monitor or a filename can name:
+// the callback metrics plus "epoch" and "step" (unless logged under those
+// names).
+func monitorCandidates(t *volt.Trainer) map[string]float64 {
+	c := t.CallbackMetrics()
+	if _, ok := c["epoch"]; !ok {
+		c["epoch"] = float64(t.CurrentEpoch())
+	}
+	if _, ok := c["step"]; !ok {
+		c["step"] = float64(t.GlobalStep())
+	}
+	return c
+}
+
+// Interface guards.
+var (
+	_ volt.Setup              = (*ModelCheckpoint)(nil)
+	_ volt.OnFitStart         = (*ModelCheckpoint)(nil)
+	_ volt.OnSanityCheckStart = (*ModelCheckpoint)(nil)
+	_ volt.OnTrainBatchEnd    = (*ModelCheckpoint)(nil)
+	_ volt.OnValidationEnd    = (*ModelCheckpoint)(nil)
+	_ volt.OnTrainEpochEnd    = (*ModelCheckpoint)(nil)
+	_ volt.OnTrainEnd         = (*ModelCheckpoint)(nil)
+	_ volt.Stateful           = (*ModelCheckpoint)(nil)
+	_ volt.BestModelPather    = (*ModelCheckpoint)(nil)
+)

@@ -1,0 +1,128 @@
+package callback
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/voltml/volt"
+)
+
+// This file is ModelCheckpoint's "how": paths, atomic writes and copies,
+// and removals.
+
+// lastName is the file name of the copy of the newest checkpoint.
+const lastName = "last.ckpt"
+
+// pathFor returns the path of a new checkpoint: the rendered Filename in the
+// directory, with "-v1", "-v2", … appended while another file has the name
+// (reuse is the file about to be replaced, whose name may be taken again).
+func (m *ModelCheckpoint) pathFor(candidates map[string]float64, reuse string) string {
+	name := m.name.render(candidates)
+	path := filepath.Join(m.dirpath, name+".ckpt")
+	for v := 1; path != reuse && exists(path); v++ {
+		path = filepath.Join(m.dirpath, fmt.Sprintf("%s-v%d.ckpt", name, v))
+	}
+	return path
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// write saves the trainer's state to path. It records the global step (and,
+// with SaveLast, the last file that this save refreshes) first, so that the
+// file carries bookkeeping that includes itself.
+func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
+	m.state.LastGlobalStepSaved = t.GlobalStep()
+	if m.cfg.SaveLast {
+		m.state.LastModelPath = filepath.Join(m.dirpath, lastName)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("ModelCheckpoint: %w", err)
+	}
+	return t.SaveCheckpoint(path, m.cfg.SaveWeightsOnly)
+}
+
+// saveLast brings last.ckpt up to date: an atomic copy of saved, the file
+// this save just wrote, or else a fresh save. FromCheckpoint("last") then
+// loads it.
+func (m *ModelCheckpoint) saveLast(t *volt.Trainer, saved string) error {
+	last := filepath.Join(m.dirpath, lastName)
+	if saved == "" {
+		if err := m.write(t, last); err != nil {
+			return err
+		}
+	} else if err := copyAtomic(saved, last); err != nil {
+		return fmt.Errorf("ModelCheckpoint: %w", err)
+	}
+	t.SetLastCheckpoint(last)
+	return nil
+}
+
+// remove deletes a checkpoint that dropped out of the top k; one already
+// gone is not an error. The last file is never removed.
+func (m *ModelCheckpoint) remove(path string) error {
+	if path == m.state.LastModelPath {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("ModelCheckpoint: removing %s: %w", path, err)
+	}
+	return nil
+}
+
+// copyAtomic copies src to dst the way checkpoint.Save writes: into a
+// temporary file next to dst (".<base>.<random>.tmp", which checkpoint.Load
+// never reads), fsynced, renamed over dst, with the directory fsynced. On
+// error dst is untouched and the temporary file removed.
+func copyAtomic(src, dst string) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("copying checkpoint: %w", err)
+	}
+	defer in.Close()
+	dir, base := filepath.Split(dst)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("copying %s to %s: %w", src, dst, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = tmp.Close()
+			_ = os.Remove(tmp.Name())
+			err = fmt.Errorf("copying %s to %s: %w", src, dst, err)
+		}
+	}()
+	if _, err := io.Copy(tmp, in); err != nil {
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}

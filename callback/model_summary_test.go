@@ -1,0 +1,96 @@
+package callback_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/train/loss"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+)
+
+// deep is a model with nested scopes and a frozen variable.
+type deep struct{ boring }
+
+func (m *deep) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	enc := s.Scope().In("encoder")
+	h := layers.DenseWithBias(enc.In("layer0"), b.Input(0), 4)
+	h = layers.DenseWithBias(enc.In("layer1"), h, 4)
+	out := layers.DenseWithBias(s.Scope().In("head"), h, 1)
+	scale := s.Scope().In("stats").VariableWithValue("scale", float32(1)).SetTrainable(false)
+	out = graph.Mul(out, scale.ValueGraph(s.Graph()))
+	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{out})
+}
+
+func TestModelSummaryPrintsOncePerFit(t *testing.T) {
+	var out bytes.Buffer
+	ms, err := callback.NewModelSummary(callback.ModelSummaryConfig{Writer: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, boringData(), ms); err != nil {
+		t.Fatal(err)
+	}
+	want := `  | Name  | Shape | DType   | Params | Mode
+------------------------------------------------
+0 | dense | -     | Float32 | 9      | trainable
+------------------------------------------------
+9          Trainable params
+0          Non-trainable params
+9          Total params
+0.000      Total estimated model params size (MB)
+`
+	if out.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", out.String(), want)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	tr, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &deep{}, trainOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		depth int
+		rows  []string // "name shape dtype params mode"
+	}{
+		{0, nil},
+		{1, []string{"encoder - Float32 56 trainable", "head - Float32 5 trainable", "stats - Float32 1 frozen"}},
+		{2, []string{"encoder - Float32 56 trainable", "encoder/layer0 - Float32 36 trainable", "encoder/layer1 - Float32 20 trainable",
+			"head - Float32 5 trainable", "head/dense - Float32 5 trainable",
+			"stats - Float32 1 frozen", "stats/scale [] Float32 1 frozen"}},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint("depth ", tc.depth), func(t *testing.T) {
+			s := callback.Summarize(tr.Store(), tc.depth)
+			var got []string
+			for _, r := range s.Rows {
+				shape := r.Shape
+				if shape == "" {
+					shape = "-"
+				}
+				got = append(got, fmt.Sprintf("%s %s %s %d %s", r.Name, shape, r.DType, r.Params, r.Mode()))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.rows, "\n") {
+				t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.rows, "\n"))
+			}
+			if s.TrainableParams != 61 || s.NonTrainableParams != 1 || s.TotalParams != 62 || s.SizeMB != 62*4/1e6 {
+				t.Errorf("totals %d/%d/%d, %v MB; want 61/1/62, %v MB", s.TrainableParams, s.NonTrainableParams, s.TotalParams, s.SizeMB, 62*4/1e6)
+			}
+		})
+	}
+	if all := callback.Summarize(tr.Store(), -1); len(all.Rows) != 15 || all.Rows[3].Name != "encoder/layer0/dense/weights" || all.Rows[3].Shape != "[8 4]" {
+		t.Errorf("depth -1: %d rows, want 15:\n%s", len(all.Rows), all)
+	}
+}
+
+func TestModelSummaryConfigErrors(t *testing.T) {
+	_, err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -2})
+	if err == nil || !strings.Contains(err.Error(), "ModelSummaryConfig.MaxDepth: must be -1 (all), 0 (default 1) or positive, got -2") {
+		t.Errorf("error = %v", err)
+	}
+}
