@@ -14,3 +14,9 @@ type Stateful interface {
 	State() ([]byte, error)
 	LoadState(state []byte) error
 }
+
+// FastDevRunSkipped is implemented by callbacks that Config.FastDevRun turns
+// off (checkpointing, early stopping): the trainer does not call them then.
+type FastDevRunSkipped interface {
+	SkippedInFastDevRun()
+}

@@ -171,7 +171,8 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 func (t *Trainer) resumePointNow() *resumePoint {
 	p := &t.progress
 	epoch := int(p.Epoch.Total.Completed)
-	inEpoch := t.state.Fn == StageFit && t.state.Status == StatusRunning && p.Epoch.Total.Ready > p.Epoch.Total.Completed
+	active := t.state.Status == StatusRunning || t.state.Status == StatusInterrupted || t.state.Status == StatusFailed
+	inEpoch := t.state.Fn == StageFit && active && p.Epoch.Total.Ready > p.Epoch.Total.Completed
 	if !inEpoch || p.Stage == "train_epoch_end" {
 		if inEpoch {
 			epoch++

@@ -25,9 +25,34 @@ type Config struct {
 	// MinSteps keeps training at least this many optimization steps.
 	MinSteps int64
 
-	// CheckValEveryNEpoch runs validation after every n-th training epoch;
+	// CheckValEveryNEpoch runs validation in every n-th training epoch;
 	// 0 means 1.
 	CheckValEveryNEpoch int
+	// ValCheckInterval says when validation runs within those epochs:
+	// Batches(n), Fraction(f), AcrossEpochs(n) or Every(d); nil means after
+	// the epoch's last batch. With gradient accumulation a due validation
+	// waits for the end of the accumulation window.
+	ValCheckInterval ValInterval
+
+	// LimitTrainBatches, LimitValBatches, LimitTestBatches and
+	// LimitPredictBatches cap the batches per epoch of each loop (per loader
+	// for evaluation): Batches(n) or Fraction(f); Batches(0) turns the loop
+	// off. Nil means every batch.
+	LimitTrainBatches   BatchLimit
+	LimitValBatches     BatchLimit
+	LimitTestBatches    BatchLimit
+	LimitPredictBatches BatchLimit
+	// OverfitBatches trains on the same first batches every epoch (shuffling
+	// off) and validates on them: Batches(n) or Fraction(f) of the training
+	// loader. Nil or Batches(0) is off.
+	OverfitBatches BatchLimit
+	// FastDevRun runs n batches of training, validation and test (one epoch)
+	// to check that everything runs; loggers, checkpointing and early stopping
+	// are off. 0 is off.
+	FastDevRun int
+	// ReloadDataloadersEveryNEpochs asks the data module for new loaders
+	// every n epochs; 0 never.
+	ReloadDataloadersEveryNEpochs int
 	// NumSanityValSteps is the number of validation batches run before
 	// training to catch bugs early: nil means 2, 0 turns the check off, -1
 	// runs the whole validation set.
@@ -182,6 +207,35 @@ func (c Config) validate() (resolved, error) {
 	}
 	if c.DetectAnomaly {
 		r.TerminateOnNaN = true
+	}
+	for _, l := range []struct {
+		field string
+		limit BatchLimit
+	}{{"LimitTrainBatches", c.LimitTrainBatches}, {"LimitValBatches", c.LimitValBatches},
+		{"LimitTestBatches", c.LimitTestBatches}, {"LimitPredictBatches", c.LimitPredictBatches},
+		{"OverfitBatches", c.OverfitBatches}} {
+		if err := validLimit(l.field, l.limit); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := validValInterval(&c); err != nil {
+		errs = append(errs, err)
+	}
+	if c.FastDevRun < 0 {
+		bad("Config.FastDevRun: must be >= 0 (0 is off), got %d", c.FastDevRun)
+	}
+	if c.ReloadDataloadersEveryNEpochs < 0 {
+		bad("Config.ReloadDataloadersEveryNEpochs: must be >= 0 (0 is never), got %d", c.ReloadDataloadersEveryNEpochs)
+	}
+	if c.OverfitBatches != nil && c.LimitTrainBatches != nil {
+		bad("Config.OverfitBatches and Config.LimitTrainBatches are both set; OverfitBatches already limits training")
+	}
+	if c.FastDevRun > 0 {
+		n := Batches(c.FastDevRun)
+		r.maxEpochs, r.maxSteps, r.sanitySteps = 1, int64(n), 0
+		r.LimitTrainBatches, r.LimitValBatches, r.LimitTestBatches, r.LimitPredictBatches = n, n, n, n
+		r.ValCheckInterval = nil
+		r.DisableLoggers, r.Loggers = true, nil
 	}
 	if c.DisableLoggers && len(c.Loggers) > 0 {
 		bad("Config.DisableLoggers is set but Config.Loggers lists %d loggers; use one or the other", len(c.Loggers))

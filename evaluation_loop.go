@@ -44,11 +44,22 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 		if len(loaders) == 0 {
 			return fmt.Errorf("volt: %s needs loaders: %T provides no %s loaders", fn, dm, kind.stage)
 		}
-		if err := checkLoaders(string(kind.stage), loaders); err != nil {
+		err := checkLoaders(string(kind.stage), loaders)
+		if err != nil {
 			return err
 		}
-		var err error
-		out, err = t.runEvaluation(ctx, kind, loaders, -1)
+		field := "LimitValBatches"
+		limit := t.cfg.LimitValBatches
+		if fn == StageTest {
+			field, limit = "LimitTestBatches", t.cfg.LimitTestBatches
+		}
+		limits := make([]int, len(loaders))
+		for i, l := range loaders {
+			if limits[i], err = limitOf(field, limit, l.NumBatches()); err != nil {
+				return err
+			}
+		}
+		out, err = t.runEvaluation(ctx, kind, loaders, limits)
 		return err
 	})
 	return out, err
@@ -131,14 +142,21 @@ func (t *Trainer) testKind() evalKind {
 
 // sanityCheck runs a few validation batches before training, with the
 // sanity-check hooks; its metrics are neither logged nor kept.
-func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader) error {
+func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits []int) error {
 	t.state.Stage = RunningSanityCheck
 	if err := callHook(t, "OnSanityCheckStart", func(h OnSanityCheckStart) error { return h.OnSanityCheckStart(t) }); err != nil {
 		return err
 	}
 	saved := t.snapshotMetrics()
 	progress := t.progress.ValBatch
-	if _, err := t.runEvaluation(ctx, t.valKind(), loaders, t.cfg.sanitySteps); err != nil {
+	sanity := make([]int, len(loaders))
+	for i := range sanity {
+		sanity[i] = limits[i]
+		if t.cfg.sanitySteps >= 0 && (sanity[i] < 0 || t.cfg.sanitySteps < sanity[i]) {
+			sanity[i] = t.cfg.sanitySteps
+		}
+	}
+	if _, err := t.runEvaluation(ctx, t.valKind(), loaders, sanity); err != nil {
 		return err
 	}
 	t.progress.ValBatch = progress
@@ -198,9 +216,9 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 	return ep, nil
 }
 
-// runEvaluation runs kind over loaders (at most limit batches each when limit
-// >= 0) and returns each loader's epoch metrics.
-func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []data.Loader, limit int) ([]map[string]float64, error) {
+// runEvaluation runs kind over loaders (at most limits[i] batches of loader
+// i when limits[i] >= 0) and returns each loader's epoch metrics.
+func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []data.Loader, limits []int) ([]map[string]float64, error) {
 	sanity := t.state.Stage == RunningSanityCheck
 	if !sanity {
 		t.state.Stage = kind.stage
@@ -222,7 +240,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	}
 	for dl, loader := range loaders {
 		t.curLoader = dl
-		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limit); err != nil {
+		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limits[dl]); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/voltml/volt/data"
 )
@@ -20,6 +21,8 @@ func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunO
 		if err != nil {
 			return err
 		}
+		t.fit = loop
+		defer func() { t.fit = nil }()
 		return loop.run(ctx)
 	})
 }
@@ -27,30 +30,27 @@ func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunO
 // fitLoop runs epochs until one of its stop conditions holds.
 type fitLoop struct {
 	t          *Trainer
+	dm         DataModule
 	train      data.Loader
 	val        []data.Loader
 	validating bool
+	// trainLimit and valLimits are the batches each loop runs (-1: all).
+	trainLimit int
+	valLimits  []int
+	// valEvery is the validation interval in batches (within the epoch, or
+	// across epochs when acrossEpochs); 0 with valAtEnd means after the last
+	// batch; valEveryTime is a wall-clock interval.
+	valEvery     int
+	acrossEpochs bool
+	valEveryTime time.Duration
+	lastVal      time.Time
+	valDue       bool // a validation waits for the end of the accumulation window
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
-	tl, ok := dm.(TrainDataloader)
-	if !ok || tl.TrainDataloader() == nil {
-		return nil, fmt.Errorf("volt: Fit needs a training loader: %T has no TrainDataloader() or it returned nil", dm)
-	}
-	l := &fitLoop{t: t, train: tl.TrainDataloader()}
-	t.trainLoader = l.train
-	if vl, ok := dm.(ValDataloaders); ok {
-		l.val = vl.ValDataloaders()
-	}
-	if err := errors.Join(checkLoaders("training", []data.Loader{l.train}), checkLoaders("validation", l.val)); err != nil {
+	l := &fitLoop{t: t, dm: dm}
+	if err := l.loadData(); err != nil {
 		return nil, err
-	}
-	_, hasValStep := t.module.(ValidationStepper)
-	switch {
-	case len(l.val) > 0 && !hasValStep:
-		t.sayOnce("no-val-step", "volt: validation loaders given but the module has no ValidationStep; validation is skipped", slog.String("module", fmt.Sprintf("%T", t.module)))
-	case len(l.val) > 0:
-		l.validating = true
 	}
 	fresh := t.auto == nil
 	if fresh {
@@ -71,13 +71,99 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	return l, nil
 }
 
+// loadData asks the data module for its loaders and resolves the limits,
+// overfitting and validation cadence against their lengths.
+func (l *fitLoop) loadData() error {
+	t, dm := l.t, l.dm
+	tl, ok := dm.(TrainDataloader)
+	if !ok || tl.TrainDataloader() == nil {
+		return fmt.Errorf("volt: Fit needs a training loader: %T has no TrainDataloader() or it returned nil", dm)
+	}
+	l.train, l.val = tl.TrainDataloader(), nil
+	if vl, ok := dm.(ValDataloaders); ok {
+		l.val = vl.ValDataloaders()
+	}
+	if err := errors.Join(checkLoaders("training", []data.Loader{l.train}), checkLoaders("validation", l.val)); err != nil {
+		return err
+	}
+	cfg := &t.cfg
+	var err error
+	if over := cfg.OverfitBatches; over != nil && over != Batches(0) {
+		if dl, ok := l.train.(*data.DataLoader); ok && dl.Shuffle {
+			t.sayOnce("overfit-shuffle", "volt: OverfitBatches: the training loader shuffles; volt turns shuffling off so that every epoch sees the same batches")
+			unshuffled := *dl
+			unshuffled.Shuffle = false
+			l.train = &unshuffled
+		}
+		if l.trainLimit, err = limitOf("OverfitBatches", over, l.train.NumBatches()); err != nil {
+			return err
+		}
+		l.val = []data.Loader{l.train}
+		l.valLimits = []int{l.trainLimit}
+	} else {
+		if l.trainLimit, err = limitOf("LimitTrainBatches", cfg.LimitTrainBatches, l.train.NumBatches()); err != nil {
+			return err
+		}
+		l.valLimits = make([]int, len(l.val))
+		for i, v := range l.val {
+			if l.valLimits[i], err = limitOf("LimitValBatches", cfg.LimitValBatches, v.NumBatches()); err != nil {
+				return err
+			}
+		}
+	}
+	t.trainLoader = l.train
+	t.trainLimit = l.trainLimit
+	_, hasValStep := t.module.(ValidationStepper)
+	switch {
+	case len(l.val) > 0 && !hasValStep:
+		t.sayOnce("no-val-step", "volt: validation loaders given but the module has no ValidationStep; validation is skipped", slog.String("module", fmt.Sprintf("%T", t.module)))
+	case cfg.LimitValBatches == Batches(0):
+		t.sayOnce("val-off", "volt: LimitValBatches=Batches(0): validation is off")
+	case len(l.val) > 0:
+		l.validating = true
+	}
+	if l.trainLimit == 0 {
+		t.sayOnce("train-off", "volt: LimitTrainBatches gives 0 batches: training is off")
+	}
+	return l.resolveValInterval()
+}
+
+// resolveValInterval turns Config.ValCheckInterval into a batch count or a
+// duration, checking it against the epoch's length.
+func (l *fitLoop) resolveValInterval() error {
+	t := l.t
+	n := effectiveBatches(l.train.NumBatches(), l.trainLimit)
+	l.valEvery, l.acrossEpochs, l.valEveryTime = 0, false, 0
+	switch v := t.cfg.ValCheckInterval.(type) {
+	case Batches:
+		if n >= 0 && int(v) > n {
+			return fmt.Errorf("volt: Config.ValCheckInterval=%s is larger than the training epoch (%d batches) while Config.CheckValEveryNEpoch=%d applies per epoch; use volt.AcrossEpochs(%d) to count batches across epochs",
+				v, n, t.cfg.valEveryEpochs, int(v))
+		}
+		l.valEvery = int(v)
+	case Fraction:
+		if n < 0 {
+			if v != 1 {
+				return fmt.Errorf("volt: Config.ValCheckInterval=%s needs a training loader with a known length; use volt.Batches(n) with iterable data", v)
+			}
+			break
+		}
+		l.valEvery = max(1, int(float64(n)*float64(v)))
+	case AcrossEpochs:
+		l.valEvery, l.acrossEpochs = int(v), true
+	case Every:
+		l.valEveryTime = time.Duration(v)
+		l.lastVal = time.Now()
+	}
+	return nil
+}
 func (l *fitLoop) run(ctx context.Context) error {
 	t := l.t
 	if err := callHook(t, "OnFitStart", func(h OnFitStart) error { return h.OnFitStart(t) }); err != nil {
 		return err
 	}
 	if l.validating && t.cfg.sanitySteps != 0 && t.resume == nil {
-		if err := t.sanityCheck(ctx, l.val); err != nil {
+		if err := t.sanityCheck(ctx, l.val, l.valLimits); err != nil {
 			return err
 		}
 	}

@@ -56,8 +56,15 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		if err != nil {
 			return nil, err
 		}
+		limit, err := limitOf("LimitPredictBatches", t.cfg.LimitPredictBatches, loader.NumBatches())
+		if err != nil {
+			return nil, err
+		}
 		batchIdx := 0
 		for b, err := range loader.Batches(ctx, 0, 0) {
+			if limit >= 0 && batchIdx >= limit {
+				break
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, t.interrupted(ctx)

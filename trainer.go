@@ -31,6 +31,8 @@ type Trainer struct {
 
 	auto        *automaticOptimization
 	trainLoader data.Loader   // the loader of the current Fit
+	trainLimit  int           // batches per training epoch (-1: all of the loader)
+	fit         *fitLoop      // the Fit in progress
 	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
 	evals       map[evalKey]*evalProgram
 	trainRes    *results
@@ -75,6 +77,9 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		saidOnce:  map[string]bool{},
 		callbackM: map[string]float64{}, loggedM: map[string]float64{},
 		progBarM: map[string]float64{}, pendingLogs: map[string]float64{},
+	}
+	if r.FastDevRun > 0 {
+		r.Log.Info(fmt.Sprintf("volt: FastDevRun=%d: one epoch of %d training, validation and test batch(es); loggers, checkpointing and early stopping are off", r.FastDevRun, r.FastDevRun))
 	}
 	switch {
 	case len(r.Loggers) > 0:
@@ -219,6 +224,9 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 	t.shouldStop, t.stopReason, t.skipEpoch = false, "", false
 	t.targets = t.targets[:0]
 	for _, cb := range t.cfg.Callbacks {
+		if _, skip := cb.(FastDevRunSkipped); skip && t.cfg.FastDevRun > 0 {
+			continue
+		}
 		t.targets = append(t.targets, target{name: targetName(cb), value: cb})
 	}
 	t.targets = append(t.targets, target{name: targetName(m), value: m})
@@ -233,11 +241,11 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 		if r := recover(); r != nil {
 			err = errors.Join(err, &engine.PanicError{Value: r})
 		}
-		err = errors.Join(err, t.teardown(fn, dm))
-		t.curRes = nil
+		// As Lightning: the status says how the run ended, OnException
+		// sees it (and may still save a resumable checkpoint), then
+		// teardown runs.
 		switch {
 		case err == nil:
-			t.state.Status = StatusFinished
 		case ctx.Err() != nil:
 			t.state.Status = StatusInterrupted
 		default:
@@ -247,6 +255,14 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 			for _, h := range find[OnException](t.targets).items {
 				h.OnException(t, err)
 			}
+		}
+		err = errors.Join(err, t.teardown(fn, dm))
+		t.curRes = nil
+		switch {
+		case err == nil:
+			t.state.Status = StatusFinished
+		case t.state.Status == StatusRunning:
+			t.state.Status = StatusFailed
 		}
 		if fn != StagePredict {
 			err = errors.Join(err, t.finalizeLoggers())

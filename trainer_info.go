@@ -35,7 +35,7 @@ func (t *Trainer) NumTrainingBatches() int {
 	if t.trainLoader == nil {
 		return -1
 	}
-	return t.trainLoader.NumBatches()
+	return effectiveBatches(t.trainLoader.NumBatches(), t.trainLimit)
 }
 
 // NumEvalBatches returns, for the evaluation or prediction run in progress,
@@ -104,3 +104,20 @@ func (t *Trainer) LossScale() float64 {
 	}
 	return t.scaler.Scale()
 }
+
+// Validating reports whether the current Fit validates (it has validation
+// loaders, a ValidationStep, and validation is not turned off).
+func (t *Trainer) Validating() bool { return t.fit != nil && t.fit.validating }
+
+// CheckValEveryNEpoch returns the resolved Config.CheckValEveryNEpoch.
+func (t *Trainer) CheckValEveryNEpoch() int { return t.cfg.valEveryEpochs }
+
+// NumSanityValSteps returns the resolved number of sanity-check batches per
+// validation loader (-1: all, 0: no sanity check).
+func (t *Trainer) NumSanityValSteps() int { return t.cfg.sanitySteps }
+
+// LogEveryNSteps returns the resolved logging cadence in optimization steps.
+func (t *Trainer) LogEveryNSteps() int64 { return t.cfg.logEvery }
+
+// FastDevRun returns Config.FastDevRun (0: off).
+func (t *Trainer) FastDevRun() int { return t.cfg.FastDevRun }

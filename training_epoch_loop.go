@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"time"
 
 	"github.com/voltml/volt/data"
 )
 
-// runEpoch runs one training epoch, then its validation, then the epoch-end
-// hooks and logging.
+// runEpoch runs one training epoch (with the validations it schedules),
+// then the epoch-end hooks and logging.
 func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t := l.t
 	p := &t.progress
@@ -22,6 +23,11 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if resumed {
 		skip, valDone = t.resume.Batch, t.resume.ValidationDone
 	} else {
+		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
+			if err := l.loadData(); err != nil {
+				return err
+			}
+		}
 		p.Epoch.ready()
 		p.TrainBatch.resetCurrent()
 		t.trainRes.reset()
@@ -37,43 +43,17 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if !resumed {
 		p.Epoch.started()
 	}
-
-	next, stopBatches := iter.Pull2(l.train.Batches(ctx, epoch, skip))
-	defer stopBatches()
-	b, err, ok := next()
-	for ok {
-		if err != nil {
-			if ctx.Err() != nil {
-				return t.interrupted(ctx)
-			}
-			return fmt.Errorf("training loader, epoch %d, batch %d: %w", epoch, p.TrainBatch.Current.Ready, err)
-		}
-		// Look one batch ahead: the last batch of an epoch closes the
-		// accumulation window.
-		nb, nerr, nok := next()
-		stop, err := l.runBatch(b, !nok)
-		if err != nil {
+	// A checkpoint taken after a batch, before the validation it scheduled,
+	// runs that validation first.
+	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
+		if err := l.validate(ctx); err != nil {
 			return err
 		}
-		if ctx.Err() != nil {
-			return t.interrupted(ctx)
-		}
-		if stop {
-			break
-		}
-		b, err, ok = nb, nerr, nok
 	}
-	stopBatches()
+	if err := l.runBatches(ctx, epoch, skip); err != nil {
+		return err
+	}
 	p.Epoch.processed()
-
-	if l.validating && (epoch+1)%t.cfg.valEveryEpochs == 0 && !valDone {
-		if _, err := t.runEvaluation(ctx, t.valKind(), l.val, -1); err != nil {
-			return err
-		}
-		p.ValRuns++
-		t.state.Stage = RunningTrain
-		t.curRes, t.curLoader, t.numLoaders = t.trainRes, 0, 1
-	}
 
 	// Epoch values are visible to the schedulers and OnTrainEpochEnd, then
 	// logged with whatever it logs.
@@ -98,9 +78,50 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	return nil
 }
 
-// runBatch runs one training batch with its hooks and reports whether the
-// epoch must end after it.
-func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err error) {
+// runBatches runs the epoch's batches from skip on, looking one batch ahead
+// so that the last batch is known (it closes the accumulation window and
+// triggers the end-of-epoch validation).
+func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
+	t := l.t
+	p := &t.progress
+	if l.trainLimit == 0 {
+		return nil
+	}
+	next, stop := iter.Pull2(l.train.Batches(ctx, epoch, skip))
+	defer stop()
+	b, err, ok := next()
+	for idx := skip; ok; idx++ {
+		if err != nil {
+			if ctx.Err() != nil {
+				return t.interrupted(ctx)
+			}
+			return fmt.Errorf("training loader, epoch %d, batch %d: %w", epoch, p.TrainBatch.Current.Ready, err)
+		}
+		var nb *data.Batch
+		var nerr error
+		last := l.trainLimit > 0 && idx+1 >= l.trainLimit
+		if !last {
+			nb, nerr, ok = next()
+			last = !ok
+		}
+		end, err := l.runBatch(ctx, b, last)
+		if err != nil {
+			return err
+		}
+		if ctx.Err() != nil {
+			return t.interrupted(ctx)
+		}
+		if end || last {
+			return nil
+		}
+		b, err = nb, nerr
+	}
+	return nil
+}
+
+// runBatch runs one training batch with its hooks, then any validation due,
+// and reports whether the epoch must end after it.
+func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool) (stop bool, err error) {
 	t := l.t
 	p := &t.progress
 	batchIdx := int(p.TrainBatch.Current.Ready)
@@ -148,6 +169,11 @@ func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err erro
 	} else {
 		clear(t.pendingLogs)
 	}
+	if l.validationDue(batchIdx, lastInEpoch, stepped) {
+		if err := l.validate(ctx); err != nil {
+			return false, err
+		}
+	}
 	if !stepped {
 		return false, nil
 	}
@@ -155,4 +181,51 @@ func (l *fitLoop) runBatch(b *data.Batch, lastInEpoch bool) (stop bool, err erro
 		return true, nil
 	}
 	return t.shouldStop && t.canStopEarly(), nil
+}
+
+// validationDue reports whether validation runs after batch batchIdx of the
+// current epoch. A due validation waits for the end of the accumulation
+// window (stepped), so it never sees half-accumulated gradients.
+func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
+	t := l.t
+	if !l.validating {
+		return false
+	}
+	epoch := t.CurrentEpoch()
+	switch {
+	case l.acrossEpochs:
+		if int(t.progress.TrainBatch.Total.Processed)%l.valEvery == 0 {
+			l.valDue = true
+		}
+	case (epoch+1)%t.cfg.valEveryEpochs != 0:
+		return false
+	case l.valEveryTime > 0:
+		if time.Since(l.lastVal) >= l.valEveryTime {
+			l.valDue = true
+		}
+	case l.valEvery > 0:
+		if (batchIdx+1)%l.valEvery == 0 {
+			l.valDue = true
+		}
+	case lastInEpoch:
+		l.valDue = true
+	}
+	if !l.valDue || !stepped && !lastInEpoch {
+		return false
+	}
+	l.valDue = false
+	return true
+}
+
+// validate runs the validation loop inside Fit.
+func (l *fitLoop) validate(ctx context.Context) error {
+	t := l.t
+	if _, err := t.runEvaluation(ctx, t.valKind(), l.val, l.valLimits); err != nil {
+		return err
+	}
+	t.progress.ValRuns++
+	l.lastVal = time.Now()
+	t.state.Stage = RunningTrain
+	t.curRes, t.curLoader, t.numLoaders = t.trainRes, 0, 1
+	return nil
 }

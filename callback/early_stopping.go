@@ -273,7 +273,12 @@ func (e *EarlyStopping) LoadState(b []byte) error {
 }
 
 // Interface guards.
+// SkippedInFastDevRun implements volt.FastDevRunSkipped: Config.FastDevRun
+// turns EarlyStopping off.
+func (*EarlyStopping) SkippedInFastDevRun() {}
+
 var (
+	_ volt.FastDevRunSkipped  = (*EarlyStopping)(nil)
 	_ volt.OnFitStart         = (*EarlyStopping)(nil)
 	_ volt.OnSanityCheckStart = (*EarlyStopping)(nil)
 	_ volt.OnValidationEnd    = (*EarlyStopping)(nil)

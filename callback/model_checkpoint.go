@@ -182,7 +182,12 @@ func monitorCandidates(t *volt.Trainer) map[string]float64 {
 }
 
 // Interface guards.
+// SkippedInFastDevRun implements volt.FastDevRunSkipped: Config.FastDevRun
+// turns ModelCheckpoint off.
+func (*ModelCheckpoint) SkippedInFastDevRun() {}
+
 var (
+	_ volt.FastDevRunSkipped  = (*ModelCheckpoint)(nil)
 	_ volt.Setup              = (*ModelCheckpoint)(nil)
 	_ volt.OnFitStart         = (*ModelCheckpoint)(nil)
 	_ volt.OnSanityCheckStart = (*ModelCheckpoint)(nil)

@@ -105,10 +105,15 @@ func (c *OnExceptionCheckpoint) save(t *volt.Trainer) error {
 }
 
 // Interface guards.
+// SkippedInFastDevRun implements volt.FastDevRunSkipped: Config.FastDevRun
+// turns OnExceptionCheckpoint off.
+func (*OnExceptionCheckpoint) SkippedInFastDevRun() {}
+
 var (
-	_ volt.Setup       = (*OnExceptionCheckpoint)(nil)
-	_ volt.OnFitStart  = (*OnExceptionCheckpoint)(nil)
-	_ volt.OnFitEnd    = (*OnExceptionCheckpoint)(nil)
-	_ volt.Teardown    = (*OnExceptionCheckpoint)(nil)
-	_ volt.OnException = (*OnExceptionCheckpoint)(nil)
+	_ volt.FastDevRunSkipped = (*OnExceptionCheckpoint)(nil)
+	_ volt.Setup             = (*OnExceptionCheckpoint)(nil)
+	_ volt.OnFitStart        = (*OnExceptionCheckpoint)(nil)
+	_ volt.OnFitEnd          = (*OnExceptionCheckpoint)(nil)
+	_ volt.Teardown          = (*OnExceptionCheckpoint)(nil)
+	_ volt.OnException       = (*OnExceptionCheckpoint)(nil)
 )
