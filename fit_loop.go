@@ -76,10 +76,13 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 func (l *fitLoop) loadData() error {
 	t, dm := l.t, l.dm
 	tl, ok := dm.(TrainDataloader)
-	if !ok || tl.TrainDataloader() == nil {
+	if ok {
+		l.train = tl.TrainDataloader()
+	}
+	if l.train == nil {
 		return fmt.Errorf("volt: Fit needs a training loader: %T has no TrainDataloader() or it returned nil", dm)
 	}
-	l.train, l.val = tl.TrainDataloader(), nil
+	l.val = nil
 	if vl, ok := dm.(ValDataloaders); ok {
 		l.val = vl.ValDataloaders()
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/voltml/volt/data"
 )
 
 // Module is the one interface a model must implement: its training step.
@@ -42,10 +43,29 @@ type OptimizerConfigurer interface {
 }
 
 // Batch is a batch as graph nodes, handed to the step functions. Floating-point
-// arrays arrive in the trainer's precision.
+// arrays arrive in the trainer's precision. A batch from a
+// data.CombinedLoader holds the parts of several loaders: Part(name) returns
+// one of them.
 type Batch struct {
 	Inputs []*graph.Node
 	Labels []*graph.Node
+	// Parts describes a combined batch (nil otherwise).
+	Parts []data.Part
+}
+
+// Part returns the part of a combined batch that came from the loader named
+// name, and whether it is present (an exhausted loader in data.MaxSize mode
+// contributes nothing).
+func (b Batch) Part(name string) (Batch, bool) {
+	in, lab := 0, 0
+	for _, p := range b.Parts {
+		if p.Name == name {
+			return Batch{Inputs: b.Inputs[in : in+p.NumInputs], Labels: b.Labels[lab : lab+p.NumLabels]}, true
+		}
+		in += p.NumInputs
+		lab += p.NumLabels
+	}
+	return Batch{}, false
 }
 
 // Input returns input i, panicking with a clear message when there is none.

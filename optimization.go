@@ -216,7 +216,7 @@ func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, 
 func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*graph.Node, opt int, mode stepMode, info *traceInfo) []*graph.Node {
 	t := a.t
 	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
-	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
+	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
 	return a.finishTrace(s, loss, opt, mode, info)
 }
 

@@ -33,6 +33,7 @@ type Trainer struct {
 	trainLoader data.Loader   // the loader of the current Fit
 	trainLimit  int           // batches per training epoch (-1: all of the loader)
 	fit         *fitLoop      // the Fit in progress
+	curParts    []data.Part   // the parts of the batch being traced (combined loaders)
 	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
 	evals       map[evalKey]*evalProgram
 	trainRes    *results

@@ -138,6 +138,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return true, nil
 	}
 	p.TrainBatch.started()
+	t.curParts = b.Parts
 	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
 	if err != nil {
 		var nf *NonFiniteError

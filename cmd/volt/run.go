@@ -37,6 +37,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	case "ckpt":
 		return runCkpt(args[1:], stdout, stderr)
+	case "report":
+		return runReport(args[1:], stdout, stderr)
 	}
 	return usageError(stderr, "unknown command %q", args[0])
 }
