@@ -316,7 +316,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 		// Skip the update when a gradient overflowed (GradScaler's rule).
 		gate = graph.LogicalAll(finiteFlags(gradientValues(grads)))
 	}
-	setup.Optimizer.Apply(store, opt, params, gradientValues(grads), gate)
+	setup.Optimizer.ApplyWithLRScales(store, opt, params, gradientValues(grads), lrScales(store, opt, setup, vars, s.graph), gate)
 	if precision.Mixed() {
 		for i, v := range vars {
 			v.SetNodeValue(graph.ConvertDType(params[i].NodeValue(s.graph), v.DType()))

@@ -32,6 +32,28 @@ type OptimizerSetup struct {
 	SchedulerFrequency int
 	// Monitor names the metric a ReduceLROnPlateau scheduler watches.
 	Monitor string
+
+	// Groups give some of the optimizer's variables their own learning rate:
+	// the optimizer's (scheduled) rate times the group's LRScale, held in a
+	// variable so that it can change between steps (Trainer.SetLRScale).
+	Groups []ParamGroup
+}
+
+// ParamGroup is a set of variables (scope prefixes) with a learning-rate
+// multiplier, like a PyTorch parameter group.
+type ParamGroup struct {
+	Params  []string
+	LRScale float64
+}
+
+// owns reports whether the group holds variable path.
+func (g *ParamGroup) owns(path string) bool {
+	for _, prefix := range g.Params {
+		if path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // Interval is the unit in which a learning-rate scheduler steps.

@@ -65,6 +65,13 @@ func stateVariable(store *model.Store, index int, param *model.Variable, kind st
 // created by LRVariable) and otherwise creates it in float64 if any parameter
 // is float64, float32 otherwise.
 func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variable, grads []*Node, gate *Node) {
+	o.ApplyWithLRScales(store, index, params, grads, nil, gate)
+}
+
+// ApplyWithLRScales is Apply with a learning-rate multiplier per parameter
+// (parameter groups): lrScales[i], when lrScales and it are not nil, is a
+// scalar node multiplying the learning rate for params[i].
+func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*model.Variable, grads, lrScales []*Node, gate *Node) {
 	if len(params) != len(grads) {
 		panic(fmt.Sprintf("optim.Apply: %d parameters but %d gradients", len(params), len(grads)))
 	}
@@ -104,6 +111,9 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 		lr := lrVar.NodeValue(g)
 		if lr.DType() != dtype {
 			lr = ConvertDType(lr, dtype)
+		}
+		if lrScales != nil && lrScales[i] != nil {
+			lr = Mul(lr, ConvertDType(lrScales[i], dtype))
 		}
 		t := ConvertDType(step, dtype)
 		param := read(p, dtype)

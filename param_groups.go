@@ -1,0 +1,86 @@
+package volt
+
+import (
+	"fmt"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/optim"
+)
+
+// lrScalePath is where group g of optimizer opt keeps its multiplier.
+func lrScalePath(opt, g int) string {
+	return fmt.Sprintf("%s/group_%d/lr_scale", optim.StatePrefix(opt), g)
+}
+
+// lrScales returns, for each variable, its group's learning-rate multiplier
+// node (nil for variables in no group), for the step being traced.
+func lrScales(store *model.Store, opt int, setup *OptimizerSetup, vars []*model.Variable, g *graph.Graph) []*graph.Node {
+	if len(setup.Groups) == 0 {
+		return nil
+	}
+	scales := make([]*graph.Node, len(vars))
+	for i, v := range vars {
+		for j := range setup.Groups {
+			if setup.Groups[j].owns(v.Path()) {
+				scale := setup.Groups[j].LRScale
+				sv := store.VariableWithShape(lrScalePath(opt, j), shapes.Make(dtypes.Float32), func(g *graph.Graph, s shapes.Shape) *graph.Node {
+					return graph.ConstAsDType(g, s.DType, scale)
+				})
+				sv.SetTrainable(false)
+				scales[i] = sv.NodeValue(g)
+				break
+			}
+		}
+	}
+	return scales
+}
+
+// SetLRScale changes the learning-rate multiplier of group g of optimizer
+// opt, effective from the next step (no recompilation).
+func (t *Trainer) SetLRScale(opt, g int, scale float64) error {
+	if t.auto == nil || opt < 0 || opt >= len(t.auto.opts) || g < 0 || g >= len(t.auto.opts[opt].Groups) {
+		return fmt.Errorf("volt: SetLRScale: no group %d in optimizer %d", g, opt)
+	}
+	t.auto.opts[opt].Groups[g].LRScale = scale
+	value := tensors.FromScalar(float32(scale))
+	if v := t.eng.Store.GetVariable(lrScalePath(opt, g)); v != nil {
+		return v.SetValue(value)
+	}
+	return nil // created with the new scale when the step is traced
+}
+
+// AddParamGroup adds a parameter group to optimizer opt (for example when a
+// frozen backbone is unfrozen) and retraces the training step, returning the
+// group's index.
+func (t *Trainer) AddParamGroup(opt int, group ParamGroup) (int, error) {
+	if t.auto == nil || opt < 0 || opt >= len(t.auto.opts) {
+		return 0, fmt.Errorf("volt: AddParamGroup: no optimizer %d", opt)
+	}
+	t.auto.opts[opt].Groups = append(t.auto.opts[opt].Groups, group)
+	t.RetraceTrainingStep()
+	return len(t.auto.opts[opt].Groups) - 1, nil
+}
+
+// SetLearningRate writes lr into optimizer opt's learning-rate variable, for
+// callbacks that drive the rate themselves (stochastic weight averaging);
+// a scheduler's next step overrides it.
+func (t *Trainer) SetLearningRate(opt int, lr float64) error {
+	if t.auto == nil || opt < 0 || opt >= len(t.auto.opts) {
+		return fmt.Errorf("volt: SetLearningRate: no optimizer %d", opt)
+	}
+	return t.setLR(opt, lr)
+}
+
+// RetraceTrainingStep drops the compiled training steps so that the next
+// batch traces them again: call it after changing which variables are
+// trainable (freezing or unfreezing), which is fixed in a compiled step.
+func (t *Trainer) RetraceTrainingStep() {
+	if t.auto != nil {
+		t.auto.programs = map[programKey]*trainProgram{}
+		t.auto.tbptt = nil
+	}
+}
