@@ -94,6 +94,14 @@ type Config struct {
 	// hidden state carried over (see TBPTTStepper); 0 is off.
 	TruncatedBPTTSteps int
 
+	// HandleSignals makes Fit handle SIGTERM, SIGINT and SIGUSR1: finish
+	// the current optimization step, save a resumable checkpoint, return an
+	// *InterruptedError naming it; a second signal stops at once.
+	HandleSignals bool
+	// SignalCheckpointPath is where that checkpoint goes; "" means
+	// LogDir()/checkpoints/interrupted.ckpt.
+	SignalCheckpointPath string
+
 	// Callbacks are called before the module for each hook, in this order.
 	Callbacks []Callback
 

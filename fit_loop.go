@@ -23,6 +23,10 @@ func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunO
 		}
 		t.fit = loop
 		defer func() { t.fit = nil }()
+		if t.cfg.HandleSignals {
+			t.signals = watchSignals()
+			defer func() { t.signals.stop(); t.signals = nil }()
+		}
 		return loop.run(ctx)
 	})
 }

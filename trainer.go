@@ -34,6 +34,7 @@ type Trainer struct {
 	trainLimit  int           // batches per training epoch (-1: all of the loader)
 	fit         *fitLoop      // the Fit in progress
 	curParts    []data.Part   // the parts of the batch being traced (combined loaders)
+	signals     *signalWatch  // Config.HandleSignals, during Fit
 	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
 	evals       map[evalKey]*evalProgram
 	trainRes    *results
@@ -245,9 +246,10 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 		// As Lightning: the status says how the run ended, OnException
 		// sees it (and may still save a resumable checkpoint), then
 		// teardown runs.
+		var signalled *InterruptedError
 		switch {
 		case err == nil:
-		case ctx.Err() != nil:
+		case ctx.Err() != nil || errors.As(err, &signalled):
 			t.state.Status = StatusInterrupted
 		default:
 			t.state.Status = StatusFailed

@@ -178,6 +178,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if !stepped {
 		return false, nil
 	}
+	if s := t.signals.signalled(); s != nil {
+		return false, t.interruptBySignal(s)
+	}
 	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {
 		return true, nil
 	}

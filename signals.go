@@ -1,0 +1,135 @@
+package volt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+)
+
+// Signal handling (Config.HandleSignals): the first SIGTERM or SIGINT lets
+// the current optimization step finish, saves a resumable checkpoint, runs
+// the OnException hooks and makes Fit return an *InterruptedError naming the
+// file; a second signal stops the process at once. SIGUSR1 (SLURM's requeue
+// signal) does the same and the error matches ErrRequeue: a program exits
+// with ExitCode(err) (RequeueExitCode) so that its job script can requeue it.
+
+// RequeueExitCode is the exit status ExitCode gives for a SIGUSR1 requeue.
+const RequeueExitCode = 99
+
+// ErrRequeue is matched (errors.Is) by the error Fit returns after SIGUSR1.
+var ErrRequeue = errors.New("volt: requeue requested (SIGUSR1)")
+
+// InterruptedError is returned by Fit after a handled signal.
+type InterruptedError struct {
+	Signal     os.Signal
+	Checkpoint string // the resumable checkpoint saved, "" if saving failed
+	Epoch      int
+	GlobalStep int64
+	SaveErr    error
+}
+
+// Error implements error.
+func (e *InterruptedError) Error() string {
+	if e.Checkpoint == "" {
+		return fmt.Sprintf("volt: Fit interrupted by %v at epoch %d, global step %d; saving a checkpoint failed: %v", e.Signal, e.Epoch, e.GlobalStep, e.SaveErr)
+	}
+	return fmt.Sprintf("volt: Fit interrupted by %v at epoch %d, global step %d; resumable checkpoint saved to %s (resume with volt.FromCheckpoint(%q))",
+		e.Signal, e.Epoch, e.GlobalStep, e.Checkpoint, e.Checkpoint)
+}
+
+// Is makes errors.Is(err, ErrRequeue) true after SIGUSR1.
+func (e *InterruptedError) Is(target error) bool {
+	return target == ErrRequeue && e.Signal == syscall.SIGUSR1
+}
+
+// Unwrap returns the save error, if any.
+func (e *InterruptedError) Unwrap() error { return e.SaveErr }
+
+// ExitCode maps a Fit error to a process exit status: 0 for nil,
+// RequeueExitCode after SIGUSR1, 128+signal after SIGTERM/SIGINT, 1 otherwise.
+func ExitCode(err error) int {
+	var ie *InterruptedError
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, ErrRequeue):
+		return RequeueExitCode
+	case errors.As(err, &ie):
+		if s, ok := ie.Signal.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+	}
+	return 1
+}
+
+// signalWatch turns signals into a flag the loops read after each step.
+type signalWatch struct {
+	ch       chan os.Signal
+	received atomic.Value // os.Signal
+	done     chan struct{}
+}
+
+// watchSignals starts handling SIGTERM, SIGINT and SIGUSR1; stop restores
+// the default handling.
+func watchSignals() *signalWatch {
+	w := &signalWatch{ch: make(chan os.Signal, 2), done: make(chan struct{})}
+	signal.Notify(w.ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+	go func() {
+		for {
+			select {
+			case <-w.done:
+				return
+			case s := <-w.ch:
+				if w.received.Load() == nil {
+					w.received.Store(s)
+					continue
+				}
+				// A second signal stops at once, as the default handler would.
+				signal.Reset(syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
+				if sig, ok := s.(syscall.Signal); ok {
+					_ = syscall.Kill(os.Getpid(), sig)
+				}
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func (w *signalWatch) stop() {
+	signal.Stop(w.ch)
+	close(w.done)
+}
+
+// signalled returns the signal received, or nil.
+func (w *signalWatch) signalled() os.Signal {
+	if w == nil {
+		return nil
+	}
+	s, _ := w.received.Load().(os.Signal)
+	return s
+}
+
+// interruptBySignal saves the resumable checkpoint after a handled signal
+// and returns the error Fit reports.
+func (t *Trainer) interruptBySignal(s os.Signal) error {
+	path := t.cfg.SignalCheckpointPath
+	if path == "" {
+		path = filepath.Join(t.LogDir(), "checkpoints", "interrupted.ckpt")
+	}
+	e := &InterruptedError{Signal: s, Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep()}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		e.SaveErr = err
+		return e
+	}
+	if err := t.SaveCheckpoint(path, false); err != nil {
+		e.SaveErr = err
+		return e
+	}
+	e.Checkpoint = path
+	return e
+}

@@ -1,0 +1,115 @@
+package volt_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+)
+
+// signaller sends the process signals after a given global step.
+type signaller struct {
+	at      int64
+	signals []syscall.Signal
+	sent    bool
+}
+
+func (s *signaller) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
+	if s.sent || t.GlobalStep() != s.at {
+		return nil
+	}
+	s.sent = true
+	for _, sig := range s.signals {
+		if err := syscall.Kill(os.Getpid(), sig); err != nil {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond) // pending signals of one kind coalesce
+	}
+	time.Sleep(100 * time.Millisecond) // let the handler see it before the step ends
+	return nil
+}
+
+func TestSignalSavesAResumableCheckpoint(t *testing.T) {
+	tests := []struct {
+		name    string
+		sig     syscall.Signal
+		requeue bool
+		code    int
+	}{
+		{"SIGTERM", syscall.SIGTERM, false, 128 + 15},
+		{"SIGINT", syscall.SIGINT, false, 128 + 2},
+		{"SIGUSR1 requeue", syscall.SIGUSR1, true, volt.RequeueExitCode},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "sig.ckpt")
+			volt.SeedEverything(4)
+			defer volt.SeedEverything(0)
+			cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
+				Callbacks: []volt.Callback{&signaller{at: 5, signals: []syscall.Signal{tc.sig}}}})
+			tr, _ := volt.NewTrainer(cfg)
+			err := tr.Fit(t.Context(), &adamBoring{}, resumeData())
+			var ie *volt.InterruptedError
+			if !errors.As(err, &ie) || ie.Checkpoint != path || ie.GlobalStep != 5 {
+				t.Fatalf("Fit error = %v", err)
+			}
+			if !strings.Contains(err.Error(), "resumable checkpoint saved to "+path) {
+				t.Errorf("error does not say where the checkpoint is: %v", err)
+			}
+			if errors.Is(err, volt.ErrRequeue) != tc.requeue || volt.ExitCode(err) != tc.code {
+				t.Errorf("requeue %v, exit code %d; want %v, %d", errors.Is(err, volt.ErrRequeue), volt.ExitCode(err), tc.requeue, tc.code)
+			}
+			if tr.State().Status != volt.StatusInterrupted {
+				t.Errorf("status %v", tr.State().Status)
+			}
+			// Resume and compare with a run that was never interrupted.
+			volt.SeedEverything(4)
+			u, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
+			if err := u.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
+				t.Fatal(err)
+			}
+			r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
+			if err := r.Fit(t.Context(), &adamBoring{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
+				t.Fatal(err)
+			}
+			if !equalWeights(weights(t, u), weights(t, r)) {
+				t.Error("resuming from the signal checkpoint does not reproduce the uninterrupted run")
+			}
+		})
+	}
+}
+
+// TestSecondSignalStopsAtOnce runs a child process (this test binary) that
+// receives two SIGTERMs in a row: it must die by the signal, without saving.
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	if os.Getenv("VOLT_SIGNAL_CHILD") != "" {
+		path := os.Getenv("VOLT_SIGNAL_CHILD")
+		cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
+			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}}}})
+		tr, _ := volt.NewTrainer(cfg)
+		err := tr.Fit(t.Context(), &boring{}, resumeData())
+		t.Fatalf("Fit returned after two signals: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "never.ckpt")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSecondSignalStopsAtOnce$")
+	cmd.Env = append(os.Environ(), "VOLT_SIGNAL_CHILD="+path)
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	ws, ok := exitErr.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+		t.Fatalf("child did not die by SIGTERM: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("a checkpoint was saved after the second signal")
+	}
+}
