@@ -1,6 +1,7 @@
 package volt_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -26,29 +27,55 @@ func (r *lrRecorder) OnTrainBatchStart(t *volt.Trainer, _ *data.Batch, _ int) er
 	return nil
 }
 
+// schedulers returns a fresh instance of every schedule volt offers.
+func schedulers() map[string]func() optim.Scheduler {
+	must := func(s optim.Scheduler, err error) optim.Scheduler {
+		if err != nil {
+			panic(err)
+		}
+		return s
+	}
+	return map[string]func() optim.Scheduler{
+		"step":        func() optim.Scheduler { return must(optim.NewStepLR(3, 0.5)) },
+		"multistep":   func() optim.Scheduler { return must(optim.NewMultiStepLR([]int{2, 5, 9}, 0.3)) },
+		"exponential": func() optim.Scheduler { return must(optim.NewExponentialLR(0.9)) },
+		"cosine":      func() optim.Scheduler { return must(optim.NewCosineAnnealingLR(7, 0.01)) },
+		"restarts":    func() optim.Scheduler { return must(optim.NewCosineAnnealingWarmRestarts(4, 2, 0.001)) },
+		"warmup":      func() optim.Scheduler { return must(optim.NewLinearWarmup(0.1, 1, 5)) },
+		"one-cycle":   func() optim.Scheduler { return must(optim.NewOneCycleLR(0.5, 20)) },
+		"lambda": func() optim.Scheduler {
+			return must(optim.NewLambdaLR(func(s int) float64 { return 1 / float64(1+s) }))
+		},
+	}
+}
+
 func TestSchedulerStepsPerOptimizationStep(t *testing.T) {
-	// 20 optimization steps: with accumulation K, 20*K batches.
-	for _, k := range []int{1, 3} {
-		newSched := func() optim.Scheduler { s, _ := optim.NewStepLR(3, 0.5); return s }
-		// The expected sequence: the scheduler driven by hand, once per step.
-		ref := newSched()
-		want := []float64{ref.Start(0.1)}
-		for range 19 {
-			want = append(want, ref.Step(math.NaN()))
-		}
-		rec := &lrRecorder{}
-		m := &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: newSched(), Interval: volt.IntervalStep}}
-		cfg := volt.Config{MaxSteps: 20, AccumulateGradBatches: k, Callbacks: []volt.Callback{rec}, Precision: "64-true"}
-		fitBoring(t, cfg, loaderOf(regression(8*k*20, 1), 8), m)
-		if len(rec.lrs) != 20*k {
-			t.Fatalf("K=%d: %d batches, want %d", k, len(rec.lrs), 20*k)
-		}
-		for step, lr := range want {
-			for j := range k {
-				if got := rec.lrs[step*k+j]; got != lr {
-					t.Errorf("K=%d step %d batch %d: lr %v, want %v", k, step, step*k+j, got, lr)
+	// 20 optimization steps: with accumulation K, 20*K batches. The LR in use
+	// at each batch must be the scheduler's value for its optimization step
+	// (the optim package's goldens pin those values to PyTorch's).
+	for name, newSched := range schedulers() {
+		for _, k := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/K=%d", name, k), func(t *testing.T) {
+				ref := newSched()
+				want := []float64{ref.Start(0.1)}
+				for range 19 {
+					want = append(want, ref.Step(math.NaN()))
 				}
-			}
+				rec := &lrRecorder{}
+				m := &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: newSched(), Interval: volt.IntervalStep}}
+				cfg := volt.Config{MaxSteps: 20, AccumulateGradBatches: k, Callbacks: []volt.Callback{rec}, Precision: "64-true"}
+				fitBoring(t, cfg, loaderOf(regression(8*k*20, 1), 8), m)
+				if len(rec.lrs) != 20*k {
+					t.Fatalf("%d batches, want %d", len(rec.lrs), 20*k)
+				}
+				for step, lr := range want {
+					for j := range k {
+						if got := rec.lrs[step*k+j]; got != lr {
+							t.Errorf("step %d batch %d: lr %v, want %v", step, step*k+j, got, lr)
+						}
+					}
+				}
+			})
 		}
 	}
 }
@@ -73,5 +100,29 @@ func TestSchedulerEpochIntervalAndPlateau(t *testing.T) {
 	err := tr.Fit(t.Context(), m, boringData())
 	if err == nil || !strings.Contains(err.Error(), `monitors "no_such_metric", which was not logged; logged metrics: train_loss, val_loss`) {
 		t.Fatalf("Fit error = %v", err)
+	}
+}
+
+// constantScore logs the same "score" after every validation.
+type constantScore struct{ scheduled }
+
+func (m *constantScore) OnValidationEpochEnd(t *volt.Trainer) error {
+	t.Log("score", 1)
+	return nil
+}
+
+func TestPlateauReducesAfterPatience(t *testing.T) {
+	plateau, _ := optim.NewReduceLROnPlateau(optim.PlateauMin)
+	plateau.Patience, plateau.Factor = 1, 0.5
+	rec := &lrRecorder{}
+	m := &constantScore{scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: plateau, Monitor: "score"}}}
+	fitBoring(t, volt.Config{MaxEpochs: 6, Callbacks: []volt.Callback{rec}, NumSanityValSteps: volt.Ptr(0)}, boringData(), m)
+	// The score never improves after epoch 0: with patience 1 the LR halves
+	// after epochs 2 and 4 (each reduction restarts the count).
+	want := []float64{0.1, 0.1, 0.1, 0.05, 0.05, 0.025}
+	for epoch, lr := range want {
+		if got := rec.lrs[4*epoch]; math.Abs(got-lr) > 1e-6*lr {
+			t.Errorf("epoch %d: lr %v, want %v", epoch, got, lr)
+		}
 	}
 }
