@@ -27,15 +27,16 @@ import (
 //
 // volt draws no progress bar unless this callback is in Config.Callbacks.
 type ProgressBar struct {
-	cfg      ProgressBarConfig
-	terminal bool
-	train    *progressbar.ProgressBar // the epoch's bar, nil between epochs
-	eval     *progressbar.ProgressBar
-	evalDone int
-	below    bool      // eval bar drawn on the line below the training bar
-	losses   []float64 // last losses read, for the running loss
-	lastLine int64     // last step with a plain line
-	desc     string
+	cfg       ProgressBarConfig
+	terminal  bool
+	train     *progressbar.ProgressBar // the epoch's bar, nil between epochs
+	trainDone int                      // batches of the epoch done
+	eval      *progressbar.ProgressBar
+	evalDone  int
+	below     bool      // eval bar drawn on the line below the training bar
+	losses    []float64 // last losses read, for the running loss
+	lastLine  int64     // last step with a plain line
+	desc      string
 }
 
 // ProgressBarConfig configures ProgressBar.
@@ -139,7 +140,7 @@ func (p *ProgressBar) trainText(t *volt.Trainer) string {
 func (p *ProgressBar) OnTrainEpochStart(t *volt.Trainer) error {
 	p.desc = epochDesc(t)
 	if p.terminal {
-		p.train = p.newBar(t.NumTrainingBatches(), p.trainText(t))
+		p.train, p.trainDone = p.newBar(t.NumTrainingBatches(), p.trainText(t)), 0
 	}
 	return nil
 }
@@ -158,6 +159,9 @@ func (p *ProgressBar) OnTrainBatchEnd(t *volt.Trainer, out *volt.StepOutput, _ *
 			return err
 		}
 		return nil
+	}
+	if p.train != nil {
+		p.trainDone = batchIdx + 1
 	}
 	if p.train == nil || ((batchIdx+1)%p.cfg.RefreshRate != 0 && batchIdx+1 != t.NumTrainingBatches()) {
 		return nil
@@ -188,7 +192,13 @@ func (p *ProgressBar) OnTrainEpochEnd(t *volt.Trainer) error {
 		return nil
 	}
 	p.train.Describe(p.trainText(t))
-	err := p.train.Finish()
+	var err error
+	if n := t.NumTrainingBatches(); n > 0 && p.trainDone < n {
+		// Stopped early (MaxSteps, a callback): the bar keeps its count.
+		err = p.train.Set(p.trainDone)
+	} else {
+		err = p.train.Finish()
+	}
 	p.train = nil
 	_, werr := io.WriteString(p.cfg.Writer, "\n")
 	if err == nil {

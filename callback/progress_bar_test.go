@@ -145,3 +145,19 @@ func TestProgressBarConfigErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestProgressBarTerminalStoppedEarly(t *testing.T) {
+	// MaxSteps stops the epoch after 2 of its 4 batches: the bar ends at 2/4,
+	// not filled up to 4/4.
+	var out bytes.Buffer
+	pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 1, MaxSteps: 2}), &boring{}, boringData(), pb); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(2/4") || strings.Contains(out.String(), "4/4") || !strings.HasSuffix(out.String(), "\n") {
+		t.Errorf("output %q, want the bar left at 2/4 on its own line", out.String())
+	}
+}

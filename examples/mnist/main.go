@@ -3,6 +3,13 @@
 // a test run at the end whose accuracy is the last line printed.
 //
 //	GOEXPERIMENT=simd go run ./examples/mnist -epochs 3
+//
+// Progress goes to stderr through callback.ProgressBar: bars on a terminal
+// (an epoch's training bar with a validation bar below it, then a test bar),
+// plain lines elsewhere (one per epoch, and one every -progress-every
+// optimization steps). -progress=false turns it off; the epochs are then
+// summed up in a line each on stdout. Stdout ends with test_loss=… and
+// test_acc=… in every case.
 package main
 
 import (
@@ -15,19 +22,21 @@ import (
 	"os/signal"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/datasets/mnist"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "mnist:", err)
 		os.Exit(1)
 	}
 }
 
-// run trains and tests the model as the flags in args say, printing to out.
-func run(args []string, out io.Writer) error {
+// run trains and tests the model as the flags in args say, printing results
+// to out and progress and logs to errOut.
+func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("mnist", flag.ContinueOnError)
 	epochs := flags.Int("epochs", 3, "training epochs")
 	batch := flags.Int("batch", 64, "batch size")
@@ -36,6 +45,11 @@ func run(args []string, out io.Writer) error {
 	seed := flags.Uint64("seed", 42, "seed for weights and shuffling")
 	root := flags.String("root", ".", "where volt_logs/ is written")
 	maxSteps := flags.Int64("max-steps", 0, "stop after this many optimization steps (0: no limit)")
+	valEvery := flags.Int("val-every", 0, "validate every n training batches (0: after each epoch)")
+	progress := flags.Bool("progress", true, "show progress on stderr (bars on a terminal, plain lines elsewhere)")
+	refresh := flags.Int("refresh-rate", 10, "redraw the progress bars every n batches")
+	every := flags.Int("progress-every", 0, "when stderr is not a terminal, also write a line every n steps (0: epoch lines only)")
+	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -54,12 +68,27 @@ func run(args []string, out io.Writer) error {
 		Test:  []data.Loader{loader(test, false)},
 	}
 
+	var callbacks []volt.Callback
+	if *progress {
+		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut, RefreshRate: *refresh, Every: *every})
+		if err != nil {
+			return err
+		}
+		callbacks = append(callbacks, bar)
+	} else {
+		callbacks = append(callbacks, epochPrinter{out})
+	}
+	var valInterval volt.ValInterval
+	if *valEvery > 0 {
+		valInterval = volt.Batches(*valEvery)
+	}
 	trainer, err := volt.NewTrainer(volt.Config{
-		MaxEpochs:      *epochs,
-		MaxSteps:       *maxSteps,
-		DefaultRootDir: *root,
-		Callbacks:      []volt.Callback{epochPrinter{out}},
-		Log:            slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		MaxEpochs:        *epochs,
+		MaxSteps:         *maxSteps,
+		ValCheckInterval: valInterval,
+		DefaultRootDir:   *root,
+		Callbacks:        callbacks,
+		Log:              slog.New(slog.NewTextHandler(errOut, nil)),
 	})
 	if err != nil {
 		return err
@@ -80,7 +109,8 @@ func run(args []string, out io.Writer) error {
 	return nil
 }
 
-// epochPrinter prints one line per epoch with the epoch's metrics.
+// epochPrinter prints one line per epoch with the epoch's metrics, in place
+// of the progress bar when -progress=false.
 type epochPrinter struct{ out io.Writer }
 
 // OnTrainEpochEnd implements volt.OnTrainEpochEnd.

@@ -8,28 +8,58 @@ import (
 )
 
 // TestExampleTrainsAFewSteps runs the example end to end on real MNIST with a
-// few optimization steps and checks what it prints.
+// few optimization steps and checks what it prints: the results on stdout,
+// the progress (plain lines here, a bytes.Buffer being no terminal) on
+// stderr, and with -progress=false an epoch line on stdout instead.
 func TestExampleTrainsAFewSteps(t *testing.T) {
-	var out bytes.Buffer
-	err := run([]string{"-epochs", "1", "-max-steps", "120", "-root", t.TempDir()}, &out)
-	if err != nil {
-		t.Fatal(err)
+	for _, tc := range []struct {
+		name       string
+		flags      []string
+		wantStdout string // a line start stdout must have
+		wantStderr string // a line start stderr must have ("" none)
+	}{
+		{"progress", nil, "test_loss=", "epoch 0/0 step 120 train_loss="},
+		{"progress=false", []string{"-progress=false"}, "epoch 0: step 120 train_loss=", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			args := append([]string{"-epochs", "1", "-max-steps", "120", "-root", t.TempDir()}, tc.flags...)
+			if err := run(args, &out, &errOut); err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			last := lines[len(lines)-1]
+			value, ok := strings.CutPrefix(last, "test_acc=")
+			if !ok {
+				t.Fatalf("last line %q does not start with test_acc=", last)
+			}
+			acc, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// 120 Adam steps already get well past chance (0.1).
+			if acc < 0.8 {
+				t.Errorf("test_acc=%v after 120 steps, want >= 0.8", acc)
+			}
+			if !hasLinePrefix(out.String(), tc.wantStdout) {
+				t.Errorf("no line %q… on stdout:\n%s", tc.wantStdout, out.String())
+			}
+			if tc.wantStderr != "" && !hasLinePrefix(errOut.String(), tc.wantStderr) {
+				t.Errorf("no line %q… on stderr:\n%s", tc.wantStderr, errOut.String())
+			}
+			if tc.wantStderr == "" && strings.Contains(errOut.String(), "epoch") {
+				t.Errorf("progress on stderr with -progress=false:\n%s", errOut.String())
+			}
+		})
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	last := lines[len(lines)-1]
-	value, ok := strings.CutPrefix(last, "test_acc=")
-	if !ok {
-		t.Fatalf("last line %q does not start with test_acc=", last)
+}
+
+// hasLinePrefix reports whether a line of s starts with prefix.
+func hasLinePrefix(s, prefix string) bool {
+	for line := range strings.Lines(s) {
+		if strings.HasPrefix(line, prefix) {
+			return true
+		}
 	}
-	acc, err := strconv.ParseFloat(value, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// 120 Adam steps already get well past chance (0.1).
-	if acc < 0.8 {
-		t.Errorf("test_acc=%v after 120 steps, want >= 0.8", acc)
-	}
-	if !strings.Contains(out.String(), "epoch 0: step 120") {
-		t.Errorf("no epoch line in output:\n%s", out.String())
-	}
+	return false
 }
