@@ -88,7 +88,13 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	}
 	st := trainerState{Seed: data.DefaultSeed(), Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
 	if h, ok := t.module.(HParamser); ok {
-		st.HParams = h.HParams()
+		st.HParams = maps.Clone(h.HParams())
+	}
+	if h, ok := t.dataModule.(HParamser); ok {
+		if st.HParams == nil {
+			st.HParams = map[string]any{}
+		}
+		maps.Copy(st.HParams, h.HParams())
 	}
 	if !weightsOnly {
 		st.Progress = t.progress

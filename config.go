@@ -94,6 +94,10 @@ type Config struct {
 	// hidden state carried over (see TBPTTStepper); 0 is off.
 	TruncatedBPTTSteps int
 
+	// DisableCheckpointing turns off the default checkpointing: the latest
+	// state saved after each epoch in <log dir>/checkpoints (see Checkpointer).
+	DisableCheckpointing bool
+
 	// HandleSignals makes Fit handle SIGTERM, SIGINT and SIGUSR1: finish
 	// the current optimization step, save a resumable checkpoint, return an
 	// *InterruptedError naming it; a second signal stops at once.

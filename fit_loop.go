@@ -35,6 +35,7 @@ func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunO
 type fitLoop struct {
 	t          *Trainer
 	dm         DataModule
+	ckpt       *defaultCheckpoint
 	train      data.Loader
 	val        []data.Loader
 	validating bool
@@ -52,7 +53,7 @@ type fitLoop struct {
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
-	l := &fitLoop{t: t, dm: dm}
+	l := &fitLoop{t: t, dm: dm, ckpt: t.newDefaultCheckpoint()}
 	if err := l.loadData(); err != nil {
 		return nil, err
 	}

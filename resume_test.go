@@ -68,19 +68,23 @@ func TestResumeParity(t *testing.T) {
 		accumulate int
 		atBatch    int64
 		when       string
+		val        volt.ValInterval
 	}{
-		{"mid-epoch", 1, 5, "batch"},
-		{"first batch", 1, 1, "batch"},
-		{"accumulation, inside the window", 3, 4, "batch"},
-		{"accumulation, at the partial window's end", 3, 8, "batch"},
-		{"last batch of an epoch", 1, 16, "batch"},
-		{"after validation", 1, 8, "validation"},
-		{"epoch end", 1, 16, "epoch"},
-		{"last epoch end", 1, 24, "epoch"},
+		{"mid-epoch", 1, 5, "batch", nil},
+		{"first batch", 1, 1, "batch", nil},
+		{"accumulation, inside the window", 3, 4, "batch", nil},
+		{"accumulation, at the partial window's end", 3, 8, "batch", nil},
+		{"last batch of an epoch", 1, 16, "batch", nil},
+		{"after validation", 1, 8, "validation", nil},
+		{"epoch end", 1, 16, "epoch", nil},
+		{"last epoch end", 1, 24, "epoch", nil},
+		{"validation every half epoch, after the mid-epoch validation", 1, 12, "validation", volt.Fraction(0.5)},
+		{"validation every half epoch, before the mid-epoch validation", 1, 12, "batch", volt.Fraction(0.5)},
+		{"validation every half epoch with accumulation", 3, 10, "batch", volt.Fraction(0.5)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := quiet(volt.Config{MaxEpochs: 3, AccumulateGradBatches: tc.accumulate, LogEveryNSteps: 2})
+			cfg := quiet(volt.Config{MaxEpochs: 3, AccumulateGradBatches: tc.accumulate, LogEveryNSteps: 2, ValCheckInterval: tc.val})
 			cfg.DisableLoggers = false
 			path := filepath.Join(t.TempDir(), "resume.ckpt")
 

@@ -73,6 +73,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if err := t.sendToLoggers(epochLogs); err != nil {
 		return err
 	}
+	if err := l.ckpt.save(t); err != nil {
+		return err
+	}
 	p.Epoch.completed()
 	t.curRes = nil
 	return nil

@@ -182,6 +182,10 @@ func monitorCandidates(t *volt.Trainer) map[string]float64 {
 }
 
 // Interface guards.
+// ManagesCheckpoints implements volt.Checkpointer: with a ModelCheckpoint
+// the trainer's default checkpointing is off.
+func (*ModelCheckpoint) ManagesCheckpoints() {}
+
 // SkippedInFastDevRun implements volt.FastDevRunSkipped: Config.FastDevRun
 // turns ModelCheckpoint off.
 func (*ModelCheckpoint) SkippedInFastDevRun() {}
