@@ -78,6 +78,7 @@ func boringData() volt.Loaders {
 // quiet returns a config that writes no logs and no files.
 func quiet(cfg volt.Config) volt.Config {
 	cfg.DisableLoggers = true
+	cfg.DisableModelSummary = true
 	cfg.Log = slog.New(slog.DiscardHandler)
 	return cfg
 }

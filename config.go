@@ -3,6 +3,7 @@ package volt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 
@@ -93,6 +94,11 @@ type Config struct {
 	// into chunks of this many steps, each an optimization step with the
 	// hidden state carried over (see TBPTTStepper); 0 is off.
 	TruncatedBPTTSteps int
+
+	// DisableModelSummary turns off the table of the model's variables
+	// printed when Fit starts; SummaryWriter is where it goes (nil: stderr).
+	DisableModelSummary bool
+	SummaryWriter       io.Writer
 
 	// DisableCheckpointing turns off the default checkpointing: the latest
 	// state saved after each epoch in <log dir>/checkpoints (see Checkpointer).

@@ -17,6 +17,8 @@
 //
 //	Setup(fit)
 //	OnFitStart
+//	[the training step is traced on the first batch's shapes; the model
+//	 summary is printed]
 //	OnSanityCheckStart                      (when there is validation and NumSanityValSteps != 0)
 //	  OnValidationStart, OnValidationEpochStart,
 //	  OnValidationBatchStart/End per batch, OnValidationEpochEnd, OnValidationEnd
@@ -40,8 +42,9 @@
 //
 // # Hooks that run at trace time
 //
-// OnBeforeBackward, OnAfterBackward and OnBeforeOptimizerStep run while the
-// training step is traced, once per input shape, not once per batch. They
+// OnBeforeBackward, OnAfterBackward and OnBeforeOptimizerStep (and
+// ConfigureGradientClipping) run while the training step is traced: right
+// after OnFitStart, and again for each new input shape, not once per batch. They
 // receive graph nodes and whatever they add becomes part of the compiled step;
 // they cost nothing per batch.
 //

@@ -170,6 +170,10 @@ func (l *fitLoop) run(ctx context.Context) error {
 	if err := callHook(t, "OnFitStart", func(h OnFitStart) error { return h.OnFitStart(t) }); err != nil {
 		return err
 	}
+	if err := l.prepare(ctx); err != nil {
+		return err
+	}
+	t.printSummary()
 	if l.validating && t.cfg.sanitySteps != 0 && t.resume == nil {
 		if err := t.sanityCheck(ctx, l.val, l.valLimits); err != nil {
 			return err
@@ -221,4 +225,23 @@ func (t *Trainer) canStopEarly() bool {
 			t.stopReason, t.cfg.MinEpochs, t.cfg.MinSteps))
 	}
 	return ok
+}
+
+// prepare traces the training step on the first training batch before
+// training starts (see automaticOptimization.prepare).
+func (l *fitLoop) prepare(ctx context.Context) error {
+	t := l.t
+	if l.trainLimit == 0 {
+		return nil
+	}
+	for b, err := range l.train.Batches(ctx, t.CurrentEpoch(), 0) {
+		if err != nil {
+			return fmt.Errorf("training loader: %w", err)
+		}
+		if err := t.auto.prepare(b); err != nil {
+			return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: err}
+		}
+		break
+	}
+	return nil
 }

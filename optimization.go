@@ -528,3 +528,47 @@ func (t *Trainer) record(ms []*metric, values []*tensors.Tensor, batchSize int) 
 	}
 	return nil
 }
+
+// prepare traces the training step(s) the first batch will run, before
+// training starts: the variables then exist (for the model summary and the
+// callbacks' OnTrainStart) and graph errors surface before any hook of the
+// epoch. Mixed precision first creates its master weights, which runs one
+// forward pass.
+func (a *automaticOptimization) prepare(b *data.Batch) error {
+	a.t.curParts = b.Parts
+	if err := a.ensureMasters(b); err != nil {
+		return err
+	}
+	if err := a.compileFirst(b); err != nil {
+		return err
+	}
+	return a.t.eng.InitializeVariables()
+}
+
+// compileFirst compiles the programs the first batch runs.
+func (a *automaticOptimization) compileFirst(b *data.Batch) error {
+	if a.t.cfg.TruncatedBPTTSteps > 0 {
+		return nil // traced per split shape
+	}
+	if a.manual {
+		tp, err := a.program(-1, modeFused)
+		if err != nil {
+			return err
+		}
+		return tp.prog.Compile(b)
+	}
+	mode := modeFused
+	if a.t.cfg.accumulate > 1 {
+		mode = modeAccumulate
+	}
+	for _, opt := range a.due(0) {
+		tp, err := a.program(opt, mode)
+		if err != nil {
+			return err
+		}
+		if err := tp.prog.Compile(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -66,7 +66,7 @@ func TestSummarize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprint("depth ", tc.depth), func(t *testing.T) {
-			s := callback.Summarize(tr.Store(), tc.depth)
+			s := volt.Summarize(tr.Store(), tc.depth)
 			var got []string
 			for _, r := range s.Rows {
 				shape := r.Shape
@@ -83,7 +83,7 @@ func TestSummarize(t *testing.T) {
 			}
 		})
 	}
-	if all := callback.Summarize(tr.Store(), -1); len(all.Rows) != 15 || all.Rows[3].Name != "encoder/layer0/dense/weights" || all.Rows[3].Shape != "[8 4]" {
+	if all := volt.Summarize(tr.Store(), -1); len(all.Rows) != 15 || all.Rows[3].Name != "encoder/layer0/dense/weights" || all.Rows[3].Shape != "[8 4]" {
 		t.Errorf("depth -1: %d rows, want 15:\n%s", len(all.Rows), all)
 	}
 }

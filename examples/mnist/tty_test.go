@@ -179,6 +179,17 @@ func TestExampleProgressPlainLines(t *testing.T) {
 		}
 	}
 	want := []*regexp.Regexp{
+		// The model summary, printed once when Fit starts.
+		regexp.MustCompile(`^  \| Name +\| Shape \| DType +\| Params +\| Mode$`),
+		regexp.MustCompile(`^-+$`),
+		regexp.MustCompile(`^0 \| hidden_0 \| - +\| Float32 \| 201\.0 K \| trainable$`),
+		regexp.MustCompile(`^1 \| hidden_1 \| - +\| Float32 \| 65\.8 K +\| trainable$`),
+		regexp.MustCompile(`^2 \| output +\| - +\| Float32 \| 2\.6 K +\| trainable$`),
+		regexp.MustCompile(`^-+$`),
+		regexp.MustCompile(`^269\.3 K +Trainable params$`),
+		regexp.MustCompile(`^0 +Non-trainable params$`),
+		regexp.MustCompile(`^269\.3 K +Total params$`),
+		regexp.MustCompile(`^1\.077 +Total estimated model params size \(MB\)$`),
 		regexp.MustCompile(`^epoch 0/0 batch 50/860 step 50 train_loss=\d\.\d+$`),
 		regexp.MustCompile(`^epoch 0/0 batch 100/860 step 100 train_loss=\d\.\d+$`),
 		regexp.MustCompile(`^epoch 0/0 batch 150/860 step 150 train_loss=\d\.\d+ val_acc=0\.\d+ val_loss=\d\.\d+$`),

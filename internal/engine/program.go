@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -100,4 +101,31 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 		return nil, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
 	return outputs, graphID, nil
+}
+
+// Compile traces and compiles the program for the shapes of b's tensors
+// without running it (variables are created, not initialised).
+func (p *Program) Compile(b *data.Batch) error {
+	p.numInputs = len(b.Inputs)
+	var shapes []shapes.Shape
+	for _, t := range append(append([]*tensors.Tensor{}, b.Inputs...), b.Labels...) {
+		shapes = append(shapes, t.Shape())
+	}
+	if p.noFusion {
+		defer withoutFusion()()
+	}
+	err := Catch(func() error {
+		_, err := p.exec.Compile(shapes...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.name, err)
+	}
+	return nil
+}
+
+// InitializeVariables gives every variable created by a trace (and not
+// loaded) its initial value, as the first execution would.
+func (e *Engine) InitializeVariables() error {
+	return Catch(func() error { return e.Store.InitializeVariables(e.Backend, nil) })
 }
