@@ -14,7 +14,15 @@
 //	PredictionWriter               writes Predict's outputs as JSON files
 //	LearningRateMonitor            logs each optimizer's learning rate (and momentum, weight decay)
 //	GradientAccumulationScheduler  changes AccumulateGradBatches by epoch
+//	ModelCheckpoint                saves checkpoints on a cadence, keeps the top k, writes last.ckpt
+//	OnExceptionCheckpoint          saves a resumable checkpoint when a run fails or is interrupted
+//	Finetuning, BackboneFinetuning freeze variable scopes and unfreeze them at chosen epochs
+//	StochasticWeightAveraging      averages the weights of the last epochs, with an annealed LR
+//	EMAWeightAveraging             keeps an exponential moving average of the weights
 //
 // Add a callback by listing it in volt.Config.Callbacks; leave it out to turn
-// it off (there is no default progress bar or summary).
+// it off. The trainer itself prints a model summary when Fit starts and keeps
+// the latest epoch's checkpoint (Config.DisableModelSummary,
+// Config.DisableCheckpointing); ModelSummary and ModelCheckpoint replace
+// those defaults. There is no default progress bar: add ProgressBar.
 package callback
