@@ -93,3 +93,27 @@ func TestFitRejectsBadInput(t *testing.T) {
 		})
 	}
 }
+
+// oldOptimizers has ConfigureOptimizers with another signature.
+type oldOptimizers struct{ boring }
+
+func (oldOptimizers) ConfigureOptimizers() *optim.Optimizer { return optim.SGD(0.1) }
+
+// noTrainer forgets the trainer argument of a hook.
+type noTrainer struct{}
+
+func (noTrainer) OnTrainEpochEnd() error { return nil }
+
+func TestWrongSignaturesAreReported(t *testing.T) {
+	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
+	err := tr.Fit(t.Context(), &oldOptimizers{}, boringData())
+	want := "*volt_test.oldOptimizers has ConfigureOptimizers() *optim.Optimizer, want ConfigureOptimizers() volt.Optimizers (volt.OptimizerConfigurer)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Fit error = %v, want it to contain %q", err, want)
+	}
+	_, err = volt.NewTrainer(volt.Config{Callbacks: []volt.Callback{noTrainer{}}})
+	want = "Config.Callbacks[0]: callback: a method has the name of a volt interface but not its signature, so volt would ignore it: volt_test.noTrainer has OnTrainEpochEnd() error, want OnTrainEpochEnd(*volt.Trainer) error (volt.OnTrainEpochEnd)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("NewTrainer error = %v, want it to contain %q", err, want)
+	}
+}

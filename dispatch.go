@@ -89,6 +89,9 @@ func checkCallback(cb Callback) error {
 	if cb == nil {
 		return fmt.Errorf("is nil")
 	}
+	if err := checkSignatures("callback", cb, optionalInterfaces); err != nil {
+		return err
+	}
 	switch cb.(type) {
 	case Setup, Teardown, OnFitStart, OnFitEnd, OnSanityCheckStart, OnSanityCheckEnd,
 		OnTrainStart, OnTrainEnd, OnTrainEpochStart, OnTrainEpochEnd, OnTrainBatchStart, OnTrainBatchEnd,

@@ -219,6 +219,9 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 	if t.state.Status == StatusRunning {
 		return fmt.Errorf("volt: Trainer.%s called while the trainer is already running %s", fn, t.state.Fn)
 	}
+	if err := errors.Join(checkSignatures("module", m, optionalInterfaces), checkSignatures("data module", dm, dataInterfaces)); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
 	if err := t.ensureEngine(m); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}

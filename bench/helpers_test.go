@@ -129,27 +129,26 @@ func (m *module) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return l
 }
 
-func (m *module) ConfigureOptimizers() *optim.Optimizer { return optim.Adam(lr) }
+func (m *module) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.Adam(lr)) }
 
-// loader yields the pre-built batches cyclically, epochLen per epoch, for as
-// long as more() allows (nil: always); the hand-written loop cycles through
-// the same slice in the same order.
+// loader yields the pre-built batches cyclically, epochLen per epoch (batch
+// i of epoch e is batches[(e*epochLen+i) % len]), for as long as more()
+// allows (nil: always); the hand-written loop cycles through the same slice
+// in the same order.
 type loader struct {
 	batches []*data.Batch
 	more    func() bool
-	next    int
 }
 
 func (l *loader) NumBatches() int { return epochLen }
 
 func (l *loader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*data.Batch, error] {
 	return func(yield func(*data.Batch, error) bool) {
-		for range epochLen - skip {
+		for i := skip; i < epochLen; i++ {
 			if l.more != nil && !l.more() {
 				return
 			}
-			b := l.batches[l.next%len(l.batches)]
-			l.next++
+			b := l.batches[(epoch*epochLen+i)%len(l.batches)]
 			if !yield(b, nil) {
 				return
 			}
