@@ -161,12 +161,13 @@ func (l *loader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*data.B
 func newTrainer(maxSteps int64, callbacks ...volt.Callback) (*volt.Trainer, error) {
 	volt.SeedEverything(seed)
 	cfg := volt.Config{
-		MaxEpochs:         -1,
-		MaxSteps:          maxSteps,
-		DisableLoggers:    true,
-		NumSanityValSteps: volt.Ptr(0),
-		Log:               slog.New(slog.DiscardHandler),
-		Callbacks:         callbacks,
+		MaxEpochs:           -1,
+		MaxSteps:            maxSteps,
+		DisableLoggers:      true,
+		DisableModelSummary: true,
+		NumSanityValSteps:   volt.Ptr(0),
+		Log:                 slog.New(slog.DiscardHandler),
+		Callbacks:           callbacks,
 	}
 	return volt.NewTrainer(cfg)
 }
