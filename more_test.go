@@ -54,8 +54,8 @@ func (m *valueClipper) ConfigureGradientClipping(s *volt.Step, opt int, grads []
 }
 
 func TestGradientClipperOverridesClipping(t *testing.T) {
-	m := &valueClipper{boring: boring{lr: 1}}
-	before := fitBoring(t, volt.Config{MaxSteps: 1, Precision: "64-true", DisableCheckpointing: true}, loaderOf(regression(16, 4), 16), &boring{lr: 1e-300})
+	m := &valueClipper{boring: boring{LR: 1}}
+	before := fitBoring(t, volt.Config{MaxSteps: 1, Precision: "64-true", DisableCheckpointing: true}, loaderOf(regression(16, 4), 16), &boring{LR: 1e-300})
 	after := fitBoring(t, volt.Config{MaxSteps: 1, Precision: "64-true", GradientClipVal: 10}, loaderOf(regression(16, 4), 16), m)
 	if !slices.Equal(m.calls, []string{"norm"}) {
 		t.Errorf("ConfigureGradientClipping calls %v, want one with the configured algorithm", m.calls)

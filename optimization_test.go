@@ -82,8 +82,8 @@ func deltaAfterOneStep(t *testing.T, cfg volt.Config) []float64 {
 	t.Helper()
 	cfg.MaxSteps = 1
 	cfg.Precision = "64-true"
-	before := fitBoring(t, volt.Config{MaxSteps: 1, Precision: "64-true", GradientClipVal: 1e-300}, loaderOf(regression(16, 4), 16), &boring{lr: 1e-300})
-	after := fitBoring(t, cfg, loaderOf(regression(16, 4), 16), &boring{lr: 1})
+	before := fitBoring(t, volt.Config{MaxSteps: 1, Precision: "64-true", GradientClipVal: 1e-300}, loaderOf(regression(16, 4), 16), &boring{LR: 1e-300})
+	after := fitBoring(t, cfg, loaderOf(regression(16, 4), 16), &boring{LR: 1})
 	w0, w1 := floats(t, before, "/dense")["/dense/dense/weights"], floats(t, after, "/dense")["/dense/dense/weights"]
 	d := make([]float64, len(w0))
 	for i := range d {
@@ -174,7 +174,7 @@ func TestTerminateOnNaN(t *testing.T) {
 	}{
 		{"loss", volt.Config{TerminateOnNaN: true}, &boring{}, nanAt(16, 9), "TerminateOnNaN: the loss is NaN at epoch 0, batch 2 (global step 2)"},
 		{"gradient", volt.Config{DetectAnomaly: true}, &sqrtZero{}, regression(16, 1), "the gradient of /dense/dense/weights is not finite at epoch 0, batch 0"},
-		{"parameter", volt.Config{TerminateOnNaN: true}, &boring{lr: 1e300}, regression(16, 1), "the parameter /dense/"},
+		{"parameter", volt.Config{TerminateOnNaN: true}, &boring{LR: 1e300}, regression(16, 1), "the parameter /dense/"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -120,7 +120,7 @@ func bigLabels() data.Slice {
 }
 
 func TestLossScalerBacksOffAndSkips(t *testing.T) {
-	tr := fitBoring(t, volt.Config{MaxSteps: 12, Precision: "16-mixed"}, loaderOf(bigLabels(), 16), &boring{lr: 1e-4})
+	tr := fitBoring(t, volt.Config{MaxSteps: 12, Precision: "16-mixed"}, loaderOf(bigLabels(), 16), &boring{LR: 1e-4})
 	scale := tr.LossScale()
 	if !(scale < 65536) {
 		t.Fatalf("loss scale %v: no back-off happened", scale)

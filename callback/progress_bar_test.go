@@ -18,7 +18,7 @@ import (
 type barModule struct{ boring }
 
 func (m *barModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
-	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.forward(s, b.Input(0))})
+	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.Forward(s, b.Input(0))})
 }
 
 func (m *barModule) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {

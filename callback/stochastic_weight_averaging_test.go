@@ -73,7 +73,7 @@ func TestStochasticWeightAveragingMatchesHandComputed(t *testing.T) {
 				t.Fatal(err)
 			}
 			log := newWeightLog(t)
-			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 6}), &boring{lr: lr0}, trainOnly(), swa, log)
+			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 6}), &boring{LR: lr0}, trainOnly(), swa, log)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -25,7 +25,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +35,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -115,26 +115,9 @@ func (*model) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim
 // loaders returns shuffled training batches and one validation batch.
 func loaders() volt.Loaders {
 	return volt.Loaders{
-		Train: &data.DataLoader{Dataset: regression(examples, 1), BatchSize: batchSize, Shuffle: true},
-		Val:   []data.Loader{&data.DataLoader{Dataset: regression(16, 2), BatchSize: 16}},
+		Train: &data.DataLoader{Dataset: testutil.Regression(examples, 1), BatchSize: batchSize, Shuffle: true},
+		Val:   []data.Loader{&data.DataLoader{Dataset: testutil.Regression(16, 2), BatchSize: 16}},
 	}
-}
-
-// regression returns n examples of y = x·w + 0.5 with 8 features.
-func regression(n int, s uint64) data.Slice {
-	r := rand.New(rand.NewPCG(s, 7))
-	w := []float32{1, -2, 0.5, 3, 0, -1, 2, 0.25}
-	out := make(data.Slice, n)
-	for i := range out {
-		x := make([]float32, len(w))
-		y := float32(0.5)
-		for j := range x {
-			x[j] = float32(r.NormFloat64())
-			y += x[j] * w[j]
-		}
-		out[i] = data.Example{Inputs: []data.Field{{Value: x}}, Labels: []data.Field{{Value: []float32{y}}}}
-	}
-	return out
 }
 
 // writeWeights writes every variable of the store, sorted by path.
