@@ -1,0 +1,146 @@
+package volt
+
+// This file reads a training step's outputs on the host: logged values,
+// gradient norms, the loss-scaling and NaN flags.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
+)
+
+// runTrainProgram runs one compiled training step, records its logged values
+// and gradient norms, and applies the NaN policy. It returns the loss.
+func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, *traceInfo, error) {
+	outs, gid, err := tp.prog.Run(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, ok := tp.infos[gid]
+	if !ok {
+		info = tp.traced
+		tp.traced = nil
+		if info.metrics, err = t.resolveMetrics(info.logs, t.trainRes, 0, 1); err != nil {
+			return nil, nil, err
+		}
+		norms := defaultLogOptions(RunningTrain, true)
+		for _, name := range info.normNames {
+			m, err := t.trainRes.entry(name, norms)
+			if err != nil {
+				return nil, nil, err
+			}
+			info.normMetrics = append(info.normMetrics, m)
+		}
+		tp.infos[gid] = info
+	}
+	if info.numHidden > 0 {
+		info.hiddenOut = outs[len(outs)-info.numHidden:]
+		outs = outs[:len(outs)-info.numHidden]
+	}
+	rest := outs[1:]
+	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
+		return nil, nil, err
+	}
+	rest = rest[len(info.metrics):]
+	if len(rest) == 0 {
+		return outs[0], info, nil
+	}
+	if err := t.record(info.normMetrics, rest[:len(info.normMetrics)], b.Size); err != nil {
+		return nil, nil, err
+	}
+	rest = rest[len(info.normMetrics):]
+	if info.gateFlag {
+		finite := rest[len(rest)-1]
+		rest = rest[:len(rest)-1]
+		var ok bool
+		tensors.MustConstFlatData(finite, func(v []bool) { ok = v[0] })
+		t.scaler.Update(!ok)
+		if err := t.setLossScale(); err != nil {
+			return nil, nil, err
+		}
+	}
+	if t.cfg.TerminateOnNaN {
+		if err := t.checkFinite(outs[0], info, rest); err != nil {
+			return nil, nil, err
+		}
+	}
+	return outs[0], info, nil
+}
+
+// checkFinite implements TerminateOnNaN / DetectAnomaly.
+func (t *Trainer) checkFinite(loss *tensors.Tensor, info *traceInfo, flags []*tensors.Tensor) error {
+	where := fmt.Sprintf("at epoch %d, batch %d (global step %d)", t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
+	if v, err := engine.Float64(loss); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return &NonFiniteError{What: "loss", Value: v, Where: where}
+	}
+	if info.gradFlags {
+		if i := firstFalse(flags[0]); i >= 0 {
+			return &NonFiniteError{What: "gradient of " + info.paramPaths[i], Value: nan, Where: where}
+		}
+		flags = flags[1:]
+	}
+	if info.paramFlags {
+		if i := firstFalse(flags[0]); i >= 0 {
+			return &NonFiniteError{What: "parameter " + info.paramPaths[i] + " (after the optimizer step)", Value: nan, Where: where}
+		}
+	}
+	return nil
+}
+
+// firstFalse returns the index of the first false in a bool vector, or -1.
+func firstFalse(t *tensors.Tensor) int {
+	idx := -1
+	tensors.MustConstFlatData(t, func(flags []bool) {
+		for i, ok := range flags {
+			if !ok {
+				idx = i
+				return
+			}
+		}
+	})
+	return idx
+}
+
+// resolveMetrics binds a trace's logs to the metrics of a result collection.
+func (t *Trainer) resolveMetrics(logs []stepLog, res *results, loader, numLoaders int) ([]*metric, error) {
+	ms := make([]*metric, len(logs))
+	for i, l := range logs {
+		m, err := res.entry(l.name+dataloaderSuffix(loader, numLoaders), l.opts)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
+}
+
+// metricsFor returns the metrics of graph gid's logged outputs, resolving
+// them from the logs of the last trace the first time the graph runs.
+func (t *Trainer) metricsFor(cache map[graph.GraphId][]*metric, gid graph.GraphId, traced []stepLog, res *results, loader, numLoaders int) ([]*metric, error) {
+	if ms, ok := cache[gid]; ok {
+		return ms, nil
+	}
+	ms, err := t.resolveMetrics(traced, res, loader, numLoaders)
+	if err != nil {
+		return nil, err
+	}
+	cache[gid] = ms
+	return ms, nil
+}
+
+// record adds a step's logged values to their metrics.
+func (t *Trainer) record(ms []*metric, values []*tensors.Tensor, batchSize int) error {
+	for i, m := range ms {
+		v, err := engine.Float64(values[i])
+		if err != nil {
+			return fmt.Errorf("logged value %q: %w", m.key, err)
+		}
+		m.add(v, batchSize)
+		t.publishStep(m)
+	}
+	return nil
+}
