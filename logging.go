@@ -12,18 +12,16 @@ import (
 type HParamser interface{ HParams() map[string]any }
 
 // publishStep makes a freshly logged step value visible to callbacks and the
-// progress bar, and queues it for the loggers when it is a training value.
+// progress bar. The loggers get training step values at the logging cadence
+// (flushStepLogs), from the metrics themselves.
 func (t *Trainer) publishStep(m *metric) {
 	if !m.opts.onStep {
 		return
 	}
-	t.callbackM[m.stepName()] = m.step
+	t.callbackM[m.stepKey] = m.step
 	t.callbackM[m.key] = m.step
 	if m.opts.progBar {
 		t.progBarM[m.key] = m.step
-	}
-	if m.opts.logger && t.state.Stage == RunningTrain {
-		t.pendingLogs[m.stepName()] = m.step
 	}
 }
 
@@ -31,15 +29,16 @@ func (t *Trainer) publishStep(m *metric) {
 // optimization step (so a step's values and its epoch's values share a row).
 func (t *Trainer) logStep() int64 { return max(t.progress.OptimizerSteps-1, 0) }
 
-// flushStepLogs sends queued training step values to the loggers.
+// flushStepLogs sends the training step values logged since the last flush
+// (or skip) to the loggers.
 func (t *Trainer) flushStepLogs() error {
-	if len(t.pendingLogs) == 0 {
-		return nil
-	}
-	err := t.sendToLoggers(t.pendingLogs)
-	clear(t.pendingLogs)
-	return err
+	row := map[string]float64{}
+	t.trainRes.stepValues(row)
+	return t.sendToLoggers(row)
 }
+
+// skipStepLogs drops the step values of a batch that is not at the cadence.
+func (t *Trainer) skipStepLogs() { t.trainRes.stepValues(nil) }
 
 // sendToLoggers adds the epoch (during Fit) and sends values to every logger.
 func (t *Trainer) sendToLoggers(values map[string]float64) error {

@@ -8,31 +8,27 @@ import (
 
 // metric accumulates one logged name over an epoch of a loop.
 type metric struct {
-	key    string // name, with the dataloader suffix when there are several loaders
-	opts   logOptions
-	seen   bool // logged since the last reset
-	fresh  bool // logged since the last step row was written
-	step   float64
-	sum    float64 // weighted sum (Mean) or plain sum (Sum)
-	weight float64
-	min    float64
-	max    float64
+	key  string // name, with the dataloader suffix when there are several loaders
+	opts logOptions
+	// stepKey and epochKey are the names of the step and epoch values: both
+	// get a suffix only when the value is logged both ways.
+	stepKey, epochKey string
+	seen              bool // logged since the last reset
+	fresh             bool // logged since the last step row was written
+	step              float64
+	sum               float64 // weighted sum (Mean) or plain sum (Sum)
+	weight            float64
+	min               float64
+	max               float64
 }
 
-// stepName and epochName are the names under which the step and epoch values
-// appear: both get a suffix only when the value is logged both ways.
-func (m *metric) stepName() string {
-	if m.opts.onEpoch {
-		return m.key + "_step"
+// newMetric returns an empty metric for key.
+func newMetric(key string, opts logOptions) *metric {
+	m := &metric{key: key, opts: opts, stepKey: key, epochKey: key}
+	if opts.onStep && opts.onEpoch {
+		m.stepKey, m.epochKey = key+"_step", key+"_epoch"
 	}
-	return m.key
-}
-
-func (m *metric) epochName() string {
-	if m.opts.onStep {
-		return m.key + "_epoch"
-	}
-	return m.key
+	return m
 }
 
 func (m *metric) add(v float64, batchSize int) {
@@ -82,10 +78,21 @@ func (r *results) entry(key string, opts logOptions) (*metric, error) {
 		}
 		return m, nil
 	}
-	m := &metric{key: key, opts: opts}
+	m := newMetric(key, opts)
 	r.byKey[key] = m
 	r.order = append(r.order, m)
 	return m, nil
+}
+
+// stepValues adds to out the step values logged since the last call that go
+// to the loggers, and marks every value as sent.
+func (r *results) stepValues(out map[string]float64) {
+	for _, m := range r.order {
+		if out != nil && m.fresh && m.opts.onStep && m.opts.logger {
+			out[m.stepKey] = m.step
+		}
+		m.fresh = false
+	}
 }
 
 // reset forgets the values of an epoch; entries stay so compiled steps can
@@ -104,12 +111,12 @@ func (r *results) epochValues(out map[string]float64, forLogger map[string]float
 			continue
 		}
 		v := m.epochValue()
-		out[m.epochName()] = v
+		out[m.epochKey] = v
 		if m.opts.onStep {
 			out[m.key] = v
 		}
 		if forLogger != nil && m.opts.logger {
-			forLogger[m.epochName()] = v
+			forLogger[m.epochKey] = v
 		}
 		if progBar != nil && m.opts.progBar {
 			progBar[m.key] = v

@@ -59,7 +59,6 @@ type Trainer struct {
 	callbackM      map[string]float64
 	loggedM        map[string]float64
 	progBarM       map[string]float64
-	pendingLogs    map[string]float64
 	hparamsWritten bool
 }
 
@@ -78,7 +77,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		evalRes:   map[RunningStage]*results{},
 		saidOnce:  map[string]bool{},
 		callbackM: map[string]float64{}, loggedM: map[string]float64{},
-		progBarM: map[string]float64{}, pendingLogs: map[string]float64{},
+		progBarM: map[string]float64{},
 	}
 	if r.FastDevRun > 0 {
 		r.Log.Info(fmt.Sprintf("volt: FastDevRun=%d: one epoch of %d training, validation and test batch(es); loggers, checkpointing and early stopping are off", r.FastDevRun, r.FastDevRun))

@@ -171,7 +171,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 			return false, err
 		}
 	} else {
-		clear(t.pendingLogs)
+		t.skipStepLogs()
 	}
 	if l.validationDue(batchIdx, lastInEpoch, stepped) {
 		if err := l.validate(ctx); err != nil {
