@@ -5,22 +5,17 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // weights returns a copy of every variable's bytes, keyed by path.
 func weights(t *testing.T, tr *volt.Trainer) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	for v := range tr.Store().IterVariables() {
-		val, err := v.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := val.ConstBytes(func(b []byte) { out[v.Path()] = append([]byte(nil), b...) }); err != nil {
-			t.Fatal(err)
-		}
+	w, err := testutil.Weights(tr.Store())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return w
 }
 
 func trainWith(t *testing.T, seed uint64, workers int) map[string][]byte {

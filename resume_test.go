@@ -1,7 +1,6 @@
 package volt_test
 
 import (
-	"fmt"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -152,7 +151,8 @@ func TestResumeErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+	trained := &boring{}
+	if err := tr.Fit(t.Context(), trained, boringData()); err != nil {
 		t.Fatal(err)
 	}
 	full, weightsOnly := filepath.Join(dir, "full.ckpt"), filepath.Join(dir, "weights.ckpt")
@@ -195,10 +195,19 @@ func TestResumeErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _ := tr.Test(t.Context(), &boring{}, boringData())
-		_ = want
-		if fmt.Sprint(res) == "" {
-			t.Fatal("no results")
+		// The trained weights give exactly the trained module's test loss,
+		// which differs from an untrained model's.
+		want, err := tr.Test(t.Context(), trained, boringData())
+		if err != nil {
+			t.Fatal(err)
+		}
+		untrained, _ := volt.NewTrainer(quiet(volt.Config{}))
+		fresh, err := untrained.Test(t.Context(), &boring{}, boringData())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0]["test_loss"] != want[0]["test_loss"] || res[0]["test_loss"] == fresh[0]["test_loss"] {
+			t.Errorf("test_loss from the weights file %v, trained %v, untrained %v", res[0]["test_loss"], want[0]["test_loss"], fresh[0]["test_loss"])
 		}
 	})
 }

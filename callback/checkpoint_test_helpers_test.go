@@ -12,6 +12,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -60,17 +61,11 @@ func (r *ckptRecorder) OnValidationEnd(t *volt.Trainer) error {
 // ckptWeights returns the raw bytes of every variable of the trainer's store.
 func ckptWeights(t *testing.T, tr *volt.Trainer) map[string][]byte {
 	t.Helper()
-	out := map[string][]byte{}
-	for v := range tr.Store().IterVariables() {
-		val, err := v.Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := val.ConstBytes(func(b []byte) { out[v.Path()] = append([]byte(nil), b...) }); err != nil {
-			t.Fatal(err)
-		}
+	w, err := testutil.Weights(tr.Store())
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	return w
 }
 
 // ckptSameWeights fails the test for every variable that differs between

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
@@ -80,4 +81,23 @@ func BoringData() volt.Loaders {
 	val := &data.DataLoader{Dataset: Regression(16, 2), BatchSize: 16}
 	test := &data.DataLoader{Dataset: Regression(16, 3), BatchSize: 8}
 	return volt.Loaders{Train: train, Val: []data.Loader{val}, Test: []data.Loader{test}, Predict: []data.Loader{test}}
+}
+
+// Weights returns a copy of the bytes of every variable that has a value,
+// keyed by path: what bitwise comparisons of two runs compare.
+func Weights(store *model.Store) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for v := range store.IterVariables() {
+		if !v.HasValue() {
+			continue
+		}
+		val, err := v.Value()
+		if err != nil {
+			return nil, err
+		}
+		if err := val.ConstBytes(func(b []byte) { out[v.Path()] = append([]byte(nil), b...) }); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
