@@ -364,10 +364,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
-	t.schedulerStates = st.Schedulers
-	if t.schedulerStates == nil {
-		t.schedulerStates = [][]byte{}
-	}
+	t.restoredSchedulers = &st.Schedulers
 	return nil
 }
 

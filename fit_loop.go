@@ -65,7 +65,7 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 		}
 		t.auto = auto
 	}
-	if fresh || t.schedulerStates != nil {
+	if fresh || t.restoredSchedulers != nil {
 		if err := t.startSchedulers(); err != nil {
 			return nil, err
 		}

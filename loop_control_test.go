@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -102,6 +103,8 @@ func TestLoopControl(t *testing.T) {
 			seq("T0:0@1 T0:1@2 T0:2@3", val0, "T0:3@4 T1:0@5 T1:1@6", val1, "T1:2@7 T1:3@8")},
 		{"accumulation defers validation to the window's end", volt.Config{MaxEpochs: 1, AccumulateGradBatches: 3, ValCheckInterval: volt.Batches(2), NumSanityValSteps: volt.Ptr(0)}, loopData,
 			seq("T0:0@0 T0:1@0 T0:2@1", val0, "T0:3@2", val0)},
+		{"validation by wall-clock time", volt.Config{MaxEpochs: 1, ValCheckInterval: volt.Every(time.Nanosecond), NumSanityValSteps: volt.Ptr(0)}, loopData,
+			seq("T0:0@1", val0, "T0:1@2", val0, "T0:2@3", val0, "T0:3@4", val0)},
 		{"every second epoch", volt.Config{MaxEpochs: 2, CheckValEveryNEpoch: 2, NumSanityValSteps: volt.Ptr(0)}, loopData,
 			seq("T0:0@1 T0:1@2 T0:2@3 T0:3@4 T1:0@5 T1:1@6 T1:2@7 T1:3@8", val1)},
 		{"sanity all", volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(-1), LimitTrainBatches: volt.Batches(1)}, loopData,
@@ -250,5 +253,27 @@ func TestSeveralTrainingLoaders(t *testing.T) {
 	fitBoring(t, volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{tr}}, volt.Loaders{Train: combined}, m)
 	if want := seq("T0:0@1 T0:1@2 T0:2@3 T0:3@4"); !slices.Equal(tr.events, want) {
 		t.Errorf("ran %v, want %v", tr.events, want)
+	}
+}
+
+func TestEvaluationLimits(t *testing.T) {
+	tr := &tracer{}
+	cfg := quiet(volt.Config{MaxEpochs: 1, LimitTestBatches: volt.Batches(1), LimitPredictBatches: volt.Fraction(0.5), Callbacks: []volt.Callback{tr}})
+	trainer, _ := volt.NewTrainer(cfg)
+	dm := loopData()
+	dm.Test = append(dm.Test, dm.Test[0])
+	dm.Predict = []data.Loader{&data.DataLoader{Dataset: regression(16, 2), BatchSize: 4}}
+	if _, err := trainer.Test(t.Context(), &boring{}, dm); err != nil {
+		t.Fatal(err)
+	}
+	if want := seq("X0:0 X0:1"); !slices.Equal(tr.events, want) {
+		t.Errorf("test ran %v, want %v (one batch per loader)", tr.events, want)
+	}
+	preds, err := trainer.Predict(t.Context(), &boring{}, dm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(preds[0]) != 2 {
+		t.Errorf("Predict ran %d batches, want 2 (half of 4)", len(preds[0]))
 	}
 }

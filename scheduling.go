@@ -20,11 +20,12 @@ func (t *Trainer) startSchedulers() error {
 		if o.Scheduler == nil {
 			continue
 		}
-		if t.schedulerStates != nil {
-			if i >= len(t.schedulerStates) || t.schedulerStates[i] == nil {
+		if t.restoredSchedulers != nil {
+			states := *t.restoredSchedulers
+			if i >= len(states) || states[i] == nil {
 				return fmt.Errorf("volt: the checkpoint has no state for optimizer %d's scheduler", i)
 			}
-			if err := o.Scheduler.LoadState(t.schedulerStates[i]); err != nil {
+			if err := o.Scheduler.LoadState(states[i]); err != nil {
 				return fmt.Errorf("volt: restoring optimizer %d's scheduler: %w", i, err)
 			}
 			continue
@@ -33,7 +34,7 @@ func (t *Trainer) startSchedulers() error {
 			return err
 		}
 	}
-	t.schedulerStates = nil
+	t.restoredSchedulers = nil
 	return nil
 }
 

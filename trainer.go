@@ -45,12 +45,14 @@ type Trainer struct {
 	numLoaders  int
 	fx          string // the hook being called, for Log's defaults
 
-	dataModule      DataModule
-	lastCheckpoint  string            // the last file SaveCheckpoint wrote
-	resume          *resumePoint      // where the next Fit continues, after a restore
-	loaded          *loadCheck        // what the last restore set, until the first trace checks it
-	schedulerStates [][]byte          // scheduler states from a checkpoint, applied when Fit starts
-	scaler          *optim.LossScaler // "16-mixed" dynamic loss scaling
+	dataModule     DataModule
+	lastCheckpoint string       // the last file SaveCheckpoint wrote
+	resume         *resumePoint // where the next Fit continues, after a restore
+	loaded         *loadCheck   // what the last restore set, until the first trace checks it
+	// restoredSchedulers holds the scheduler states of a restored checkpoint
+	// (nil when Fit does not resume), applied when Fit starts.
+	restoredSchedulers *[][]byte
+	scaler             *optim.LossScaler // "16-mixed" dynamic loss scaling
 
 	shouldStop     bool
 	stopReason     string
