@@ -197,7 +197,7 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 	}
 	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}}
 	var err error
-	ep.prog, err = t.eng.Compile(kind.stepName, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+	ep.prog, err = t.eng.Compile(kind.stepName, engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		g := graphOf(inputs, labels)
 		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i}
 		kind.step(s, Batch{Inputs: inputs, Labels: labels})

@@ -193,7 +193,7 @@ func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, 
 		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
 	}
 	var err error
-	tp.prog, err = t.eng.Compile(name, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+	tp.prog, err = t.eng.Compile(name, engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		info := &traceInfo{}
 		var outs []*graph.Node
 		if a.manual {

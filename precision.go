@@ -52,7 +52,7 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 	// Run the forward pass once: GoMLX creates and initialises the compute
 	// copies before executing it.
 	var trainable []string
-	prog, err := t.eng.Compile("MixedPrecisionInit", func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+	prog, err := t.eng.Compile("MixedPrecisionInit", engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t}
 		loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
 		trainable = trainable[:0]

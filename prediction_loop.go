@@ -114,7 +114,7 @@ func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error
 	}
 	ep := &evalProgram{}
 	var err error
-	ep.prog, err = t.eng.Compile("PredictStep", func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+	ep.prog, err = t.eng.Compile("PredictStep", engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningPredict, dataloaderIdx: dl}
 		pred := ps.PredictStep(s, Batch{Inputs: inputs, Labels: labels})
 		if pred == nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // TBPTTStepper is implemented by recurrent modules trained with truncated
@@ -141,7 +142,7 @@ func (tb *tbptt) program() (*trainProgram, error) {
 	a, t := tb.a, tb.a.t
 	tp := &trainProgram{infos: map[graph.GraphId]*traceInfo{}}
 	var err error
-	tp.prog, err = t.eng.Compile("TBPTTTrainingStep", func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+	tp.prog, err = t.eng.Compile("TBPTTTrainingStep", engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		info := &traceInfo{}
 		n := len(inputs) - tb.numHiddens
 		var hiddens []*graph.Node

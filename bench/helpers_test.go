@@ -92,6 +92,7 @@ func newHandLoop(n net) (*handLoop, error) {
 	}
 	opt := optim.Adam(lr)
 	exec, err := model.NewExec(backend, store, func(scope *model.Scope, in []*graph.Node) []*graph.Node {
+		scope.SetTraining(in[0].Graph(), true) // as GoMLX's own train.Trainer does
 		l := n.loss(scope, in[0], in[1])
 		g := l.Graph()
 		var vars []*model.Variable

@@ -40,6 +40,7 @@ func TestApplyMixedDTypes(t *testing.T) {
 				params = append(params, p)
 			}
 			exec, err := model.NewExec(testBackend(t), store, func(_ *model.Scope, g *graph.Graph) *graph.Node {
+				store.SetTraining(g, true) // else the Go backend embeds the parameters as constants
 				grads := make([]*graph.Node, len(params))
 				for i, p := range params {
 					grads[i] = graph.OnesLike(p.NodeValue(g))

@@ -73,6 +73,7 @@ func newOptimizerHarness(t *testing.T, opt *Optimizer, shapes [][]int, initial [
 		h.params = append(h.params, v)
 	}
 	exec, err := model.NewExec(testBackend(t), h.store, func(_ *model.Scope, inputs []*graph.Node) []*graph.Node {
+		h.store.SetTraining(inputs[0].Graph(), true) // else the Go backend embeds the parameters as constants
 		grads := inputs[:len(h.params)]
 		var gate *graph.Node
 		if gated {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"weak"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
@@ -24,6 +25,33 @@ type Engine struct {
 	DType   dtypes.DType
 	// NoFusion builds graphs without GoMLX's fused ops (see withoutFusion).
 	NoFusion bool
+	// embedsVariables is the backend's PreferConstantsForVariables: GoMLX
+	// then embeds the variables of evaluation graphs as constants.
+	embedsVariables bool
+}
+
+// Mode says what a program does with the model, which decides how GoMLX
+// traces it.
+type Mode int
+
+const (
+	// Training programs update the model: graphs are marked as training
+	// (dropout drops, batch statistics update) and read variables as
+	// parameters.
+	Training Mode = iota
+	// Evaluation programs only read the model: graphs are marked as not
+	// training. On a backend that prefers constants the variables are
+	// embedded in the compiled graph, and the program retraces itself when
+	// one of them has changed since.
+	Evaluation
+)
+
+// String returns "training" or "evaluation".
+func (m Mode) String() string {
+	if m == Training {
+		return "training"
+	}
+	return "evaluation"
 }
 
 // New returns an engine with a fresh store whose random state is seeded with
@@ -33,32 +61,112 @@ func New(backend compute.Backend, dtype dtypes.DType, seed int64) (*Engine, erro
 	if err := store.SetRNGStateFromSeed(seed); err != nil {
 		return nil, fmt.Errorf("seeding the model store: %w", err)
 	}
-	return &Engine{Backend: backend, Store: store, DType: dtype}, nil
+	return &Engine{Backend: backend, Store: store, DType: dtype,
+		embedsVariables: backend.Capabilities().PreferConstantsForVariables}, nil
 }
 
 // Program is a compiled graph function: GoMLX traces and compiles it once per
 // distinct set of input shapes and caches the result.
 type Program struct {
 	name      string
+	mode      Mode
+	engine    *Engine
+	fn        GraphFn
 	exec      *model.Exec
 	numInputs int
 	args      []any
 	noFusion  bool
+	// embedded holds, for an evaluation program on a backend that embeds
+	// variables, the value each variable had when the program's graphs
+	// were traced (a zero pointer: none, so it was read as a parameter).
+	embedded []embeddedValue
+	traces   int
 }
 
-// Compile wraps fn in an executor over the engine's store.
-func (e *Engine) Compile(name string, fn GraphFn) (*Program, error) {
-	p := &Program{name: name, noFusion: e.NoFusion}
+// embeddedValue is a variable and the value it had when a graph embedded it.
+type embeddedValue struct {
+	v     *model.Variable
+	value weak.Pointer[tensors.Tensor]
+}
+
+// Compile wraps fn in an executor over the engine's store. mode decides
+// whether graphs are traced as training or evaluation graphs.
+func (e *Engine) Compile(name string, mode Mode, fn GraphFn) (*Program, error) {
+	p := &Program{name: name, mode: mode, engine: e, fn: fn, noFusion: e.NoFusion}
+	if err := p.newExec(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// newExec (re)creates the executor; its graphs are traced on first use.
+func (p *Program) newExec() error {
+	e := p.engine
 	exec, err := model.NewExec(e.Backend, e.Store, func(scope *model.Scope, all []*graph.Node) []*graph.Node {
+		if len(all) > 0 {
+			scope.Store().SetTraining(all[0].Graph(), p.mode == Training)
+		}
+		p.traces++
 		inputs := castFloats(all[:p.numInputs], e.DType)
 		labels := castFloats(all[p.numInputs:], e.DType)
-		return fn(scope, inputs, labels)
+		return p.fn(scope, inputs, labels)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return fmt.Errorf("%s: %w", p.name, err)
 	}
-	p.exec = exec.WithName(name)
-	return p, nil
+	if p.exec != nil {
+		p.exec.Finalize()
+	}
+	p.exec = exec.WithName(p.name)
+	p.embedded = p.embedded[:0]
+	return nil
+}
+
+// Traces returns how many graphs the program has traced so far.
+func (p *Program) Traces() int { return p.traces }
+
+// refresh retraces an evaluation program whose graphs embedded a variable
+// value that has since changed (a training step, a loaded checkpoint, a
+// hook's SetValue), and records the values the next trace embeds.
+func (p *Program) refresh() error {
+	if p.mode != Evaluation || !p.engine.embedsVariables {
+		return nil
+	}
+	if len(p.embedded) > 0 && !p.embeddedStale() {
+		return nil
+	}
+	if len(p.embedded) > 0 {
+		if err := p.newExec(); err != nil {
+			return err
+		}
+	}
+	for v := range p.engine.Store.IterVariables() {
+		ev := embeddedValue{v: v}
+		if v.HasValue() {
+			if t, err := v.Value(); err == nil {
+				ev.value = weak.Make(t)
+			}
+		}
+		p.embedded = append(p.embedded, ev)
+	}
+	return nil
+}
+
+// embeddedStale reports whether a variable's value differs from the one
+// recorded when the graphs were traced. Values are compared by identity:
+// GoMLX gives a variable a new tensor whenever it changes, and a weak
+// pointer never equals one made from a later tensor at the same address.
+func (p *Program) embeddedStale() bool {
+	for _, ev := range p.embedded {
+		if ev.value == (weak.Pointer[tensors.Tensor]{}) {
+			continue // read as a parameter: always current
+		}
+		t, err := ev.v.Value()
+		if err != nil || weak.Make(t) != ev.value {
+			return true
+		}
+	}
+	return false
 }
 
 // castFloats converts floating-point nodes to dtype and leaves the others.
@@ -85,6 +193,9 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 	for _, t := range b.Labels {
 		p.args = append(p.args, t)
 	}
+	if err := p.refresh(); err != nil {
+		return nil, 0, err
+	}
 	if p.noFusion {
 		defer withoutFusion()()
 	}
@@ -110,6 +221,9 @@ func (p *Program) Compile(b *data.Batch) error {
 	var shapes []shapes.Shape
 	for _, t := range append(append([]*tensors.Tensor{}, b.Inputs...), b.Labels...) {
 		shapes = append(shapes, t.Shape())
+	}
+	if err := p.refresh(); err != nil {
+		return err
 	}
 	if p.noFusion {
 		defer withoutFusion()()
