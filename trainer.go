@@ -196,7 +196,6 @@ func (t *Trainer) ensureEngine(m Module) error {
 	if err != nil {
 		return err
 	}
-	eng.NoFusion = engine.NeedsNoFusion(t.cfg.backend, eng.DType)
 	t.eng, t.module = eng, m
 	t.scaler = newScaler(t.cfg.precision)
 	if t.scaler != nil {

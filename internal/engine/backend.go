@@ -1,7 +1,3 @@
-// Package engine is volt's seam to GoMLX: backend selection, precision,
-// compiled programs (one per training/evaluation graph), gradients and the
-// conversions between host tensors and Go numbers. The loops in package volt
-// call it and never build executors themselves.
 package engine
 
 import (

@@ -82,3 +82,54 @@ func BenchmarkEvalVariables(b *testing.B) {
 func itoa(n int) string {
 	return string(rune('0'+n/100%10)) + string(rune('0'+n/10%10)) + string(rune('0'+n%10))
 }
+
+// BenchmarkTrainingStepCompile measures what a second input shape (the
+// last, smaller batch of an epoch) costs: tracing and compiling the MNIST
+// MLP's training step (forward, gradients, SGD update) and running it once,
+// against running the compiled step.
+func BenchmarkTrainingStepCompile(b *testing.B) {
+	backend, err := Backend("go")
+	if err != nil {
+		b.Fatal(err)
+	}
+	step := func(scope *model.Scope, x *graph.Node) *graph.Node {
+		g := x.Graph()
+		scope.SetTraining(g, true)
+		loss := graph.ReduceAllMean(graph.Square(mlpEval(scope, x)))
+		var vars []*model.Variable
+		var values []*graph.Node
+		for v := range scope.Store().IterVariables() {
+			vars = append(vars, v)
+			values = append(values, v.NodeValue(g))
+		}
+		for i, grad := range graph.Gradient(loss, values...) {
+			vars[i].SetNodeValue(graph.Sub(values[i], graph.MulScalar(grad, 0.01)))
+		}
+		return loss
+	}
+	x := mlpInput(64)
+	store := model.NewStore()
+	exec, err := model.NewExec(backend, store, step)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := exec.Exec(x); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("step", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := exec.Exec(x); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("trace+compile+step", func(b *testing.B) {
+		for b.Loop() {
+			e, _ := model.NewExec(backend, store, step)
+			if _, err := e.Exec(x); err != nil {
+				b.Fatal(err)
+			}
+			e.Finalize()
+		}
+	})
+}

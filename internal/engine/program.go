@@ -23,8 +23,6 @@ type Engine struct {
 	Backend compute.Backend
 	Store   *model.Store
 	DType   dtypes.DType
-	// NoFusion builds graphs without GoMLX's fused ops (see withoutFusion).
-	NoFusion bool
 	// embedsVariables is the backend's PreferConstantsForVariables: GoMLX
 	// then embeds the variables of evaluation graphs as constants.
 	embedsVariables bool
@@ -75,7 +73,6 @@ type Program struct {
 	exec      *model.Exec
 	numInputs int
 	args      []any
-	noFusion  bool
 	// embedded holds, for an evaluation program on a backend that embeds
 	// variables, the value each variable had when the program's graphs
 	// were traced (a zero pointer: none, so it was read as a parameter).
@@ -92,7 +89,7 @@ type embeddedValue struct {
 // Compile wraps fn in an executor over the engine's store. mode decides
 // whether graphs are traced as training or evaluation graphs.
 func (e *Engine) Compile(name string, mode Mode, fn GraphFn) (*Program, error) {
-	p := &Program{name: name, mode: mode, engine: e, fn: fn, noFusion: e.NoFusion}
+	p := &Program{name: name, mode: mode, engine: e, fn: fn}
 	if err := p.newExec(); err != nil {
 		return nil, err
 	}
@@ -196,9 +193,6 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 	if err := p.refresh(); err != nil {
 		return nil, 0, err
 	}
-	if p.noFusion {
-		defer withoutFusion()()
-	}
 	err = Catch(func() error {
 		var g *graph.Graph
 		var err error
@@ -224,9 +218,6 @@ func (p *Program) Compile(b *data.Batch) error {
 	}
 	if err := p.refresh(); err != nil {
 		return err
-	}
-	if p.noFusion {
-		defer withoutFusion()()
 	}
 	err := Catch(func() error {
 		_, err := p.exec.Compile(shapes...)
