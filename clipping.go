@@ -2,6 +2,7 @@ package volt
 
 import (
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/optim"
 )
 
@@ -31,7 +32,7 @@ func ClipGradients(grads []Gradient, clipVal float64, algorithm ClipAlgorithm) {
 	if clipVal <= 0 || len(grads) == 0 {
 		return
 	}
-	values := gradientValues(grads)
+	values := engine.Values(grads)
 	var clipped []*graph.Node
 	if algorithm == ClipValue {
 		clipped = optim.ClipByValue(values, clipVal)
@@ -41,12 +42,4 @@ func ClipGradients(grads []Gradient, clipVal float64, algorithm ClipAlgorithm) {
 	for i := range grads {
 		grads[i].Value = clipped[i]
 	}
-}
-
-func gradientValues(grads []Gradient) []*graph.Node {
-	values := make([]*graph.Node, len(grads))
-	for i, g := range grads {
-		values[i] = g.Value
-	}
-	return values
 }

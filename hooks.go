@@ -2,8 +2,8 @@ package volt
 
 import (
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Per-run and per-batch hooks. A module or a callback implements any subset;
@@ -151,7 +151,4 @@ type OnBeforeOptimizerStep interface {
 }
 
 // Gradient pairs a trainable variable with its gradient node.
-type Gradient struct {
-	Variable *model.Variable
-	Value    *graph.Node
-}
+type Gradient = engine.Gradient

@@ -45,31 +45,12 @@ func (h *OptimizerHandle) Step(loss *graph.Node) {
 	if loss == nil || !loss.Shape().IsScalar() {
 		panic(fmt.Sprintf("OptimizerHandle.Step: optimizer %d needs a scalar loss", h.index))
 	}
-	for _, hk := range find[OnBeforeBackward](t.targets).items {
-		hk.OnBeforeBackward(s, loss)
-	}
-	var vars []*model.Variable
-	used := engine.TrainableVariables(t.eng.Store, s.graph)
-	t.checkLoaded(s.graph, used)
-	for _, v := range used {
-		if h.setup.owns(v) {
-			vars = append(vars, v)
-		}
-	}
-	if len(vars) == 0 {
-		panic(fmt.Sprintf("OptimizerHandle.Step: optimizer %d has no trainable variables used by the loss (Params %q)", h.index, h.setup.Params))
-	}
-	grads := make([]Gradient, len(vars))
-	for i, g := range engine.Gradients(loss, vars) {
-		grads[i] = Gradient{Variable: vars[i], Value: g}
-	}
-	for _, hk := range find[OnAfterBackward](t.targets).items {
-		hk.OnAfterBackward(s, grads)
-	}
-	for _, hk := range find[OnBeforeOptimizerStep](t.targets).items {
-		hk.OnBeforeOptimizerStep(s, h.index, grads)
-	}
-	h.setup.Optimizer.Apply(t.eng.Store, h.index, vars, gradientValues(grads), nil)
+	// The automatic update's hooks, without clipping, checks or precision
+	// handling: a manual step does those itself.
+	spec := t.auto.updateSpec(s, h.index, engine.ApplyAtOnce)
+	spec.Precision, spec.LRScale, spec.Clip = "", nil, nil
+	spec.TrackGradNorm, spec.DetectAnomaly, spec.TerminateOnNaN = 0, false, false
+	engine.Apply(t.eng.Store, s.graph, engine.Backward(t.eng.Store, loss, spec), spec)
 	h.trace.manualSteps++
 }
 

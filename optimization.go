@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -15,18 +13,6 @@ import (
 )
 
 var nan = math.NaN()
-
-// stepMode is what a compiled training step does with its gradients.
-type stepMode int
-
-const (
-	// modeFused applies the gradients at once (no accumulation).
-	modeFused stepMode = iota
-	// modeAccumulate adds the gradients into accumulators.
-	modeAccumulate
-	// modeAccumulateApply adds the last gradients and applies the sum.
-	modeAccumulateApply
-)
 
 // automaticOptimization is Lightning's automatic optimization: per batch, the
 // optimizers due run their compiled step; gradients are accumulated over
@@ -41,11 +27,14 @@ type automaticOptimization struct {
 	mastersReady bool
 	tbptt        *tbptt // truncated back-propagation through time, when configured
 	out          StepOutput
+	// factor is the accumulation factor last written, in the tensor factorSet.
+	factor    int
+	factorSet *tensors.Tensor
 }
 
 type programKey struct {
 	opt  int
-	mode stepMode
+	mode engine.Accumulation
 }
 
 // trainProgram is one compiled training step and what its outputs mean.
@@ -56,18 +45,14 @@ type trainProgram struct {
 }
 
 // traceInfo describes the outputs of one traced graph: [loss, logged values…,
-// gradient norms…, gradient finite flags?, parameter finite flags?].
+// the update's outputs (engine.UpdateTrace)…, TBPTT hidden states…].
 type traceInfo struct {
 	logs        []stepLog
 	metrics     []*metric
-	normNames   []string
+	update      engine.UpdateTrace
 	normMetrics []*metric
-	paramPaths  []string
-	gradFlags   bool
-	paramFlags  bool
-	manualSteps int  // optimizer steps a manual TrainingStep takes
-	gateFlag    bool // "16-mixed": whether the gradients were finite (the update ran)
-	numHidden   int  // TBPTT hidden-state outputs, last
+	manualSteps int // optimizer steps a manual TrainingStep takes
+	numHidden   int // TBPTT hidden-state outputs, last
 	hiddenOut   []*tensors.Tensor
 }
 
@@ -136,7 +121,7 @@ func (a *automaticOptimization) due(batchIdx int) []int {
 // window; in manual optimization, the number of OptimizerHandle.Step calls.
 func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, int, error) {
 	if a.manual {
-		tp, err := a.program(-1, modeFused)
+		tp, err := a.program(-1, engine.ApplyAtOnce)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -152,11 +137,14 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 	}
 	k := a.t.cfg.accumulate
 	boundary := (batchIdx+1)%k == 0 || lastInEpoch
-	mode := modeFused
+	mode := engine.ApplyAtOnce
 	if k > 1 {
-		mode = modeAccumulate
+		mode = engine.AccumulateOnly
 		if boundary {
-			mode = modeAccumulateApply
+			mode = engine.AccumulateAndApply
+		}
+		if err := a.setAccumulationFactor(k); err != nil {
+			return nil, 0, err
 		}
 	}
 	a.out = StepOutput{}
@@ -181,7 +169,7 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 }
 
 // program returns (compiling on first use) the step of optimizer opt in mode.
-func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, error) {
+func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*trainProgram, error) {
 	key := programKey{opt, mode}
 	if tp, ok := a.programs[key]; ok {
 		return tp, nil
@@ -212,136 +200,96 @@ func (a *automaticOptimization) program(opt int, mode stepMode) (*trainProgram, 
 }
 
 // trace builds the training step graph of optimizer opt.
-func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*graph.Node, opt int, mode stepMode, info *traceInfo) []*graph.Node {
+func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*graph.Node, opt int, mode engine.Accumulation, info *traceInfo) []*graph.Node {
 	t := a.t
 	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
 	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
 	return a.finishTrace(s, loss, opt, mode, info)
 }
 
-// finishTrace adds to a traced training step everything after the loss: the
-// trace-time hooks, gradients (accumulated or not), norms, NaN checks,
-// clipping and the optimizer update. It returns the step's outputs.
-func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, mode stepMode, info *traceInfo) []*graph.Node {
+// finishTrace adds to a traced training step everything after the loss
+// (engine.Backward and engine.Apply: gradients, accumulation, the trace-time
+// hooks, norms, NaN checks, clipping and the optimizer update). It returns
+// the step's outputs: the loss, the logged values, then the update's.
+func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, mode engine.Accumulation, info *traceInfo) []*graph.Node {
 	t := a.t
-	store := t.eng.Store
-	setup := &a.opts[opt]
 	if loss == nil {
 		panic("TrainingStep returned a nil loss")
 	}
 	if !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
 		panic(fmt.Sprintf("TrainingStep must return a floating-point scalar loss, got shape %s", loss.Shape()))
 	}
-	for _, h := range find[OnBeforeBackward](t.targets).items {
-		h.OnBeforeBackward(s, loss)
-	}
-	used := engine.TrainableVariables(store, s.graph)
-	t.checkLoaded(s.graph, used)
-	var vars []*model.Variable
-	for _, v := range used {
-		if setup.owns(v) {
-			vars = append(vars, v)
-		}
-	}
-	if len(vars) == 0 {
-		panic(fmt.Sprintf("optimizer %d has no trainable variables used by TrainingStep (Params %q)", opt, setup.Params))
-	}
-	objective := loss
-	if mode != modeFused {
-		objective = graph.DivScalar(loss, float64(t.cfg.accumulate))
-	}
-	precision := t.cfg.precision
-	var scale *graph.Node
-	if precision.LossScaling() {
-		scale = lossScale(store, s.graph)
-		objective = graph.Mul(objective, graph.ConvertDType(scale, objective.DType()))
-	}
-	grads := make([]Gradient, len(vars))
-	for i, g := range engine.Gradients(objective, vars) {
-		if precision.Mixed() {
-			// Gradients of the compute copies, in float32 and unscaled.
-			g = graph.ConvertDType(g, dtypes.Float32)
-			if scale != nil {
-				g = graph.Div(g, scale)
-			}
-		}
-		grads[i] = Gradient{Variable: vars[i], Value: g}
-	}
-	for _, h := range find[OnAfterBackward](t.targets).items {
-		h.OnAfterBackward(s, grads)
-	}
+	spec := a.updateSpec(s, opt, mode)
 	outs := []*graph.Node{loss}
+	grads := engine.Backward(t.eng.Store, loss, spec)
 	for _, l := range s.logs {
 		outs = append(outs, l.value)
 	}
 	info.logs = s.logs
-	if mode != modeFused {
-		for i := range grads {
-			acc := accumulator(store, opt, grads[i].Variable, grads[i].Value.DType())
-			sum := graph.Add(acc.NodeValue(s.graph), grads[i].Value)
-			if mode == modeAccumulate {
-				acc.SetNodeValue(sum)
-			} else {
-				acc.SetNodeValue(graph.ZerosLike(sum))
-				grads[i].Value = sum
-			}
-		}
-		if mode == modeAccumulate {
-			return outs
-		}
+	if grads == nil {
+		return outs // accumulating: nothing to apply yet
 	}
-	outs = append(outs, a.gradNorms(grads, info)...)
-	if t.cfg.DetectAnomaly {
-		outs = append(outs, finiteFlags(gradientValues(grads)))
-		info.gradFlags = true
-	}
-	if c, ok := t.module.(GradientClipper); ok {
-		c.ConfigureGradientClipping(s, opt, grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
-	} else {
-		ClipGradients(grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
-	}
-	for _, h := range find[OnBeforeOptimizerStep](t.targets).items {
-		h.OnBeforeOptimizerStep(s, opt, grads)
-	}
-	params := vars
-	if precision.Mixed() {
-		params = make([]*model.Variable, len(vars))
-		for i, v := range vars {
-			params[i] = masterOf(store, v)
-		}
-	}
-	var gate *graph.Node
-	if scale != nil {
-		// Skip the update when a gradient overflowed (GradScaler's rule).
-		gate = graph.LogicalAll(finiteFlags(gradientValues(grads)))
-	}
-	setup.Optimizer.ApplyWithLRScales(store, opt, params, gradientValues(grads), lrScales(store, opt, setup, vars, s.graph), gate)
-	if precision.Mixed() {
-		for i, v := range vars {
-			v.SetNodeValue(graph.ConvertDType(params[i].NodeValue(s.graph), v.DType()))
-		}
-	}
-	if t.cfg.TerminateOnNaN {
-		updated := make([]*graph.Node, len(params))
-		for i, v := range params {
-			updated[i] = v.NodeValue(s.graph)
-			info.paramPaths = append(info.paramPaths, vars[i].Path())
-		}
-		outs = append(outs, finiteFlags(updated))
-		info.paramFlags = true
-	}
-	if gate != nil {
-		outs = append(outs, gate)
-		info.gateFlag = true
-	}
-	return outs
+	updateOuts, trace := engine.Apply(t.eng.Store, s.graph, grads, spec)
+	info.update = trace
+	return append(outs, updateOuts...)
 }
 
-// accumulator returns the variable in which optimizer opt sums v's gradients.
-func accumulator(store *model.Store, opt int, v *model.Variable, dtype dtypes.DType) *model.Variable {
-	acc := store.VariableWithShape(fmt.Sprintf("/volt/accumulate_%d%s", opt, v.Path()), shapes.Make(dtype, v.Shape().Dimensions...), graph.Zeros)
-	acc.SetTrainable(false)
-	return acc
+// updateSpec returns the update of optimizer opt in mode, with the trainer's
+// trace-time hooks, clipping and checks.
+func (a *automaticOptimization) updateSpec(s *Step, opt int, mode engine.Accumulation) *engine.UpdateSpec {
+	t := a.t
+	setup := &a.opts[opt]
+	spec := &engine.UpdateSpec{
+		OptimizerIdx:   opt,
+		Optimizer:      setup.Optimizer,
+		Precision:      t.cfg.precision,
+		Accumulation:   mode,
+		LRScale:        setup.lrScale,
+		TrackGradNorm:  t.cfg.TrackGradNorm,
+		DetectAnomaly:  t.cfg.DetectAnomaly,
+		TerminateOnNaN: t.cfg.TerminateOnNaN,
+	}
+	spec.Vars = func() []*model.Variable {
+		used := engine.TrainableVariables(t.eng.Store, s.graph)
+		t.checkLoaded(s.graph, used)
+		var vars []*model.Variable
+		for _, v := range used {
+			if setup.owns(v) {
+				vars = append(vars, v)
+			}
+		}
+		if len(vars) == 0 {
+			what := "TrainingStep"
+			if a.manual {
+				what = "the loss"
+			}
+			panic(fmt.Sprintf("optimizer %d has no trainable variables used by %s (Params %q)", opt, what, setup.Params))
+		}
+		return vars
+	}
+	spec.BeforeBackward = func(loss *graph.Node) {
+		for _, h := range find[OnBeforeBackward](t.targets).items {
+			h.OnBeforeBackward(s, loss)
+		}
+	}
+	spec.AfterBackward = func(grads []Gradient) {
+		for _, h := range find[OnAfterBackward](t.targets).items {
+			h.OnAfterBackward(s, grads)
+		}
+	}
+	spec.Clip = func(grads []Gradient) {
+		if c, ok := t.module.(GradientClipper); ok {
+			c.ConfigureGradientClipping(s, opt, grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
+		} else {
+			ClipGradients(grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
+		}
+	}
+	spec.BeforeOptimizerStep = func(grads []Gradient) {
+		for _, h := range find[OnBeforeOptimizerStep](t.targets).items {
+			h.OnBeforeOptimizerStep(s, opt, grads)
+		}
+	}
+	return spec
 }
 
 // graphOf returns the graph of the first node.
@@ -376,15 +324,15 @@ func (a *automaticOptimization) compileFirst(b *data.Batch) error {
 		return nil // traced per split shape
 	}
 	if a.manual {
-		tp, err := a.program(-1, modeFused)
+		tp, err := a.program(-1, engine.ApplyAtOnce)
 		if err != nil {
 			return err
 		}
 		return tp.prog.Compile(b)
 	}
-	mode := modeFused
+	mode := engine.ApplyAtOnce
 	if a.t.cfg.accumulate > 1 {
-		mode = modeAccumulate
+		mode = engine.AccumulateOnly
 	}
 	for _, opt := range a.due(0) {
 		tp, err := a.program(opt, mode)
@@ -395,5 +343,27 @@ func (a *automaticOptimization) compileFirst(b *data.Batch) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// setAccumulationFactor makes the compiled steps divide the loss by k,
+// writing the factor's variable when it holds another value (a change by
+// SetAccumulateGradBatches, or a restored checkpoint).
+func (a *automaticOptimization) setAccumulationFactor(k int) error {
+	store := a.t.eng.Store
+	if v := store.GetVariable(engine.AccumulationFactorPath); v != nil && a.factorSet != nil {
+		if cur, err := v.Value(); err == nil && cur == a.factorSet && a.factor == k {
+			return nil
+		}
+	}
+	if err := engine.SetAccumulationFactor(store, k); err != nil {
+		return fmt.Errorf("accumulation factor: %w", err)
+	}
+	v := store.GetVariable(engine.AccumulationFactorPath)
+	cur, err := v.Value()
+	if err != nil {
+		return err
+	}
+	a.factor, a.factorSet = k, cur
 	return nil
 }

@@ -29,7 +29,7 @@ func floats(t *testing.T, tr *volt.Trainer, prefix string) map[string][]float64 
 	return out
 }
 
-func fitBoring(t *testing.T, cfg volt.Config, dm volt.Loaders, m volt.Module) *volt.Trainer {
+func fitBoring(t *testing.T, cfg volt.Config, dm volt.DataModule, m volt.Module) *volt.Trainer {
 	t.Helper()
 	volt.SeedEverything(3)
 	t.Cleanup(func() { volt.SeedEverything(0) })

@@ -2,41 +2,21 @@ package volt
 
 import (
 	"fmt"
+	"github.com/voltml/volt/internal/engine"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
-	"github.com/voltml/volt/optim"
 )
 
-// lrScalePath is where group g of optimizer opt keeps its multiplier.
-func lrScalePath(opt, g int) string {
-	return fmt.Sprintf("%s/group_%d/lr_scale", optim.StatePrefix(opt), g)
-}
-
-// lrScales returns, for each variable, its group's learning-rate multiplier
-// node (nil for variables in no group), for the step being traced.
-func lrScales(store *model.Store, opt int, setup *OptimizerSetup, vars []*model.Variable, g *graph.Graph) []*graph.Node {
-	if len(setup.Groups) == 0 {
-		return nil
-	}
-	scales := make([]*graph.Node, len(vars))
-	for i, v := range vars {
-		for j := range setup.Groups {
-			if setup.Groups[j].owns(v.Path()) {
-				scale := setup.Groups[j].LRScale
-				sv := store.VariableWithShape(lrScalePath(opt, j), shapes.Make(dtypes.Float32), func(g *graph.Graph, s shapes.Shape) *graph.Node {
-					return graph.ConstAsDType(g, s.DType, scale)
-				})
-				sv.SetTrainable(false)
-				scales[i] = sv.NodeValue(g)
-				break
-			}
+// lrScale returns the group of variable v and its LR multiplier, for the
+// compiled update (engine.UpdateSpec.LRScale).
+func (o *OptimizerSetup) lrScale(v *model.Variable) (group int, scale float64, ok bool) {
+	for j := range o.Groups {
+		if o.Groups[j].owns(v.Path()) {
+			return j, o.Groups[j].LRScale, true
 		}
 	}
-	return scales
+	return 0, 0, false
 }
 
 // SetLRScale changes the learning-rate multiplier of group g of optimizer
@@ -47,7 +27,7 @@ func (t *Trainer) SetLRScale(opt, g int, scale float64) error {
 	}
 	t.auto.opts[opt].Groups[g].LRScale = scale
 	value := tensors.FromScalar(float32(scale))
-	if v := t.eng.Store.GetVariable(lrScalePath(opt, g)); v != nil {
+	if v := t.eng.Store.GetVariable(engine.LRScalePath(opt, g)); v != nil {
 		return v.SetValue(value)
 	}
 	return nil // created with the new scale when the step is traced

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
@@ -20,19 +19,7 @@ import (
 // down. "16-mixed" also scales the loss dynamically (optim.LossScaler) and
 // skips the updates whose gradients overflow.
 
-const (
-	masterPrefix  = "/volt/master"
-	lossScalePath = "/volt/loss_scale"
-)
-
-// masterOf returns the float32 master variable of compute variable v.
-func masterOf(store *model.Store, v *model.Variable) *model.Variable {
-	m := store.GetVariable(masterPrefix + v.Path())
-	if m == nil {
-		panic(fmt.Sprintf("mixed precision: no master weights for %s (the variable appeared after the first step?)", v.Path()))
-	}
-	return m
-}
+// (engine.Apply builds that update; this file creates the masters.)
 
 // ensureMasters creates the master weights before the first mixed-precision
 // step: it runs the module's forward once on b (which creates and
@@ -44,7 +31,7 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 		return nil
 	}
 	for v := range t.eng.Store.IterVariables() {
-		if strings.HasPrefix(v.Path(), masterPrefix+"/") {
+		if strings.HasPrefix(v.Path(), engine.MasterPrefix+"/") {
 			a.mastersReady = true
 			return nil
 		}
@@ -73,7 +60,7 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 		if err != nil {
 			return fmt.Errorf("mixed precision: %s: %w", path, err)
 		}
-		m, err := t.eng.Store.CreateVariable(masterPrefix+path, engine.ToFloat32(value))
+		m, err := t.eng.Store.CreateVariable(engine.MasterPrefix+path, engine.ToFloat32(value))
 		if err != nil {
 			return fmt.Errorf("mixed precision: master of %s: %w", path, err)
 		}
@@ -83,27 +70,9 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 	return nil
 }
 
-// lossScale returns the loss-scale node of a traced step.
-func lossScale(store *model.Store, g *graph.Graph) *graph.Node {
-	v := store.VariableWithValue(lossScalePath, float32(65536))
-	v.SetTrainable(false)
-	return v.NodeValue(g)
-}
-
 // setLossScale writes the scaler's current scale into its variable.
 func (t *Trainer) setLossScale() error {
-	v := t.eng.Store.GetVariable(lossScalePath)
-	value := tensors.FromScalar(float32(t.scaler.Scale()))
-	if v == nil {
-		var err error
-		v, err = t.eng.Store.CreateVariable(lossScalePath, value)
-		if err != nil {
-			return err
-		}
-		v.SetTrainable(false)
-		return nil
-	}
-	return v.SetValue(value)
+	return engine.SetLossScale(t.eng.Store, t.scaler.Scale())
 }
 
 // newScaler returns the loss scaler of "16-mixed" (nil otherwise).

@@ -28,7 +28,7 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 			return nil, nil, err
 		}
 		norms := defaultLogOptions(RunningTrain, true)
-		for _, name := range info.normNames {
+		for _, name := range info.update.NormNames {
 			m, err := t.trainRes.entry(name, norms)
 			if err != nil {
 				return nil, nil, err
@@ -53,7 +53,7 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		return nil, nil, err
 	}
 	rest = rest[len(info.normMetrics):]
-	if info.gateFlag {
+	if info.update.Gate {
 		finite := rest[len(rest)-1]
 		rest = rest[:len(rest)-1]
 		var ok bool
@@ -77,15 +77,15 @@ func (t *Trainer) checkFinite(loss *tensors.Tensor, info *traceInfo, flags []*te
 	if v, err := engine.Float64(loss); err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return &NonFiniteError{What: "loss", Value: v, Where: where}
 	}
-	if info.gradFlags {
+	if info.update.GradFlags {
 		if i := firstFalse(flags[0]); i >= 0 {
-			return &NonFiniteError{What: "gradient of " + info.paramPaths[i], Value: nan, Where: where}
+			return &NonFiniteError{What: "gradient of " + info.update.ParamPaths[i], Value: nan, Where: where}
 		}
 		flags = flags[1:]
 	}
-	if info.paramFlags {
+	if info.update.ParamFlags {
 		if i := firstFalse(flags[0]); i >= 0 {
-			return &NonFiniteError{What: "parameter " + info.paramPaths[i] + " (after the optimizer step)", Value: nan, Where: where}
+			return &NonFiniteError{What: "parameter " + info.update.ParamPaths[i] + " (after the optimizer step)", Value: nan, Where: where}
 		}
 	}
 	return nil

@@ -151,7 +151,7 @@ func (tb *tbptt) program() (*trainProgram, error) {
 		}
 		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t}
 		loss, newHiddens := tb.stepper.TBPTTTrainingStep(s, Batch{Inputs: inputs[:n], Labels: labels}, hiddens)
-		outs := a.finishTrace(s, loss, 0, modeFused, info)
+		outs := a.finishTrace(s, loss, 0, engine.ApplyAtOnce, info)
 		info.numHidden = len(newHiddens)
 		for _, h := range newHiddens {
 			outs = append(outs, graph.StopGradient(h))

@@ -53,15 +53,6 @@ func TrainableVariables(store *model.Store, g *graph.Graph) []*model.Variable {
 	return vars
 }
 
-// Gradients returns d loss / d v for each variable.
-func Gradients(loss *graph.Node, vars []*model.Variable) []*graph.Node {
-	nodes := make([]*graph.Node, len(vars))
-	for i, v := range vars {
-		nodes[i] = v.NodeValue(loss.Graph())
-	}
-	return graph.Gradient(loss, nodes...)
-}
-
 // ToScalar converts a node to a float32 or float64 scalar for logging
 // (integers, booleans and half-precision floats become float32).
 func ToScalar(n *graph.Node) (*graph.Node, error) {
