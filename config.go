@@ -141,6 +141,10 @@ type resolved struct {
 	accumulate     int
 	precision      engine.Precision
 	backend        string
+	// reduceGradients, when set, runs between the gradient and the apply
+	// programs of every automatic training step (the data-parallel
+	// all-reduce); nil compiles each step as one program.
+	reduceGradients engine.Reducer
 }
 
 // validate checks every field and returns all problems at once, each naming

@@ -47,7 +47,7 @@ func (h *OptimizerHandle) Step(loss *graph.Node) {
 	}
 	// The automatic update's hooks, without clipping, checks or precision
 	// handling: a manual step does those itself.
-	spec := t.auto.updateSpec(s, h.index, engine.ApplyAtOnce)
+	spec := t.auto.updateSpec(s, h.index)
 	spec.Precision, spec.LRScale, spec.Clip = "", nil, nil
 	spec.TrackGradNorm, spec.DetectAnomaly, spec.TerminateOnNaN = 0, false, false
 	engine.Apply(t.eng.Store, s.graph, engine.Backward(t.eng.Store, loss, spec), spec)

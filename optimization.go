@@ -27,6 +27,9 @@ type automaticOptimization struct {
 	mastersReady bool
 	tbptt        *tbptt // truncated back-propagation through time, when configured
 	out          StepOutput
+	// reduce, when set, splits the training steps in two programs with it
+	// between them (engine.Reducer): the data-parallel all-reduce.
+	reduce engine.Reducer
 	// factor is the accumulation factor last written, in the tensor factorSet.
 	factor    int
 	factorSet *tensors.Tensor
@@ -39,9 +42,39 @@ type programKey struct {
 
 // trainProgram is one compiled training step and what its outputs mean.
 type trainProgram struct {
-	prog   *engine.Program
+	step   *engine.TrainStep // automatic optimization: volt builds the update
+	manual *engine.Program   // manual optimization: the module steps its optimizers
 	infos  map[graph.GraphId]*traceInfo
 	traced *traceInfo // filled while tracing, bound to its graph at first run
+	// tracing is the Step of the graph being traced, for the update's hooks.
+	tracing *Step
+}
+
+// run executes the step on b: its outputs, the id of the graph that ran and
+// what the update's outputs mean.
+func (tp *trainProgram) run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, engine.UpdateTrace, error) {
+	if tp.manual != nil {
+		outs, gid, err := tp.manual.Run(b)
+		return outs, gid, engine.UpdateTrace{}, err
+	}
+	return tp.step.Run(b)
+}
+
+// compile traces and compiles the step for b's shapes.
+func (tp *trainProgram) compile(b *data.Batch) error {
+	if tp.manual != nil {
+		return tp.manual.Compile(b)
+	}
+	return tp.step.Compile(b)
+}
+
+// stepFor returns the Step of graph g: the one the module was traced with,
+// or, for the apply program of a split step, a new one.
+func (tp *trainProgram) stepFor(t *Trainer, g *graph.Graph, opt int) *Step {
+	if tp.tracing != nil && tp.tracing.graph == g {
+		return tp.tracing
+	}
+	return &Step{scope: t.eng.Store.RootScope(), graph: g, stage: RunningTrain, optimizerIdx: opt, trainer: t}
 }
 
 // traceInfo describes the outputs of one traced graph: [loss, logged values…,
@@ -74,7 +107,8 @@ func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module)}
+	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module),
+		reduce: t.cfg.reduceGradients}
 	if a.manual && t.cfg.accumulate > 1 {
 		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
 	}
@@ -181,17 +215,20 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
 	}
 	var err error
-	tp.prog, err = t.eng.Compile(name, engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
-		info := &traceInfo{}
-		var outs []*graph.Node
-		if a.manual {
-			outs = a.traceManual(scope, inputs, labels, info)
-		} else {
-			outs = a.trace(scope, inputs, labels, opt, mode, info)
-		}
-		tp.traced = info
-		return outs
-	})
+	if a.manual {
+		tp.manual, err = t.eng.Compile(name, engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
+			info := &traceInfo{}
+			outs := a.traceManual(scope, inputs, labels, info)
+			tp.traced = info
+			return outs
+		})
+	} else {
+		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
+			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
+			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
+			return a.forward(tp, s, loss, nil)
+		}, a.updateFn(tp, opt), a.reduce)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -199,51 +236,45 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 	return tp, nil
 }
 
-// trace builds the training step graph of optimizer opt.
-func (a *automaticOptimization) trace(scope *model.Scope, inputs, labels []*graph.Node, opt int, mode engine.Accumulation, info *traceInfo) []*graph.Node {
-	t := a.t
-	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
-	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
-	return a.finishTrace(s, loss, opt, mode, info)
-}
-
-// finishTrace adds to a traced training step everything after the loss
-// (engine.Backward and engine.Apply: gradients, accumulation, the trace-time
-// hooks, norms, NaN checks, clipping and the optimizer update). It returns
-// the step's outputs: the loss, the logged values, then the update's.
-func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, mode engine.Accumulation, info *traceInfo) []*graph.Node {
-	t := a.t
+// forward checks a traced training step's loss and returns its outputs for
+// the engine: the loss and the logged values first, trailing after the
+// update's outputs.
+func (a *automaticOptimization) forward(tp *trainProgram, s *Step, loss *graph.Node, trailing []*graph.Node) engine.Forward {
 	if loss == nil {
 		panic("TrainingStep returned a nil loss")
 	}
 	if !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
 		panic(fmt.Sprintf("TrainingStep must return a floating-point scalar loss, got shape %s", loss.Shape()))
 	}
-	spec := a.updateSpec(s, opt, mode)
-	outs := []*graph.Node{loss}
-	grads := engine.Backward(t.eng.Store, loss, spec)
-	for _, l := range s.logs {
-		outs = append(outs, l.value)
-	}
-	info.logs = s.logs
-	if grads == nil {
-		return outs // accumulating: nothing to apply yet
-	}
-	updateOuts, trace := engine.Apply(t.eng.Store, s.graph, grads, spec)
-	info.update = trace
-	return append(outs, updateOuts...)
+	info := &traceInfo{numHidden: len(trailing)}
+	tp.traced, tp.tracing = info, s
+	return engine.Forward{Loss: loss, Trailing: trailing, Outputs: func() []*graph.Node {
+		info.logs = s.logs
+		outs := []*graph.Node{loss}
+		for _, l := range s.logs {
+			outs = append(outs, l.value)
+		}
+		return outs
+	}}
 }
 
-// updateSpec returns the update of optimizer opt in mode, with the trainer's
-// trace-time hooks, clipping and checks.
-func (a *automaticOptimization) updateSpec(s *Step, opt int, mode engine.Accumulation) *engine.UpdateSpec {
+// updateFn returns the engine's update of optimizer opt, its hooks bound to
+// the Step of the graph being traced.
+func (a *automaticOptimization) updateFn(tp *trainProgram, opt int) engine.UpdateFn {
+	return func(g *graph.Graph) *engine.UpdateSpec {
+		return a.updateSpec(tp.stepFor(a.t, g, opt), opt)
+	}
+}
+
+// updateSpec returns the update of optimizer opt with the trainer's
+// trace-time hooks, clipping and checks (the engine sets its accumulation).
+func (a *automaticOptimization) updateSpec(s *Step, opt int) *engine.UpdateSpec {
 	t := a.t
 	setup := &a.opts[opt]
 	spec := &engine.UpdateSpec{
 		OptimizerIdx:   opt,
 		Optimizer:      setup.Optimizer,
 		Precision:      t.cfg.precision,
-		Accumulation:   mode,
 		LRScale:        setup.lrScale,
 		TrackGradNorm:  t.cfg.TrackGradNorm,
 		DetectAnomaly:  t.cfg.DetectAnomaly,
@@ -328,7 +359,7 @@ func (a *automaticOptimization) compileFirst(b *data.Batch) error {
 		if err != nil {
 			return err
 		}
-		return tp.prog.Compile(b)
+		return tp.compile(b)
 	}
 	mode := engine.ApplyAtOnce
 	if a.t.cfg.accumulate > 1 {
@@ -339,7 +370,7 @@ func (a *automaticOptimization) compileFirst(b *data.Batch) error {
 		if err != nil {
 			return err
 		}
-		if err := tp.prog.Compile(b); err != nil {
+		if err := tp.compile(b); err != nil {
 			return err
 		}
 	}

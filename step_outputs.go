@@ -16,14 +16,15 @@ import (
 // runTrainProgram runs one compiled training step, records its logged values
 // and gradient norms, and applies the NaN policy. It returns the loss.
 func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, *traceInfo, error) {
-	outs, gid, err := tp.prog.Run(b)
+	outs, gid, update, err := tp.run(b)
 	if err != nil {
 		return nil, nil, err
 	}
 	info, ok := tp.infos[gid]
 	if !ok {
 		info = tp.traced
-		tp.traced = nil
+		tp.traced, tp.tracing = nil, nil
+		info.update = update
 		if info.metrics, err = t.resolveMetrics(info.logs, t.trainRes, 0, 1); err != nil {
 			return nil, nil, err
 		}

@@ -142,8 +142,7 @@ func (tb *tbptt) program() (*trainProgram, error) {
 	a, t := tb.a, tb.a.t
 	tp := &trainProgram{infos: map[graph.GraphId]*traceInfo{}}
 	var err error
-	tp.prog, err = t.eng.Compile("TBPTTTrainingStep", engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
-		info := &traceInfo{}
+	tp.step, err = t.eng.CompileTrainStep("TBPTTTrainingStep", engine.ApplyAtOnce, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
 		n := len(inputs) - tb.numHiddens
 		var hiddens []*graph.Node
 		if tb.numHiddens > 0 {
@@ -151,14 +150,12 @@ func (tb *tbptt) program() (*trainProgram, error) {
 		}
 		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t}
 		loss, newHiddens := tb.stepper.TBPTTTrainingStep(s, Batch{Inputs: inputs[:n], Labels: labels}, hiddens)
-		outs := a.finishTrace(s, loss, 0, engine.ApplyAtOnce, info)
-		info.numHidden = len(newHiddens)
-		for _, h := range newHiddens {
-			outs = append(outs, graph.StopGradient(h))
+		trailing := make([]*graph.Node, len(newHiddens))
+		for i, h := range newHiddens {
+			trailing[i] = graph.StopGradient(h)
 		}
-		tp.traced = info
-		return outs
-	})
+		return a.forward(tp, s, loss, trailing)
+	}, a.updateFn(tp, 0), a.reduce)
 	if err != nil {
 		return nil, err
 	}

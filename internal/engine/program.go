@@ -78,6 +78,9 @@ type Program struct {
 	// were traced (a zero pointer: none, so it was read as a parameter).
 	embedded []embeddedValue
 	traces   int
+	// rawInputs feeds the inputs as they are, without the cast of
+	// floating-point data to the compute dtype.
+	rawInputs bool
 }
 
 // embeddedValue is a variable and the value it had when a graph embedded it.
@@ -104,8 +107,10 @@ func (p *Program) newExec() error {
 			scope.Store().SetTraining(all[0].Graph(), p.mode == Training)
 		}
 		p.traces++
-		inputs := castFloats(all[:p.numInputs], e.DType)
-		labels := castFloats(all[p.numInputs:], e.DType)
+		inputs, labels := all[:p.numInputs], all[p.numInputs:]
+		if !p.rawInputs {
+			inputs, labels = castFloats(inputs, e.DType), castFloats(labels, e.DType)
+		}
 		return p.fn(scope, inputs, labels)
 	})
 	if err != nil {

@@ -1,0 +1,9 @@
+package volt
+
+import "github.com/gomlx/gomlx/core/tensors"
+
+// SetGradientReducer makes t's training steps run as a gradient program,
+// reduce on the host, and an apply program (what data parallelism does).
+func SetGradientReducer(t *Trainer, reduce func([]*tensors.Tensor) ([]*tensors.Tensor, error)) {
+	t.cfg.reduceGradients = reduce
+}
