@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"github.com/voltml/volt/internal/engine"
 
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
@@ -26,11 +25,7 @@ func (t *Trainer) SetLRScale(opt, g int, scale float64) error {
 		return fmt.Errorf("volt: SetLRScale: no group %d in optimizer %d", g, opt)
 	}
 	t.auto.opts[opt].Groups[g].LRScale = scale
-	value := tensors.FromScalar(float32(scale))
-	if v := t.eng.Store.GetVariable(engine.LRScalePath(opt, g)); v != nil {
-		return v.SetValue(value)
-	}
-	return nil // created with the new scale when the step is traced
+	return engine.SetLRScale(t.eng.Store, opt, g, scale)
 }
 
 // AddParamGroup adds a parameter group to optimizer opt (for example when a

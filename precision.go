@@ -54,17 +54,8 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 	if _, _, err := prog.Run(b); err != nil {
 		return fmt.Errorf("creating the float32 master weights: %w", err)
 	}
-	for _, path := range trainable {
-		v := t.eng.Store.GetVariable(path)
-		value, err := v.Value()
-		if err != nil {
-			return fmt.Errorf("mixed precision: %s: %w", path, err)
-		}
-		m, err := t.eng.Store.CreateVariable(engine.MasterPrefix+path, engine.ToFloat32(value))
-		if err != nil {
-			return fmt.Errorf("mixed precision: master of %s: %w", path, err)
-		}
-		m.SetTrainable(false)
+	if err := engine.CreateMasters(t.eng.Store, trainable); err != nil {
+		return fmt.Errorf("mixed precision: %w", err)
 	}
 	a.mastersReady = true
 	return nil

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/optim"
 )
 
@@ -65,34 +63,12 @@ func (t *Trainer) stepSchedulers(interval Interval, count int64) error {
 	return nil
 }
 
-// setLR writes lr into optimizer i's learning-rate variable (creating it in
-// the trainer's precision before the first step).
+// setLR writes lr into optimizer i's learning-rate variable.
 func (t *Trainer) setLR(i int, lr float64) error {
-	store := t.eng.Store
-	path := optim.StatePrefix(i) + "/lr"
-	v := store.GetVariable(path)
-	dtype := dtypes.Float32 // also for low-precision policies: the LR is never half precision
-	if t.eng.DType == dtypes.Float64 {
-		dtype = dtypes.Float64
+	if err := t.eng.SetLearningRate(i, lr); err != nil {
+		return fmt.Errorf("volt: learning rate of optimizer %d: %w", i, err)
 	}
-	if v != nil {
-		dtype = v.DType()
-	}
-	var value *tensors.Tensor
-	if dtype == dtypes.Float64 {
-		value = tensors.FromScalar(lr)
-	} else {
-		value = tensors.FromScalar(float32(lr))
-	}
-	if v == nil {
-		var err error
-		if v, err = store.CreateVariable(path, value); err != nil {
-			return fmt.Errorf("volt: learning rate of optimizer %d: %w", i, err)
-		}
-		v.SetTrainable(false)
-		return nil
-	}
-	return v.SetValue(value)
+	return nil
 }
 
 // schedulerSnapshot returns each optimizer's scheduler state (nil without one).

@@ -338,3 +338,59 @@ func setScalar(store *model.Store, path string, value float32) error {
 	}
 	return v.SetValue(t)
 }
+
+// SetLRScale writes the learning-rate multiplier of group g of optimizer
+// opt, if its variable exists (a step traced later creates it with the
+// group's scale).
+func SetLRScale(store *model.Store, opt, g int, scale float64) error {
+	if v := store.GetVariable(LRScalePath(opt, g)); v != nil {
+		return v.SetValue(tensors.FromScalar(float32(scale)))
+	}
+	return nil
+}
+
+// SetLearningRate writes lr into optimizer opt's learning-rate variable,
+// creating it before the first step: in float64 when the model computes in
+// float64, else in float32 (never in half precision).
+func (e *Engine) SetLearningRate(opt int, lr float64) error {
+	path := optim.StatePrefix(opt) + "/lr"
+	v := e.Store.GetVariable(path)
+	dtype := dtypes.Float32
+	switch {
+	case v != nil:
+		dtype = v.DType()
+	case e.DType == dtypes.Float64:
+		dtype = dtypes.Float64
+	}
+	value := tensors.FromScalar(float32(lr))
+	if dtype == dtypes.Float64 {
+		value = tensors.FromScalar(lr)
+	}
+	if v == nil {
+		v, err := e.Store.CreateVariable(path, value)
+		if err != nil {
+			return err
+		}
+		v.SetTrainable(false)
+		return nil
+	}
+	return v.SetValue(value)
+}
+
+// CreateMasters creates the float32 master copy of each variable at paths
+// (mixed precision), from its current value.
+func CreateMasters(store *model.Store, paths []string) error {
+	for _, path := range paths {
+		v := store.GetVariable(path)
+		value, err := v.Value()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		m, err := store.CreateVariable(MasterPrefix+path, ToFloat32(value))
+		if err != nil {
+			return fmt.Errorf("master of %s: %w", path, err)
+		}
+		m.SetTrainable(false)
+	}
+	return nil
+}
