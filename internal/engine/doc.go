@@ -3,6 +3,21 @@
 // conversions between host tensors and Go numbers. The loops in package volt
 // call it and never build executors themselves.
 //
+// # The training step
+//
+// A TrainStep is compiled from the module's part (a ForwardFn: the loss and
+// the logged values) and an UpdateSpec per traced graph: Backward builds the
+// gradients (dividing the loss by the accumulation factor, held in a
+// variable so that a new factor needs no retrace; scaling it for "16-mixed";
+// summing into accumulators), then Apply clips, checks, and runs the
+// optimizer on the variables or their float32 masters. The trace-time hooks
+// (BeforeBackward, AfterBackward, Clip, BeforeOptimizerStep) are closures of
+// the spec. By default the whole step is one program. Given a Reducer it is
+// two: the gradient program returns the gradients to the host, the Reducer
+// may change them (the data-parallel all-reduce sits there), and the apply
+// program takes them as inputs; both forms give bitwise the same weights
+// (TestSplitStepEqualsFusedStep, volt's TestSplitStepTrainsLikeFusedStep).
+//
 // # Variables as constants (GoMLX v0.28.16, compute v0.1.14)
 //
 // The pure-Go backend reports Capabilities().PreferConstantsForVariables:
@@ -34,6 +49,11 @@
 // (0.44 ms) and 17% less at batch 256 (1.07 vs 1.29 ms), and the retrace
 // costs 0.6–0.7 ms once per validation run. Retracing is the cheaper and
 // the simpler choice.
+//
+// State that an evaluation step updates (a metric's running counts, say)
+// must therefore not live in variables on this backend: each batch would
+// retrace. It belongs in tensors the program takes as inputs and returns as
+// outputs, carried by the engine between batches.
 //
 // # One program per input shape
 //
