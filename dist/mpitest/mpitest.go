@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,7 +67,32 @@ func Build(t testing.TB, pkg string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags mpi %s: %v\n%s", pkg, err, out)
 	}
+	readSources(t, goBin, pkg)
 	return bin
+}
+
+// sourcesTemplate lists the Go, cgo and C files of a package that is not
+// in the standard library, one path a line.
+const sourcesTemplate = `{{if not .Standard}}{{$d := .Dir}}` +
+	`{{range .GoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .CgoFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}` +
+	`{{range .CFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{range .HFiles}}{{$d}}/{{.}}{{"\n"}}{{end}}{{end}}`
+
+// readSources reads every source file the -tags mpi build of pkg uses.
+// go test caches a test's result keyed on the files the test itself opens,
+// and the test binary is built without -tags mpi, so without this a change
+// to the MPI-only files (or to the launched program) would not re-run the
+// test.
+func readSources(t testing.TB, goBin, pkg string) {
+	t.Helper()
+	out, err := exec.Command(goBin, "list", "-tags", "mpi", "-deps", "-f", sourcesTemplate, pkg).Output()
+	if err != nil {
+		t.Fatalf("go list -tags mpi -deps %s: %v", pkg, err)
+	}
+	for _, path := range strings.Fields(string(out)) {
+		if _, err := os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Result is what one mpirun job did.

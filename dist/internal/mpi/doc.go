@@ -5,10 +5,12 @@
 // therefore a different build-cache key (see golang/go#73033: tag-conditional
 // #cgo lines inside one file set are not told apart by the cache).
 //
-// Every MPI call runs on one goroutine locked to its OS thread (the thread
-// that called MPI_Init_thread), so the library is used at the SERIALIZED
-// (or FUNNELED) threading level whatever goroutine calls in. Buffers are Go
-// slices passed to blocking calls only, which the cgo pointer rules allow.
+// MPI_Init_thread and MPI_Finalize run on one goroutine locked to its OS
+// thread. MPI is asked for MPI_THREAD_SERIALIZED: with it (OpenMPI grants
+// it) the other calls run on the calling goroutine's thread, never two at a
+// time (a mutex); with only FUNNELED they are handed to the locked thread.
+// Buffers are Go slices passed to blocking calls only, which the cgo
+// pointer rules allow.
 //
 // Use the public package github.com/voltml/volt/dist; this one is internal
 // so that C types and the single-thread rule stay out of its API.

@@ -13,18 +13,26 @@ import (
 // Element is a type the binding reduces and gathers.
 type Element interface{ float32 | float64 | int64 }
 
-// state of the binding: the worker that owns the MPI thread.
+// state of the binding. mu is held for the whole of every MPI call, so
+// calls never overlap (what MPI_THREAD_SERIALIZED requires).
 var (
 	mu        sync.Mutex
-	calls     chan func() // nil before Init and after Finalize
+	calls     chan func() // to the MPI thread; nil before Init and after Finalize
+	direct    bool        // SERIALIZED or better was granted: collectives run on the caller's thread
 	finalized bool
 )
 
 // Init starts the MPI thread (a goroutine locked to its OS thread), calls
 // MPI_Init_thread on it asking for level, and returns this process's ranks.
 // It fails when called twice or after Finalize (MPI cannot restart), or
-// when MPI grants less than ThreadFunneled (all calls come from the
-// thread that initialised MPI, which FUNNELED allows).
+// when MPI grants less than ThreadFunneled.
+//
+// Init and Finalize always run on the MPI thread (MPI wants them on the same
+// thread). The other calls run on it too when MPI grants only FUNNELED; when
+// it grants SERIALIZED or more they run on the caller's thread, one at a
+// time: handing each call to the MPI thread and back costs two thread
+// wake-ups, measured at 16-260 µs per call on a loaded 2-core machine
+// against 0.2-0.3 µs for a 1-element MPI_Allreduce made directly.
 func Init(level ThreadLevel) (Info, error) {
 	mu.Lock()
 	defer mu.Unlock()
@@ -63,7 +71,7 @@ func Init(level ThreadLevel) (Info, error) {
 		return Info{}, errors.New("mpi.Init: MPI granted " + info.Threading.String() +
 			"; volt needs at least MPI_THREAD_FUNNELED")
 	}
-	calls = ch
+	calls, direct = ch, info.Threading >= ThreadSerialized
 	return info, nil
 }
 
@@ -83,15 +91,18 @@ func call(ch chan func(), f func() error) error {
 	return <-done
 }
 
-// do runs f on the MPI thread, or fails when MPI is not running.
+// do runs the MPI call f, alone: on the caller's thread when SERIALIZED was
+// granted, else on the MPI thread. It fails when MPI is not running.
 func do(name string, f func() error) error {
 	mu.Lock()
-	ch := calls
-	mu.Unlock()
-	if ch == nil {
+	defer mu.Unlock()
+	switch {
+	case calls == nil:
 		return errors.New(name + ": MPI is not initialised (call Init first; not usable after Finalize)")
+	case direct:
+		return f()
 	}
-	return call(ch, f)
+	return call(calls, f)
 }
 
 // AllReduce reduces buf element-wise across all ranks, in place
@@ -162,7 +173,7 @@ func Finalize() error {
 	}
 	err := call(calls, cgoFinalize)
 	close(calls)
-	calls, finalized = nil, true
+	calls, direct, finalized = nil, false, true
 	return err
 }
 
