@@ -25,11 +25,13 @@ func BenchmarkAllReduceMLPGradients(b *testing.B) {
 	found := 0
 	sc := bufio.NewScanner(strings.NewReader(res.Stdout))
 	for sc.Scan() {
+		// BENCH <layout> round=<k> calls=<n> floats=<n> ns_per_step=<t>;
+		// the last round's line of a layout wins.
 		fields := strings.Fields(sc.Text())
-		if len(fields) != 5 || fields[0] != "BENCH" {
+		if len(fields) != 6 || fields[0] != "BENCH" {
 			continue
 		}
-		ns, err := strconv.ParseFloat(strings.TrimPrefix(fields[4], "ns_per_step="), 64)
+		ns, err := strconv.ParseFloat(strings.TrimPrefix(fields[5], "ns_per_step="), 64)
 		if err != nil {
 			b.Fatalf("bad line %q: %v", sc.Text(), err)
 		}

@@ -20,9 +20,9 @@
 // Rules every rank must follow, as with any MPI program:
 //   - call the collectives (AllReduce*, Broadcast, AllGather*, Barrier,
 //     AnyTrue) in the same order, with the same lengths, on every rank; a
-//     mismatch deadlocks or corrupts. Call them from one goroutine at a time
-//     (the binding serializes calls on one OS thread, so calls from two
-//     goroutines would reach MPI in an order that differs between ranks);
+//     mismatch deadlocks or corrupts. Call them from one goroutine (the
+//     binding runs one MPI call at a time, so calls from two goroutines would
+//     reach MPI in an order that may differ between ranks);
 //   - end a failing rank with Group.Abort (or defer AbortOnPanic), never a
 //     plain return: Abort ends every rank at once, printing the failing
 //     rank and its error, where the others would otherwise wait in their

@@ -12,8 +12,9 @@ import (
 var mlpParams = []int{784 * 256, 256, 256 * 256, 256, 256 * 10, 10}
 
 // bench times iters all-reduces (sum, float32) of the MLP's gradients in
-// several layouts and prints one "BENCH name ns_per_step" line per layout
-// on rank 0. Each layout is timed after a warm-up and between barriers.
+// several layouts and prints one "BENCH name round=k ... ns_per_step=t" line
+// per layout and round on rank 0. Each layout is timed after a warm-up and
+// between barriers, in each of the rounds.
 func bench(g dist.Group, iters int) error {
 	total := 0
 	for _, n := range mlpParams {
@@ -33,37 +34,52 @@ func bench(g dist.Group, iters int) error {
 		{"buckets_64KiB", buckets(total, 64<<10/4)},
 		{"one_float", []int{1}},
 	}
-	for _, l := range layouts {
-		run := func(k int) error {
-			for range k {
-				off := 0
-				for _, n := range l.parts {
-					if err := g.AllReduceFloat32(flat[off:off+n], dist.Sum); err != nil {
-						return err
-					}
-					off += n
-				}
+	for round := range rounds {
+		for _, l := range layouts {
+			if err := benchLayout(g, flat, l.name, l.parts, iters, round); err != nil {
+				return err
 			}
-			return nil
 		}
-		if err := run(max(1, iters/10)); err != nil {
-			return err
+	}
+	return nil
+}
+
+// rounds is how many times bench times every layout, in turn, so that a
+// layout's figure does not depend on its place in the sequence.
+const rounds = 3
+
+// benchLayout times iters all-reduces of flat split into parts and prints
+// rank 0's line for round.
+func benchLayout(g dist.Group, flat []float32, name string, parts []int, iters, round int) error {
+	run := func(k int) error {
+		for range k {
+			off := 0
+			for _, n := range parts {
+				if err := g.AllReduceFloat32(flat[off:off+n], dist.Sum); err != nil {
+					return err
+				}
+				off += n
+			}
 		}
-		if err := g.Barrier(); err != nil {
-			return err
-		}
-		start := time.Now()
-		if err := run(iters); err != nil {
-			return err
-		}
-		elapsed := time.Since(start)
-		if err := g.Barrier(); err != nil {
-			return err
-		}
-		if g.Rank() == 0 {
-			fmt.Printf("BENCH %s calls=%d floats=%d ns_per_step=%d\n",
-				l.name, len(l.parts), sum(l.parts), elapsed.Nanoseconds()/int64(iters))
-		}
+		return nil
+	}
+	if err := run(max(1, iters/10)); err != nil {
+		return err
+	}
+	if err := g.Barrier(); err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := run(iters); err != nil {
+		return err
+	}
+	elapsed := time.Since(start)
+	if err := g.Barrier(); err != nil {
+		return err
+	}
+	if g.Rank() == 0 {
+		fmt.Printf("BENCH %s round=%d calls=%d floats=%d ns_per_step=%d\n",
+			name, round, len(parts), sum(parts), elapsed.Nanoseconds()/int64(iters))
 	}
 	return nil
 }
