@@ -15,33 +15,41 @@ type task func() (*Batch, error)
 // Errors (an invalid configuration, a dataset or collation error, ctx being
 // done) are yielded as (nil, err) and end the iteration.
 func (l *DataLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Batch, error] {
+	return l.runTasks(ctx, "data.DataLoader.Batches", skip, l.Validate, func() iter.Seq[task] {
+		if l.Iterable != nil {
+			return l.iterableTasks(epoch, skip)
+		}
+		return l.mapTasks(l.order(epoch, l.seed()), skip)
+	})
+}
+
+// runTasks yields the batches of the tasks that tasks returns, built inline
+// or on l's workers, after validate passes and skip is checked; caller
+// names the method in errors.
+func (l *DataLoader) runTasks(ctx context.Context, caller string, skip int, validate func() error,
+	tasks func() iter.Seq[task]) iter.Seq2[*Batch, error] {
 	return func(yield func(*Batch, error) bool) {
-		if err := l.Validate(); err != nil {
+		if err := validate(); err != nil {
 			yield(nil, err)
 			return
 		}
 		if skip < 0 {
-			yield(nil, fmt.Errorf("data.DataLoader.Batches: skip must be >= 0, got %d", skip))
+			yield(nil, fmt.Errorf("%s: skip must be >= 0, got %d", caller, skip))
 			return
-		}
-		var tasks iter.Seq[task]
-		if l.Iterable != nil {
-			tasks = l.iterableTasks(epoch, skip)
-		} else {
-			tasks = l.mapTasks(l.order(epoch, l.seed()), skip)
 		}
 		if l.Workers == 0 {
-			runInline(ctx, tasks, yield)
+			runInline(ctx, tasks(), yield)
 			return
 		}
-		runParallel(ctx, tasks, l.Workers, l.prefetch(), yield)
+		runParallel(ctx, tasks(), l.Workers, l.prefetch(), yield)
 	}
 }
 
 // mapTasks returns the tasks of the batches of a map-style dataset from
-// batch index skip on, for the given example order.
+// batch index skip on, for the given example order (all of the dataset, or
+// one rank's shard of it).
 func (l *DataLoader) mapTasks(order []int, skip int) iter.Seq[task] {
-	numBatches := l.NumBatches()
+	numBatches := batchCount(len(order), l.BatchSize, l.DropLast)
 	getter, isBatchGetter := l.Dataset.(BatchGetter)
 	collate := l.collator()
 	return func(yield func(task) bool) {

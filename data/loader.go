@@ -92,11 +92,16 @@ func (l *DataLoader) NumBatches() int {
 	if l.Dataset == nil || l.BatchSize < 1 {
 		return 0
 	}
-	n := l.Dataset.Len()
-	if l.DropLast {
-		return n / l.BatchSize
+	return batchCount(l.Dataset.Len(), l.BatchSize, l.DropLast)
+}
+
+// batchCount returns the number of batches of size batchSize (>= 1) that n
+// examples make, the last one partial unless dropLast.
+func batchCount(n, batchSize int, dropLast bool) int {
+	if dropLast {
+		return n / batchSize
 	}
-	return (n + l.BatchSize - 1) / l.BatchSize
+	return (n + batchSize - 1) / batchSize
 }
 
 // Order returns the example indices of an epoch, in the order they are
