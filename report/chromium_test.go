@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"github.com/voltml/volt/internal/testenv"
 	"image"
 	"image/png"
 	"os"
@@ -21,7 +22,7 @@ func chromiumPath(t *testing.T) string {
 		path = p
 	}
 	if _, err := os.Stat(path); err != nil {
-		t.Skipf("no headless browser at %s (apt-get install chromium, or set VOLT_CHROMIUM)", path)
+		testenv.Missing(t, "no headless browser at "+path, "apt-get install chromium, or set VOLT_CHROMIUM")
 	}
 	if testing.Short() {
 		t.Skip("headless browser check skipped in -short mode")

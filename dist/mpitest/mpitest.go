@@ -25,19 +25,17 @@ import (
 	"time"
 
 	"github.com/voltml/volt/dist"
+	"github.com/voltml/volt/internal/testenv"
 )
 
 // RequireToolsVar is the environment variable that turns a missing tool
 // from a skip into a failure.
-const RequireToolsVar = "VOLT_REQUIRE_TOOLS"
+const RequireToolsVar = testenv.RequireToolsVar
 
 // missing skips t, or fails it when RequireToolsVar is "1".
 func missing(t testing.TB, what string) {
 	t.Helper()
-	if os.Getenv(RequireToolsVar) == "1" {
-		t.Fatalf("%s, and %s=1 requires it (Debian: apt-get install openmpi-bin libopenmpi-dev pkg-config)", what, RequireToolsVar)
-	}
-	t.Skipf("%s; skipping (set %s=1 to fail instead)", what, RequireToolsVar)
+	testenv.Missing(t, what, "Debian: apt-get install openmpi-bin libopenmpi-dev pkg-config")
 }
 
 // Require skips (or fails, see RequireToolsVar) when OpenMPI is not

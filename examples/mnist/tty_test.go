@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/voltml/volt/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,7 @@ type tmuxServer struct {
 
 func newTmuxServer(t *testing.T) *tmuxServer {
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
+		testenv.Missing(t, "tmux is not installed", "apt-get install tmux")
 	}
 	s := &tmuxServer{t: t, socket: fmt.Sprintf("volt-mnist-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
