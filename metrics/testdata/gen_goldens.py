@@ -36,6 +36,9 @@ def gen(seed, kind, **kw):
         if kind == "binary_prob":
             p = torch.rand(n, generator=g)
             t = torch.randint(0, 2, (n,), generator=g)
+        elif kind == "binary_prob_ties":  # scores on a 0.1 grid: many ties
+            p = torch.round(torch.rand(n, generator=g) * 10) / 10
+            t = torch.randint(0, 2, (n,), generator=g)
         elif kind == "binary_logit":
             p = torch.randn(n, generator=g) * 3
             t = torch.randint(0, 2, (n,), generator=g)
@@ -74,6 +77,9 @@ def gen(seed, kind, **kw):
             mask = torch.rand(t.shape, generator=g) < 0.2
             t = t.clone()
             t[mask] = kw["ignore"]
+            if kw.get("ignored_logit"):  # only ignored samples have scores outside [0, 1]
+                p = p.clone()
+                p[mask] = 5.0
         if kw.get("all_one_class"):
             t = torch.ones_like(t)
         out.append((p.float() if p.is_floating_point() else p.long(), t))
@@ -181,6 +187,17 @@ for th, tag in [(None, "exact"), (11, "binned")]:
     case(f"mc_roc_{tag}", "multiclass_logit", lambda th=th: C.MulticlassROC(NC, thresholds=th), all_classes=True)
     case(f"mc_pr_curve_{tag}", "multiclass_logit", lambda th=th: C.MulticlassPrecisionRecallCurve(NC, thresholds=th), all_classes=True)
     case(f"mc_auroc_ignore_{tag}", "multiclass_logit", lambda th=th: C.MulticlassAUROC(NC, thresholds=th, ignore_index=-100), ignore=-100, all_classes=True)
+case("binary_roc_ties_exact", "binary_prob_ties", lambda: C.BinaryROC())
+case("binary_pr_curve_ties_exact", "binary_prob_ties", lambda: C.BinaryPrecisionRecallCurve())
+case("binary_auroc_ties_exact", "binary_prob_ties", lambda: C.BinaryAUROC())
+case("binary_roc_binned_100", "binary_prob", lambda: C.BinaryROC(thresholds=100))
+for th, tag in [(None, "exact"), (11, "binned")]:
+    case(f"binary_auroc_all_one_class_{tag}", "binary_prob", lambda th=th: C.BinaryAUROC(thresholds=th), all_one_class=True)
+    case(f"binary_ap_all_one_class_{tag}", "binary_prob", lambda th=th: C.BinaryAveragePrecision(thresholds=th), all_one_class=True)
+case("binary_confmat_logit_ignore", "binary_logit", lambda: C.BinaryConfusionMatrix(ignore_index=-1), ignore=-1)
+case("binary_confmat_ignored_logit", "binary_prob", lambda: C.BinaryConfusionMatrix(ignore_index=-1), ignore=-1, ignored_logit=True)
+case("binary_accuracy_ignored_logit", "binary_prob", lambda: C.BinaryAccuracy(ignore_index=-1), ignore=-1, ignored_logit=True)
+case("ml_confmat_ignore", "multilabel_prob", lambda: C.MultilabelConfusionMatrix(NC, ignore_index=-1), ignore=-1)
 case("binary_auroc_thresholds_list", "binary_prob", lambda: C.BinaryAUROC(thresholds=[0.0, 0.2, 0.45, 0.7, 1.0]))
 
 # calibration
