@@ -9,21 +9,16 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
-// Linspace returns n thresholds evenly spaced over [0, 1], bit for bit the
-// float32 values of torch.linspace(0, 1, n) that torchmetrics uses for
-// `thresholds=n`.
+// Linspace returns n thresholds evenly spaced over [0, 1], i/(n-1), as
+// torchmetrics' `thresholds=n` does with torch.linspace. Metrics compare scores
+// with them in the scores' dtype; in float32, torch.linspace's values differ
+// from the nearest float32 of i/(n-1) by one unit in the last place for some
+// i (its vectorised kernel rounds differently), which changes a binned count
+// only for a score within 1e-7 of such a threshold.
 func Linspace(n int) []float64 {
 	out := make([]float64, n)
-	if n == 1 {
-		return out
-	}
-	step := float32(1) / float32(n-1)
-	for i := range n {
-		if i < n/2 {
-			out[i] = float64(step * float32(i))
-		} else {
-			out[i] = float64(1 - step*float32(n-i-1))
-		}
+	for i := range out {
+		out[i] = float64(i) / float64(max(n-1, 1))
 	}
 	return out
 }

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	_ "github.com/gomlx/compute/gobackend" // the pure-Go backend runs the graph tests.
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -257,3 +259,6 @@ func checkFloats(t *testing.T, what string, got, want []float64) {
 		}
 	}
 }
+
+// shapeOf returns the shape of dtype and dims.
+func shapeOf(dtype dtypes.DType, dims ...int) shapes.Shape { return shapes.Make(dtype, dims...) }
