@@ -98,17 +98,23 @@ func (s curveState) Update(state []*graph.Node, preds, target *graph.Node) []*gr
 	} else {
 		positive = graph.OneHot(labels, c, dtypes.Bool)
 	}
-	counted := graph.InsertAxes(valid, -1)
+	counted := graph.InsertAxes(valid, -1)                       // [N, 1]
+	pos := graph.LogicalAnd(positive, counted)                   // [N, C]
+	neg := graph.LogicalAnd(graph.LogicalNot(positive), counted) // [N, C]
 	thr := graph.Reshape(graph.ConstAsDType(scores.Graph(), scores.DType(), s.thresholds), 1, 1, len(s.thresholds))
 	above := graph.GreaterOrEqual(graph.InsertAxes(scores, -1), thr) // [N, C, T]
-	count := func(p, t *graph.Node) *graph.Node {
-		both := graph.LogicalAnd(graph.InsertAxes(graph.LogicalAnd(t, counted), -1), p)
+	// Counts of samples at or above each threshold; those below are the
+	// class's totals minus them (half the work of counting all four cells).
+	countAbove := func(t *graph.Node) *graph.Node {
+		both := graph.LogicalAnd(graph.InsertAxes(t, -1), above)
 		return graph.ReduceSum(graph.ConvertDType(both, dtypes.Int64), 0) // [C, T]
 	}
-	below, negative := graph.LogicalNot(above), graph.LogicalNot(positive)
-	cells := graph.Stack([]*graph.Node{
-		count(below, negative), count(above, negative), count(below, positive), count(above, positive),
-	}, -1) // [C, T, 4]
+	total := func(t *graph.Node) *graph.Node {
+		return graph.InsertAxes(graph.ReduceSum(graph.ConvertDType(t, dtypes.Int64), 0), -1) // [C, 1]
+	}
+	tp, fp := countAbove(pos), countAbove(neg)
+	fn, tn := graph.Sub(total(pos), tp), graph.Sub(total(neg), fp)
+	cells := graph.Stack([]*graph.Node{tn, fp, fn, tp}, -1) // [C, T, 4]
 	cm := graph.Reshape(graph.TransposeAllAxes(cells, 1, 0, 2), len(s.thresholds), c, 2, 2)
 	return []*graph.Node{graph.Add(state[0], cm)}
 }

@@ -26,7 +26,7 @@ var (
 )
 
 // testBackend returns the pure-Go backend, shared by the tests.
-func testBackend(t *testing.T) compute.Backend {
+func testBackend(t testing.TB) compute.Backend {
 	t.Helper()
 	backendOnce.Do(func() { backend, backendErr = compute.NewWithConfig("go") })
 	if backendErr != nil {
