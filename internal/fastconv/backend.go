@@ -17,7 +17,13 @@ type Backend struct {
 	rules    Rules
 	lowering Lowering
 	lowered  atomic.Int64
+
+	loweredPools atomic.Int64
 }
+
+// LoweredPools returns how many pooling ops (forward and gradient) this
+// backend has lowered so far.
+func (b *Backend) LoweredPools() int64 { return b.loweredPools.Load() }
 
 // Lowered returns how many convolutions (forward and gradient) this
 // backend has lowered onto DotGeneral so far.

@@ -79,3 +79,49 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 	return f.Function.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
 		channelGroupCount, batchGroupCount)
 }
+
+// ReduceWindow implements compute.Function: non-overlapping pooling is
+// lowered to a reshape and a reduction when the rules allow.
+func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
+	windowDimensions, strides, inputDilations, windowDilations []int, paddings [][2]int) (compute.Value, error) {
+	if reduction != compute.ReduceOpProduct &&
+		f.lowerPool(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
+		return LowerReduceWindow(f.Function, x, reduction, windowDimensions)
+	}
+	return f.Function.ReduceWindow(x, reduction, windowDimensions, strides, inputDilations, windowDilations, paddings)
+}
+
+// SelectAndScatterMax implements compute.Function: the gradient of a
+// non-overlapping max-pooling is lowered when the rules allow.
+func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDimensions, windowStrides []int,
+	paddings [][2]int) (compute.Value, error) {
+	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, false)
+	}
+	return f.Function.SelectAndScatterMax(operand, source, windowDimensions, windowStrides, paddings)
+}
+
+// SelectAndScatterMin implements compute.Function, as SelectAndScatterMax.
+func (f *function) SelectAndScatterMin(operand, source compute.Value, windowDimensions, windowStrides []int,
+	paddings [][2]int) (compute.Value, error) {
+	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, true)
+	}
+	return f.Function.SelectAndScatterMin(operand, source, windowDimensions, windowStrides, paddings)
+}
+
+// lowerPool reports whether a pooling op on x should be lowered, counting
+// it when so.
+func (f *function) lowerPool(x compute.Value, windowDimensions, strides, inputDilations, windowDilations []int,
+	paddings [][2]int) bool {
+	rules := f.builder.backend.rules
+	if rules.Disabled || rules.KeepPooling {
+		return false
+	}
+	shape, err := f.Function.Shape(x)
+	if err != nil || !PoolSupported(shape, windowDimensions, strides, inputDilations, windowDilations, paddings) {
+		return false
+	}
+	f.builder.backend.loweredPools.Add(1)
+	return true
+}

@@ -188,7 +188,13 @@ func (b *emitter) transpose(x compute.Value, perm []int) (compute.Value, error) 
 
 // zero returns a scalar zero of the convolution's dtype.
 func (b *emitter) zero() (compute.Value, error) {
-	return b.f.Constant(reflect.MakeSlice(reflect.SliceOf(b.dtype.GoType()), 1, 1).Interface())
+	return b.f.Constant(zeroSlice(b.dtype))
+}
+
+// zeroSlice returns a one-element slice holding a zero of dtype, the flat
+// data of a scalar constant.
+func zeroSlice(dtype dtypes.DType) any {
+	return reflect.MakeSlice(reflect.SliceOf(dtype.GoType()), 1, 1).Interface()
 }
 
 // padAndDilate applies input dilation (interior zeros) and edge padding to

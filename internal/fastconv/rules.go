@@ -37,7 +37,10 @@ type Rules struct {
 	// kept: for tiny convolutions the extra ops of the lowering cost more
 	// than they save.
 	MinMultiplyAdds int
-	// Disabled keeps the backend's convolution everywhere.
+	// KeepPooling keeps the backend's own pooling (ReduceWindow) and its
+	// gradient (SelectAndScatter) even where they could be lowered.
+	KeepPooling bool
+	// Disabled keeps the backend's convolution and pooling everywhere.
 	Disabled bool
 }
 
