@@ -2,7 +2,9 @@ package fastconv
 
 import (
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/gobackend"
@@ -106,10 +108,23 @@ func BenchmarkCNNStep(b *testing.B) {
 			for range cnnWarmup {
 				step()
 			}
+			cpuBefore := processCPUTime(b)
 			for b.Loop() {
 				step()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/step")
+			// CPU time (user+system, all threads) per step: on a loaded
+			// machine it varies less than the wall time.
+			b.ReportMetric(float64((processCPUTime(b)-cpuBefore).Nanoseconds())/float64(b.N), "cpu-ns/step")
 		})
 	}
+}
+
+// processCPUTime returns the user and system CPU time of this process.
+func processCPUTime(b *testing.B) time.Duration {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
 }

@@ -27,6 +27,11 @@ type Lowering struct {
 	// MaxPatchBytes bounds the patch matrix of one tile; zero means
 	// DefaultMaxPatchBytes.
 	MaxPatchBytes int
+	// SlicePatches builds the patch matrix from one strided Slice per
+	// kernel (or output) position and a Concatenate instead of one Gather;
+	// kept to compare the two (the Go backend's Slice copies element by
+	// element, its Gather copies contiguous runs).
+	SlicePatches bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -53,7 +58,7 @@ func (l Lowering) ConvGeneral(f compute.Function, input, kernel compute.Value, a
 	if reason := unsupported(inputShape, kernelShape, batchGroupCount); reason != "" {
 		return nil, fmt.Errorf("fastconv: cannot lower this convolution: %s", reason)
 	}
-	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes}
+	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -87,6 +92,7 @@ type emitter struct {
 	f             compute.Function
 	dtype         dtypes.DType
 	maxPatchBytes int
+	slicePatches  bool
 }
 
 // geometry is a convolution in canonical layout: input [N, I..., C] after
@@ -346,6 +352,9 @@ func prod(values []int) int {
 // respect to the kernel, whose "kernel" is the output gradient).
 func (b *emitter) patchesTimesKernel(x, k compute.Value, batch int, spatial, outSpatial []int,
 	g geometry) (compute.Value, error) {
+	if !b.slicePatches {
+		return b.gatherTimesKernel(x, k, batch, outSpatial, g)
+	}
 	n := len(spatial)
 	numOut, numKernel := prod(outSpatial), prod(g.kernelSize)
 	c := g.inChannels
@@ -469,4 +478,72 @@ func (b *emitter) matmul(patches, k compute.Value, kernelMajor bool, rows, numKe
 func (c Conv) OutputShape() (shapes.Shape, error) {
 	return shapeinference.ConvGeneral(c.Input, c.Kernel, c.Axes, c.Strides, c.Paddings, c.InputDilations,
 		c.KernelDilations, max(c.ChannelGroupCount, 1), max(c.BatchGroupCount, 1))
+}
+
+// gatherTimesKernel gathers the patch matrix [N, O..., K..., C] of
+// x = [N, I..., C] with one Gather and multiplies it by the kernel
+// [K..., C/groups, Co], returning [N, O..., Co]. Spatial axes without
+// kernel dilation take their whole window in each gathered slice (so
+// that, for the last one, K·C values are copied as one run); the others
+// enumerate their kernel positions in the start indices.
+func (b *emitter) gatherTimesKernel(x, k compute.Value, batch int, outSpatial []int,
+	g geometry) (compute.Value, error) {
+	n := len(outSpatial)
+	var enumerated []int // spatial axes whose kernel positions are indexed
+	sliceSizes := []int{batch}
+	offsetAxes := []int{0}
+	var collapsed []int
+	for i := range n {
+		if g.kernelDilations[i] == 1 {
+			sliceSizes = append(sliceSizes, g.kernelSize[i])
+			offsetAxes = append(offsetAxes, 1+n+i)
+		} else {
+			enumerated = append(enumerated, i)
+			sliceSizes = append(sliceSizes, 1)
+			collapsed = append(collapsed, 1+i)
+		}
+	}
+	sliceSizes = append(sliceSizes, g.inChannels)
+	offsetAxes = append(offsetAxes, 2*n+1)
+	startIndexMap := make([]int, n)
+	for i := range n {
+		startIndexMap[i] = 1 + i
+	}
+	// Start indices [O..., K_enumerated..., n]: o·stride + k·dilation.
+	grid := slices.Clone(outSpatial)
+	for _, i := range enumerated {
+		grid = append(grid, g.kernelSize[i])
+	}
+	count := prod(grid)
+	indices := make([]int32, 0, count*n)
+	pos := make([]int, len(grid))
+	for range count {
+		for i := range n {
+			indices = append(indices, int32(pos[i]*g.strides[i]))
+		}
+		for j, i := range enumerated {
+			indices[len(indices)-n+i] += int32(pos[n+j] * g.kernelDilations[i])
+		}
+		for a := len(grid) - 1; a >= 0; a-- {
+			pos[a]++
+			if pos[a] < grid[a] {
+				break
+			}
+			pos[a] = 0
+		}
+	}
+	startIndices, err := b.f.Constant(indices, append(grid, n)...)
+	if err != nil {
+		return nil, err
+	}
+	patches, err := b.f.Gather(x, startIndices, len(grid), offsetAxes, collapsed, startIndexMap, sliceSizes, false)
+	if err != nil {
+		return nil, err
+	}
+	numOut, numKernel := prod(outSpatial), prod(g.kernelSize)
+	y, err := b.matmul(patches, k, false, batch*numOut, numKernel, g)
+	if err != nil {
+		return nil, err
+	}
+	return b.f.Reshape(y, append(append([]int{batch}, outSpatial...), g.outChannels)...)
 }
