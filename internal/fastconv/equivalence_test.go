@@ -139,43 +139,64 @@ func outputDims(t *testing.T, backend compute.Backend, c convCase, x, kernel *te
 	return out.Shape().Dimensions
 }
 
+// loweringVariants are the lowerings every case runs with: the default
+// (one Gather, no tiling at these sizes), per-position slices, and a patch
+// bound so small that every convolution is cut into batch tiles and, one
+// example at a time, into row bands.
+var loweringVariants = []struct {
+	name     string
+	lowering Lowering
+}{
+	{"gather", Lowering{}},
+	{"slices", Lowering{SlicePatches: true}},
+	{"tiled", Lowering{MaxPatchBytes: 600}},
+}
+
 // TestLoweredMatchesDirect compares the lowered convolution's output and
 // gradients with the Go backend's direct convolution.
 func TestLoweredMatchesDirect(t *testing.T) {
 	direct := gobackend.GetBackend()
-	lowered := WrapWith(direct, Rules{}, Lowering{}).(*Backend)
 	names := []string{"output", "d/dinput", "d/dkernel"}
-	for i, c := range equivalenceTable() {
-		t.Run(c.String(), func(t *testing.T) {
-			rng := rand.New(rand.NewPCG(uint64(i), 16))
-			inDims, kDims := c.shapes()
-			x, kernel := randomTensor(rng, inDims), randomTensor(rng, kDims)
-			cotangent := randomTensor(rng, outputDims(t, direct, c, x, kernel))
-			before := lowered.Lowered()
-			want := outputsAndGradients(t, direct, c, x, kernel, cotangent)
-			got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
-			if lowered.Lowered() < before+3 {
-				t.Fatalf("expected the forward and both gradient convolutions lowered, got %d", lowered.Lowered()-before)
+	for _, variant := range loweringVariants {
+		lowered := WrapWith(direct, Rules{}, variant.lowering).(*Backend)
+		for i, c := range equivalenceTable() {
+			t.Run(variant.name+"/"+c.String(), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(i), 16))
+				inDims, kDims := c.shapes()
+				x, kernel := randomTensor(rng, inDims), randomTensor(rng, kDims)
+				cotangent := randomTensor(rng, outputDims(t, direct, c, x, kernel))
+				before := lowered.Lowered()
+				want := outputsAndGradients(t, direct, c, x, kernel, cotangent)
+				got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
+				if lowered.Lowered() < before+3 {
+					t.Fatalf("expected the forward and both gradient convolutions lowered, got %d",
+						lowered.Lowered()-before)
+				}
+				compareFlat(t, names, got, want)
+			})
+		}
+	}
+}
+
+// compareFlat fails unless got and want agree to 1e-5 of each tensor's
+// largest value: sums of thousands of float32 products differ with the
+// order of summation.
+func compareFlat(t *testing.T, names []string, got, want [][]float32) {
+	t.Helper()
+	for j := range want {
+		if len(got[j]) != len(want[j]) {
+			t.Fatalf("%s: %d values, want %d", names[j], len(got[j]), len(want[j]))
+		}
+		scale := 1.0
+		for _, w := range want[j] {
+			scale = max(scale, math.Abs(float64(w)))
+		}
+		for k := range want[j] {
+			if diff := math.Abs(float64(got[j][k] - want[j][k])); diff > 1e-5*scale {
+				t.Fatalf("%s[%d] = %g, direct convolution gives %g (diff %g, largest value %g)",
+					names[j], k, got[j][k], want[j][k], diff, scale)
 			}
-			for j := range want {
-				if len(got[j]) != len(want[j]) {
-					t.Fatalf("%s: %d values, want %d", names[j], len(got[j]), len(want[j]))
-				}
-				// Sums of thousands of float32 products differ with the
-				// order of summation: the tolerance scales with the
-				// tensor's largest value.
-				scale := 1.0
-				for _, w := range want[j] {
-					scale = max(scale, math.Abs(float64(w)))
-				}
-				for k := range want[j] {
-					if diff := math.Abs(float64(got[j][k] - want[j][k])); diff > 1e-5*scale {
-						t.Fatalf("%s[%d] = %g, direct convolution gives %g (diff %g, largest value %g)",
-							names[j], k, got[j][k], want[j][k], diff, scale)
-					}
-				}
-			}
-		})
+		}
 	}
 }
 
