@@ -121,7 +121,7 @@ func BenchmarkCNNStep(b *testing.B) {
 }
 
 // processCPUTime returns the user and system CPU time of this process.
-func processCPUTime(b *testing.B) time.Duration {
+func processCPUTime(b testing.TB) time.Duration {
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
 		b.Fatal(err)

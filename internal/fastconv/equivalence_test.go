@@ -201,7 +201,7 @@ func compareFlat(t *testing.T, names []string, got, want [][]float32) {
 }
 
 // clone returns a local copy of tensor.
-func clone(t *testing.T, tensor *tensors.Tensor) *tensors.Tensor {
+func clone(t testing.TB, tensor *tensors.Tensor) *tensors.Tensor {
 	t.Helper()
 	c, err := tensor.LocalClone()
 	if err != nil {
