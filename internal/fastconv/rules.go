@@ -2,6 +2,7 @@ package fastconv
 
 import (
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapeinference"
 	"github.com/gomlx/compute/shapes"
 )
 
@@ -73,4 +74,10 @@ func (r Rules) Lower(conv Conv) bool {
 		return false
 	}
 	return conv.MultiplyAdds() >= r.MinMultiplyAdds
+}
+
+// OutputShape returns the shape of the convolution's result.
+func (c Conv) OutputShape() (shapes.Shape, error) {
+	return shapeinference.ConvGeneral(c.Input, c.Kernel, c.Axes, c.Strides, c.Paddings, c.InputDilations,
+		c.KernelDilations, max(c.ChannelGroupCount, 1), max(c.BatchGroupCount, 1))
 }
