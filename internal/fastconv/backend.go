@@ -1,0 +1,71 @@
+package fastconv
+
+import (
+	"sync/atomic"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
+)
+
+// Backend wraps a compute.Backend so that the convolutions built on it run
+// through Lowering where Rules say that is faster; every other op, and the
+// buffers and executables, are the wrapped backend's, behind thin wrappers
+// that make GoMLX see one backend instance (a tensor remembers the backend
+// of its buffer and refuses to be used with another).
+type Backend struct {
+	compute.Backend
+	rules    Rules
+	lowering Lowering
+	lowered  atomic.Int64
+
+	loweredPools atomic.Int64
+}
+
+// LoweredPools returns how many pooling ops (forward and gradient) this
+// backend has lowered so far.
+func (b *Backend) LoweredPools() int64 { return b.loweredPools.Load() }
+
+// Lowered returns how many convolutions (forward and gradient) this
+// backend has lowered onto DotGeneral so far.
+func (b *Backend) Lowered() int64 { return b.lowered.Load() }
+
+// Wrap returns inner with convolutions lowered onto DotGeneral by the
+// default Rules. It is the one call an engine needs:
+//
+//	backend = fastconv.Wrap(backend)
+//
+// A backend that is already wrapped is returned as is.
+func Wrap(inner compute.Backend) compute.Backend {
+	return WrapWith(inner, DefaultRules(), Lowering{})
+}
+
+// WrapWith is Wrap with explicit rules and lowering options.
+func WrapWith(inner compute.Backend, rules Rules, lowering Lowering) compute.Backend {
+	if b, ok := inner.(*Backend); ok {
+		return b
+	}
+	return &Backend{Backend: inner, rules: rules, lowering: lowering}
+}
+
+// Inner returns the wrapped backend.
+func (b *Backend) Inner() compute.Backend { return b.Backend }
+
+// String names the wrapper and the wrapped backend.
+func (b *Backend) String() string { return "fastconv(" + b.Backend.String() + ")" }
+
+// Builder returns a builder whose functions lower convolutions.
+func (b *Backend) Builder(name string) compute.Builder {
+	return newBuilder(b, b.Backend.Builder(name))
+}
+
+// BufferFromFlatData implements compute.DataInterface.
+func (b *Backend) BufferFromFlatData(deviceNum compute.DeviceNum, flat any, shape shapes.Shape) (compute.Buffer, error) {
+	buf, err := b.Backend.BufferFromFlatData(deviceNum, flat, shape)
+	return b.wrapBuffer(buf), err
+}
+
+// NewSharedBuffer implements compute.DataInterface.
+func (b *Backend) NewSharedBuffer(deviceNum compute.DeviceNum, shape shapes.Shape) (compute.Buffer, any, error) {
+	buf, flat, err := b.Backend.NewSharedBuffer(deviceNum, shape)
+	return b.wrapBuffer(buf), flat, err
+}

@@ -1,0 +1,76 @@
+package fastconv
+
+import (
+	"sync"
+
+	"github.com/gomlx/compute"
+)
+
+// builder wraps a backend builder so its functions lower convolutions.
+type builder struct {
+	compute.Builder
+	backend *Backend
+
+	mu        sync.Mutex
+	functions map[compute.Function]*function // inner function → its wrapper
+}
+
+func newBuilder(b *Backend, inner compute.Builder) *builder {
+	return &builder{Builder: inner, backend: b, functions: map[compute.Function]*function{}}
+}
+
+// wrapFunction returns the one wrapper of an inner function, so that
+// identity comparisons (Parent, closures) keep working.
+func (bld *builder) wrapFunction(inner compute.Function) compute.Function {
+	if inner == nil {
+		return nil
+	}
+	bld.mu.Lock()
+	defer bld.mu.Unlock()
+	if w, ok := bld.functions[inner]; ok {
+		return w
+	}
+	w := &function{Function: inner, builder: bld}
+	bld.functions[inner] = w
+	return w
+}
+
+// Main implements compute.Builder.
+func (bld *builder) Main() compute.Function { return bld.wrapFunction(bld.Builder.Main()) }
+
+// NewFunction implements compute.Builder.
+func (bld *builder) NewFunction(name string) (compute.Function, error) {
+	fn, err := bld.Builder.NewFunction(name)
+	if err != nil {
+		return nil, err
+	}
+	return bld.wrapFunction(fn), nil
+}
+
+// Compile implements compute.Builder.
+func (bld *builder) Compile() (compute.Executable, error) {
+	exec, err := bld.Builder.Compile()
+	if err != nil {
+		return nil, err
+	}
+	return &executable{Executable: exec, backend: bld.backend}, nil
+}
+
+// executable unwraps input buffers and wraps output buffers.
+type executable struct {
+	compute.Executable
+	backend *Backend
+}
+
+// Execute implements compute.Executable.
+func (e *executable) Execute(inputs []compute.Buffer, donate []bool, defaultDevice compute.DeviceNum) ([]compute.Buffer, error) {
+	inner := make([]compute.Buffer, len(inputs))
+	for i, buf := range inputs {
+		inner[i] = unwrapBuffer(buf)
+	}
+	outputs, err := e.Executable.Execute(inner, donate, defaultDevice)
+	for i, buf := range outputs {
+		outputs[i] = e.backend.wrapBuffer(buf)
+	}
+	return outputs, err
+}

@@ -1,0 +1,79 @@
+// Package fastconv runs GoMLX convolutions and poolings on the pure-Go
+// backend at matmul speed, without changes to the models that use them.
+//
+// # What it does
+//
+// Lowering.ConvGeneral takes the arguments of compute.Function.ConvGeneral
+// (any axes layout, strides, paddings, input and kernel dilations, channel
+// groups) and emits portable ops instead of the backend's direct
+// convolution loop: a Transpose to a channels-last layout, a Pad (interior
+// padding for input dilation, negative padding as a crop), one Gather that
+// copies the patch (im2col) matrix [N·O, K·C] in contiguous runs, and one
+// DotGeneral with the kernel reshaped to [K·C, Co] (with a batch axis per
+// channel group). When the patch matrix would pass Lowering.MaxPatchBytes
+// (64 MiB by default) the convolution is cut into batch tiles and, one
+// example at a time, into bands of output rows, whose results are
+// concatenated: memory stays bounded for large images.
+//
+// LowerReduceWindow and LowerSelectAndScatter do the same for
+// non-overlapping pooling (strides equal to the window, no padding): the
+// input is cropped and reshaped so that the window has its own axes, then
+// reduced; max/min pooling's gradient picks each window's first maximum
+// with ArgMinMax (the Go backend's SelectAndScatter tie and NaN rule) and
+// spreads the incoming gradient with a one-hot Where. GoMLX's gradient of
+// sum and mean pooling is an overlapping stride-1 ReduceWindow and stays
+// with the backend.
+//
+// # Gradients
+//
+// GoMLX differentiates the graph-level ConvGeneral node, not the lowered
+// ops: its VJP builds two more ConvGeneral calls (the input gradient, a
+// convolution of the output gradient with the reversed kernel and input
+// dilation for strides; the kernel gradient, a convolution with batch and
+// channels swapped whose "kernel" is the output gradient). Those reach the
+// backend like any other convolution and are lowered too, so forward and
+// both gradients run through DotGeneral and no autodiff of Gather is
+// involved. The same holds for ReduceWindow and SelectAndScatter.
+//
+// # The seam: Wrap
+//
+// Wrap(backend) returns a compute.Backend whose builders lower
+// convolutions and poolings where Rules choose it; everything else is the
+// wrapped backend's. The engine calls it once, for the Go backend only
+// (XLA has its own convolutions):
+//
+//	backend = fastconv.Wrap(backend)
+//
+// Why a wrapper, and what it must wrap: graph.ConvGeneral calls the
+// backend function's ConvGeneral directly. It consults no capability and
+// has no fallback decomposition, and GoMLX has no registry for
+// graph-level op overrides. The Go backend does have one
+// (gobackend.RegisterConvGeneral, with priorities), but it lives in
+// github.com/gomlx/compute/internal/gobackend, out of reach of other
+// modules. So the seam is a compute.Backend wrapper. GoMLX's tensors
+// remember the backend their buffer reports and refuse a buffer of
+// another instance, so the wrapper wraps buffers (which report the
+// wrapper), executables (which unwrap inputs and wrap outputs), builders
+// and functions (which unwrap the closures they hand to Call, While, If
+// and Sort). A wrapper around the buffers alone is a few lines, and its
+// cost is one small allocation per output buffer, which the CNN
+// benchmark does not resolve.
+//
+// # Offering it upstream
+//
+// The better home is GoMLX's compute module: Lowering.ConvGeneral,
+// LowerReduceWindow and LowerSelectAndScatter only call compute.Function
+// methods, so inside compute they can be registered as is with
+// RegisterConvGeneral, RegisterReduceWindow and
+// RegisterSelectAndScatterMax/Min at a priority above the direct loop,
+// with Rules deciding when to fall through. Then the wrapper goes away.
+//
+// # Rules
+//
+// Rules keep the backend's direct loop where it is faster or where the
+// lowering does not apply. Measured with BenchmarkConvRules, the
+// defaults are: no lowering below 2048 multiply-adds; none for grouped
+// convolutions with fewer than 4 input channels per group (depthwise);
+// none for batch grouping, non-float32/float64 dtypes or dynamic shapes.
+// See Rules for the figures.
+package fastconv

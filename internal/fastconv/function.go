@@ -1,0 +1,127 @@
+package fastconv
+
+import (
+	"github.com/gomlx/compute"
+)
+
+// function wraps a backend function: ConvGeneral may be lowered, functions
+// passed in or out are unwrapped or wrapped, all other ops are the inner
+// function's.
+type function struct {
+	compute.Function
+	builder *builder
+}
+
+// unwrapFunction returns the inner function of a wrapper.
+func unwrapFunction(fn compute.Function) compute.Function {
+	if w, ok := fn.(*function); ok {
+		return w.Function
+	}
+	return fn
+}
+
+// Builder implements compute.Function.
+func (f *function) Builder() compute.Builder { return f.builder }
+
+// Parent implements compute.Function.
+func (f *function) Parent() compute.Function { return f.builder.wrapFunction(f.Function.Parent()) }
+
+// Closure implements compute.Function.
+func (f *function) Closure() (compute.Function, error) {
+	c, err := f.Function.Closure()
+	if err != nil {
+		return nil, err
+	}
+	return f.builder.wrapFunction(c), nil
+}
+
+// Call implements compute.Function.
+func (f *function) Call(fn compute.Function, inputs ...compute.Value) ([]compute.Value, error) {
+	return f.Function.Call(unwrapFunction(fn), inputs...)
+}
+
+// Sort implements compute.Function.
+func (f *function) Sort(comparator compute.Function, axis int, isStable bool, inputs ...compute.Value) ([]compute.Value, error) {
+	return f.Function.Sort(unwrapFunction(comparator), axis, isStable, inputs...)
+}
+
+// While implements compute.Function.
+func (f *function) While(cond, body compute.Function, initialState ...compute.Value) ([]compute.Value, error) {
+	return f.Function.While(unwrapFunction(cond), unwrapFunction(body), initialState...)
+}
+
+// If implements compute.Function.
+func (f *function) If(pred compute.Value, trueBranch, falseBranch compute.Function) ([]compute.Value, error) {
+	return f.Function.If(pred, unwrapFunction(trueBranch), unwrapFunction(falseBranch))
+}
+
+// ConvGeneral implements compute.Function: lowered onto DotGeneral when the
+// backend's rules choose it, else the inner backend's convolution.
+func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.ConvolveAxesConfig,
+	strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
+	channelGroupCount, batchGroupCount int) (compute.Value, error) {
+	inputShape, err := f.Function.Shape(input)
+	if err != nil {
+		return nil, err
+	}
+	kernelShape, err := f.Function.Shape(kernel)
+	if err != nil {
+		return nil, err
+	}
+	conv := Conv{Input: inputShape, Kernel: kernelShape, Axes: axes, Strides: strides, Paddings: paddings,
+		InputDilations: inputDilations, KernelDilations: kernelDilations,
+		ChannelGroupCount: channelGroupCount, BatchGroupCount: batchGroupCount}
+	if f.builder.backend.rules.Lower(conv) {
+		f.builder.backend.lowered.Add(1)
+		return f.builder.backend.lowering.ConvGeneral(f.Function, input, kernel, axes, strides, paddings,
+			inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
+	}
+	return f.Function.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
+		channelGroupCount, batchGroupCount)
+}
+
+// ReduceWindow implements compute.Function: non-overlapping pooling is
+// lowered to a reshape and a reduction when the rules allow.
+func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
+	windowDimensions, strides, inputDilations, windowDilations []int, paddings [][2]int) (compute.Value, error) {
+	if reduction != compute.ReduceOpProduct &&
+		f.lowerPool(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
+		return LowerReduceWindow(f.Function, x, reduction, windowDimensions)
+	}
+	return f.Function.ReduceWindow(x, reduction, windowDimensions, strides, inputDilations, windowDilations, paddings)
+}
+
+// SelectAndScatterMax implements compute.Function: the gradient of a
+// non-overlapping max-pooling is lowered when the rules allow.
+func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDimensions, windowStrides []int,
+	paddings [][2]int) (compute.Value, error) {
+	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, false)
+	}
+	return f.Function.SelectAndScatterMax(operand, source, windowDimensions, windowStrides, paddings)
+}
+
+// SelectAndScatterMin implements compute.Function, as SelectAndScatterMax.
+func (f *function) SelectAndScatterMin(operand, source compute.Value, windowDimensions, windowStrides []int,
+	paddings [][2]int) (compute.Value, error) {
+	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, true)
+	}
+	return f.Function.SelectAndScatterMin(operand, source, windowDimensions, windowStrides, paddings)
+}
+
+// lowerPool reports whether a pooling op on x should be lowered, counting
+// it when so.
+func (f *function) lowerPool(x compute.Value, windowDimensions, strides, inputDilations, windowDilations []int,
+	paddings [][2]int) bool {
+	rules := f.builder.backend.rules
+	if rules.Disabled || rules.KeepPooling {
+		return false
+	}
+	shape, err := f.Function.Shape(x)
+	if err != nil || !PoolSupported(shape, windowDimensions, strides, inputDilations, windowDilations, paddings) {
+		return false
+	}
+	f.builder.backend.loweredPools.Add(1)
+	return true
+}

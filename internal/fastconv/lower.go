@@ -1,0 +1,267 @@
+package fastconv
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapeinference"
+	"github.com/gomlx/compute/shapes"
+)
+
+// DefaultMaxPatchBytes bounds the patch (im2col) matrix of one DotGeneral
+// when a Lowering leaves MaxPatchBytes at zero: larger convolutions are cut
+// into tiles along the batch axis and then along the first output spatial
+// axis, and the tiles' outputs are concatenated.
+const DefaultMaxPatchBytes = 64 << 20
+
+// Lowering emits a convolution as patch extraction (strided slices
+// concatenated into an im2col matrix) followed by one DotGeneral per tile.
+// Its ConvGeneral has the signature and semantics of
+// compute.Function.ConvGeneral, so it can stand in for the backend's own
+// op, and it builds only portable ops (Transpose, Pad, Slice, Reshape,
+// Concatenate, DotGeneral) on the function it is given.
+type Lowering struct {
+	// MaxPatchBytes bounds the patch matrix of one tile; zero means
+	// DefaultMaxPatchBytes.
+	MaxPatchBytes int
+	// SlicePatches builds the patch matrix from one strided Slice per
+	// kernel (or output) position and a Concatenate instead of one Gather;
+	// kept to compare the two (the Go backend's Slice copies element by
+	// element, its Gather copies contiguous runs).
+	SlicePatches bool
+}
+
+// ConvGeneral builds the convolution of input with kernel on f, with the
+// arguments of compute.Function.ConvGeneral. batchGroupCount must be 1 and
+// the shapes static; Supports tells which calls it accepts.
+func (l Lowering) ConvGeneral(f compute.Function, input, kernel compute.Value, axes compute.ConvolveAxesConfig,
+	strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
+	channelGroupCount, batchGroupCount int) (compute.Value, error) {
+	inputShape, err := f.Shape(input)
+	if err != nil {
+		return nil, err
+	}
+	kernelShape, err := f.Shape(kernel)
+	if err != nil {
+		return nil, err
+	}
+	channelGroupCount = max(channelGroupCount, 1)
+	batchGroupCount = max(batchGroupCount, 1)
+	outputShape, err := shapeinference.ConvGeneral(inputShape, kernelShape, axes, strides, paddings,
+		inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
+	if err != nil {
+		return nil, err
+	}
+	if reason := unsupported(inputShape, kernelShape, batchGroupCount); reason != "" {
+		return nil, fmt.Errorf("fastconv: cannot lower this convolution: %s", reason)
+	}
+	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches}
+	if b.maxPatchBytes <= 0 {
+		b.maxPatchBytes = DefaultMaxPatchBytes
+	}
+	return b.conv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
+		inputDilations, kernelDilations, channelGroupCount)
+}
+
+// Supports reports whether Lowering.ConvGeneral accepts a convolution of
+// these shapes and batch grouping: floating-point dtypes, static shapes,
+// no batch grouping.
+func Supports(inputShape, kernelShape shapes.Shape, batchGroupCount int) bool {
+	return unsupported(inputShape, kernelShape, max(batchGroupCount, 1)) == ""
+}
+
+// unsupported names why the lowering does not handle a convolution, or
+// returns "" when it does.
+func unsupported(inputShape, kernelShape shapes.Shape, batchGroupCount int) string {
+	switch {
+	case batchGroupCount != 1:
+		return fmt.Sprintf("batchGroupCount=%d (only 1 is lowered)", batchGroupCount)
+	case inputShape.IsDynamic() || kernelShape.IsDynamic():
+		return "dynamic shapes"
+	case inputShape.DType != dtypes.Float32 && inputShape.DType != dtypes.Float64:
+		return fmt.Sprintf("dtype %s (only float32 and float64 are lowered)", inputShape.DType)
+	}
+	return ""
+}
+
+// emitter builds the ops of one lowered convolution on f.
+type emitter struct {
+	f             compute.Function
+	dtype         dtypes.DType
+	maxPatchBytes int
+	slicePatches  bool
+}
+
+// geometry is a convolution in canonical layout: input [N, I..., C] after
+// padding and input dilation, kernel [K..., C/groups, Co], output
+// [N, O..., Co].
+type geometry struct {
+	kernelSize      []int // K per spatial axis
+	strides         []int // per spatial axis
+	kernelDilations []int // per spatial axis
+	inChannels      int   // C
+	outChannels     int   // Co
+	groups          int
+}
+
+// conv transposes input and kernel to the canonical layout, pads, lowers
+// and transposes the result to the requested output axes.
+func (b *emitter) conv(input, kernel compute.Value, inputShape, kernelShape, outputShape shapes.Shape,
+	axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
+	groups int) (compute.Value, error) {
+	rank := inputShape.Rank()
+	spatial := rank - 2
+	inPerm := append(append([]int{axes.InputBatch}, axes.InputSpatial...), axes.InputChannels)
+	x, err := b.transpose(input, inPerm)
+	if err != nil {
+		return nil, err
+	}
+	kPerm := append(append(slices.Clone(axes.KernelSpatial), axes.KernelInputChannels), axes.KernelOutputChannels)
+	k, err := b.transpose(kernel, kPerm)
+	if err != nil {
+		return nil, err
+	}
+	g := geometry{
+		kernelSize:      make([]int, spatial),
+		strides:         perAxis(strides, spatial),
+		kernelDilations: perAxis(kernelDilations, spatial),
+		inChannels:      inputShape.Dimensions[axes.InputChannels],
+		outChannels:     kernelShape.Dimensions[axes.KernelOutputChannels],
+		groups:          groups,
+	}
+	for i, axis := range axes.KernelSpatial {
+		g.kernelSize[i] = kernelShape.Dimensions[axis]
+	}
+	inputSpatial := make([]int, spatial)
+	for i, axis := range axes.InputSpatial {
+		inputSpatial[i] = inputShape.Dimensions[axis]
+	}
+	x, paddedSpatial, err := b.padAndDilate(x, inputShape.Dimensions[axes.InputBatch], inputSpatial, g.inChannels,
+		paddings, perAxis(inputDilations, spatial))
+	if err != nil {
+		return nil, err
+	}
+	batch := inputShape.Dimensions[axes.InputBatch]
+	y, err := b.tiled(x, k, batch, paddedSpatial, g)
+	if err != nil {
+		return nil, err
+	}
+	// y is [N, O..., Co]; output axis j holds canonical axis outPerm[j].
+	outPerm := make([]int, rank)
+	outPerm[axes.OutputBatch] = 0
+	for i, axis := range axes.OutputSpatial {
+		outPerm[axis] = 1 + i
+	}
+	outPerm[axes.OutputChannels] = spatial + 1
+	y, err = b.transpose(y, outPerm)
+	if err != nil {
+		return nil, err
+	}
+	if got, err := b.f.Shape(y); err != nil || !got.Equal(outputShape) {
+		return nil, fmt.Errorf("fastconv: lowered convolution has shape %s, want %s (err=%v)", got, outputShape, err)
+	}
+	return y, nil
+}
+
+// perAxis returns values, or ones when values is empty.
+func perAxis(values []int, n int) []int {
+	if len(values) == 0 {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = 1
+		}
+		return out
+	}
+	return values
+}
+
+// transpose is Transpose that emits nothing for the identity permutation.
+func (b *emitter) transpose(x compute.Value, perm []int) (compute.Value, error) {
+	identity := true
+	for i, p := range perm {
+		if p != i {
+			identity = false
+		}
+	}
+	if identity {
+		return x, nil
+	}
+	return b.f.Transpose(x, perm...)
+}
+
+// zero returns a scalar zero of the convolution's dtype.
+func (b *emitter) zero() (compute.Value, error) {
+	return b.f.Constant(zeroSlice(b.dtype))
+}
+
+// zeroSlice returns a one-element slice holding a zero of dtype, the flat
+// data of a scalar constant.
+func zeroSlice(dtype dtypes.DType) any {
+	return reflect.MakeSlice(reflect.SliceOf(dtype.GoType()), 1, 1).Interface()
+}
+
+// padAndDilate applies input dilation (interior zeros) and edge padding to
+// x = [N, I..., C]; negative paddings crop. It returns the new spatial sizes.
+func (b *emitter) padAndDilate(x compute.Value, batch int, spatial []int, channels int, paddings [][2]int,
+	inputDilations []int) (compute.Value, []int, error) {
+	n := len(spatial)
+	padAxes := make([]compute.PadAxis, n+2)
+	starts := make([]int, n+2)
+	limits := append(append([]int{batch}, make([]int, n)...), channels)
+	needPad, needCrop := false, false
+	out := make([]int, n)
+	for i := range n {
+		var p [2]int
+		if len(paddings) > 0 {
+			p = paddings[i]
+		}
+		dilated := (spatial[i]-1)*inputDilations[i] + 1
+		padAxes[i+1] = compute.PadAxis{Start: max(p[0], 0), End: max(p[1], 0), Interior: inputDilations[i] - 1}
+		if padAxes[i+1] != (compute.PadAxis{}) {
+			needPad = true
+		}
+		padded := dilated + max(p[0], 0) + max(p[1], 0)
+		starts[i+1] = max(-p[0], 0)
+		limits[i+1] = padded - max(-p[1], 0)
+		if p[0] < 0 || p[1] < 0 {
+			needCrop = true
+		}
+		out[i] = limits[i+1] - starts[i+1]
+	}
+	var err error
+	if needPad {
+		zero, err := b.zero()
+		if err != nil {
+			return nil, nil, err
+		}
+		if x, err = b.f.Pad(x, zero, padAxes...); err != nil {
+			return nil, nil, err
+		}
+	}
+	if needCrop {
+		if x, err = b.f.Slice(x, starts, limits, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	return x, out, nil
+}
+
+// outputSize is the number of output positions along one spatial axis.
+func outputSize(inputSize, kernelSize, dilation, stride int) int {
+	span := (kernelSize-1)*dilation + 1
+	if inputSize < span {
+		return 0
+	}
+	return (inputSize-span)/stride + 1
+}
+
+func prod(values []int) int {
+	p := 1
+	for _, v := range values {
+		p *= v
+	}
+	return p
+}
