@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// setting is one value given on the command line or in the environment,
+// before it is read: the key and the text.
+type setting struct {
+	key    string
+	raw    string
+	origin string
+}
+
+// loadFile reads a YAML config file and applies its keys.
+func (s *schema) loadFile(path string) error {
+	text, err := os.ReadFile(path)
+	if err != nil {
+		return &Error{File: path, Problem: err.Error()}
+	}
+	return s.loadYAML(path, text)
+}
+
+// yamlLine reads the line of a YAML syntax error.
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// loadYAML applies the keys of a YAML document named name.
+func (s *schema) loadYAML(name string, text []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(text, &doc); err != nil {
+		e := &Error{File: name, Problem: strings.TrimPrefix(err.Error(), "yaml: ")}
+		if m := yamlLine.FindStringSubmatch(e.Problem); m != nil {
+			e.Line, _ = strconv.Atoi(m[1])
+			e.Problem = m[2]
+		}
+		return e
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file
+	}
+	d := &decoder{src: source{file: name}, reg: s.reg}
+	return s.applySection(d, "", doc.Content[0])
+}
+
+// applySection applies a mapping to the keys of section key.
+func (s *schema) applySection(d *decoder, key string, n *yaml.Node) error {
+	n = resolveAlias(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		what := "a config file"
+		if key != "" {
+			what = "section " + key
+		}
+		return d.src.errorAt(n, key, "%s must be a mapping of keys, got %s", what, describe(n))
+	}
+	var errs []error
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		sub := joinKey(key, k.Value)
+		if first, dup := seen[k.Value]; dup {
+			errs = append(errs, d.src.errorAt(k, sub, "set twice (first at %s)", d.src.where(first)))
+			continue
+		}
+		seen[k.Value] = k
+		if p, ok := s.byKey[sub]; ok {
+			errs = append(errs, s.set(d, p, v, d.src.where(k)))
+			continue
+		}
+		if _, ok := s.sections[sub]; ok {
+			errs = append(errs, s.applySection(d, sub, v))
+			continue
+		}
+		e := d.src.errorAt(k, sub, "unknown key")
+		e.Suggestion = nearest(sub, s.keys())
+		errs = append(errs, e)
+	}
+	return errors.Join(errs...)
+}
+
+// set reads n into p and records where the value came from.
+func (s *schema) set(d *decoder, p *param, n *yaml.Node, where string) error {
+	if err := d.decode(n, p.target, p.key); err != nil {
+		return err
+	}
+	p.setBy = where
+	return nil
+}
+
+// apply applies flag or environment settings in order.
+func (s *schema) apply(settings []setting) error {
+	var errs []error
+	for _, st := range settings {
+		p := s.byKey[st.key]
+		d := &decoder{src: source{origin: st.origin}, reg: s.reg}
+		n, err := valueNode(p, st.raw)
+		if err != nil {
+			errs = append(errs, &Error{Key: st.key, Origin: st.origin, Problem: err.Error()})
+			continue
+		}
+		errs = append(errs, s.set(d, p, n, st.origin))
+	}
+	return errors.Join(errs...)
+}
+
+// valueNode reads the text of a flag or environment variable: as is for a
+// string key, as YAML otherwise (so that "0.5", "[a, b]" and "{across_epochs:
+// 3}" mean what they mean in a file).
+func valueNode(p *param, raw string) (*yaml.Node, error) {
+	if p.target.Kind() == reflect.String {
+		return str(raw), nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(raw), &doc); err != nil {
+		return nil, fmt.Errorf("cannot read %q as YAML: %s", raw, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 {
+		return null(), nil
+	}
+	return doc.Content[0], nil
+}
+
+// envName is the environment variable of key: prefix_KEY with dots as
+// underscores (VOLT_TRAINER_MAX_EPOCHS).
+func envName(prefix, key string) string {
+	return prefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// envSettings returns the keys set in the environment.
+func (s *schema) envSettings(prefix string, lookup func(string) (string, bool)) []setting {
+	var out []setting
+	for _, p := range s.params {
+		name := envName(prefix, p.key)
+		if v, ok := lookup(name); ok {
+			out = append(out, setting{key: p.key, raw: v, origin: "environment variable " + name})
+		}
+	}
+	return out
+}
