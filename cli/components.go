@@ -11,9 +11,9 @@ import (
 // components reads a list of callbacks or loggers. Each item is a name
 // ("timer") or a mapping with a name and the options of that entry:
 //
-//	- name: early_stopping
-//	  monitor: val_loss
-//	  patience: 5
+//   - name: early_stopping
+//     monitor: val_loss
+//     patience: 5
 func (d *decoder) components(n *yaml.Node, v reflect.Value, key string, table map[string]*entry, what string) error {
 	if isNull(n) {
 		v.SetZero()

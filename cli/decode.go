@@ -380,4 +380,3 @@ func (d *decoder) mapValue(n *yaml.Node, v reflect.Value, key string) error {
 	v.Set(out)
 	return nil
 }
-
