@@ -75,7 +75,11 @@ func (d *decoder) component(item *yaml.Node, key string, table map[string]*entry
 	if err := d.structValue(m, opts, key); err != nil {
 		return component{}, err
 	}
-	return component{entry: ent, options: opts, src: d.src, line: item.Line}, nil
+	lines := map[string]int{}
+	for i := 0; i < len(options); i += 2 {
+		lines[options[i].Value] = options[i].Line
+	}
+	return component{entry: ent, options: opts, src: d.src, line: item.Line, optionLines: lines}, nil
 }
 
 // encodeComponents writes a components list as decode reads it: one

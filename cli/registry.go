@@ -87,6 +87,8 @@ type component struct {
 	options reflect.Value // addressable value of entry.options
 	src     source
 	line    int
+	// optionLines holds the line of each option key given in a file.
+	optionLines map[string]int
 }
 
 // callbackSpecs are the callbacks of trainer.callbacks, in order.
@@ -125,12 +127,23 @@ func buildLoggers(specs loggerSpecs) ([]logger.Logger, []error) {
 	return out, errs
 }
 
-// errorAt returns err as an *Error on key, located where the component
-// was given.
+// errorAt returns err (from the constructor) as an *Error on key, located
+// at the option the message names (LearningRateMonitorConfig.LoggingInterval
+// → logging_interval) when it was given, else at the component.
 func (c component) errorAt(key string, err error) *Error {
 	e := &Error{Key: key, Problem: err.Error(), Origin: c.src.origin}
-	if c.src.file != "" {
-		e.File, e.Line = c.src.file, c.line
+	if c.src.file == "" {
+		return e
+	}
+	e.File, e.Line = c.src.file, c.line
+	for _, m := range configField.FindAllStringSubmatch(e.Problem, -1) {
+		if f, ok := c.entry.options.FieldByName(m[1]); ok {
+			if k, _, _, _ := fieldKey(f); c.optionLines[k] > 0 {
+				line := c.optionLines[k]
+				e.Line = line
+				break
+			}
+		}
 	}
 	return e
 }

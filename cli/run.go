@@ -45,11 +45,7 @@ func (e usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
 // predict the module that newModule returns on the data module that
 // newDataModule returns, or print-config. See the package documentation.
 func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func() M, newDataModule func() D, opts ...Option) error {
-	st := &settings{args: os.Args[1:], program: filepath.Base(os.Args[0]), stdout: os.Stdout, stderr: os.Stderr,
-		envPrefix: "VOLT", lookupEnv: os.LookupEnv, reg: builtinRegistry().clone()}
-	for _, o := range opts {
-		o(st)
-	}
+	st := newSettings(opts)
 	if len(st.args) == 0 || st.args[0] == "-h" || st.args[0] == "--help" || st.args[0] == "help" {
 		usage(st)
 		if len(st.args) == 0 {
@@ -57,32 +53,59 @@ func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func()
 		}
 		return nil
 	}
+	module, dataModule := newModule(), newDataModule()
+	inv, err := load(st, module, dataModule)
+	if err != nil || inv == nil {
+		return err
+	}
+	if inv.cmd == cmdPrintConfig {
+		return inv.schema.writeConfig(st.stdout, st.program)
+	}
+	return inv.schema.run(ctx, inv.cmd, inv.rc, st, module, dataModule)
+}
+
+// newSettings applies opts to the defaults.
+func newSettings(opts []Option) *settings {
+	st := &settings{args: os.Args[1:], program: filepath.Base(os.Args[0]), stdout: os.Stdout, stderr: os.Stderr,
+		envPrefix: "VOLT", lookupEnv: os.LookupEnv, reg: builtinRegistry().clone()}
+	for _, o := range opts {
+		o(st)
+	}
+	return st
+}
+
+// invocation is a subcommand with its resolved config.
+type invocation struct {
+	cmd    string
+	rc     *runConfig
+	schema *schema
+}
+
+// load reads the subcommand and resolves its config onto module and
+// dataModule; nil without an error when only help was asked for.
+func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invocation, error) {
 	cmd := st.args[0]
 	if !slices.Contains(subcommands, cmd) {
-		return usageError{&Error{Problem: fmt.Sprintf("unknown subcommand %q; valid: %v", cmd, subcommands), Suggestion: nearest(cmd, subcommands)}}
+		return nil, usageError{&Error{Problem: fmt.Sprintf("unknown subcommand %q; valid: %v", cmd, subcommands), Suggestion: nearest(cmd, subcommands)}}
 	}
-	module, dataModule := newModule(), newDataModule()
 	rc := &runConfig{model: reflect.ValueOf(module), data: reflect.ValueOf(dataModule)}
 	s, err := newSchema(rc, st.reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cl, fs, err := s.parseFlags(st.program+" "+cmd, st.args[1:], st.stderr)
 	if err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
 	if cl.help {
 		fmt.Fprintf(st.stderr, "Usage: %s %s [--config FILE]... [--KEY=VALUE]...\n\n", st.program, cmd)
 		fmt.Fprint(st.stderr, fs.FlagUsages())
-		return nil
+		return nil, nil
 	}
 	if err := s.resolve(rc, st, cl); err != nil {
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if cmd == cmdPrintConfig {
-		return s.writeConfig(st.stdout, st.program)
-	}
-	return s.run(ctx, cmd, rc, st, volt.Module(module), volt.DataModule(dataModule))
+	return &invocation{cmd: cmd, rc: rc, schema: s}, nil
 }
 
 // resolve applies, lowest first: the program's default configs, the
