@@ -9,25 +9,22 @@ import (
 )
 
 // components reads a list of callbacks or loggers. Each item is a name
-// ("timer") or a mapping with a name and the options of that entry:
-//
-//   - name: early_stopping
-//     monitor: val_loss
-//     patience: 5
+// ("timer") or a mapping from one name to that entry's options:
+// "{early_stopping: {monitor: val_loss, patience: 5}}" (in block style, the
+// options indented under the name). The name is a key of its own so that it
+// cannot collide with an option (the loggers have a "name" option).
 func (d *decoder) components(n *yaml.Node, v reflect.Value, key string, table map[string]*entry, what string) error {
 	if isNull(n) {
 		v.SetZero()
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return d.src.errorAt(n, key, "want a list of %ss (each a name, or a mapping with a name and its options), got %s", what, describe(n))
+		return d.src.errorAt(n, key, "want a list of %ss (each a name, or a name mapped to its options), got %s", what, describe(n))
 	}
 	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
 	var errs []error
 	for i, item := range n.Content {
-		item = resolveAlias(item)
-		itemKey := fmt.Sprintf("%s[%d]", key, i)
-		c, err := d.component(item, itemKey, table, what)
+		c, err := d.component(resolveAlias(item), fmt.Sprintf("%s[%d]", key, i), table, what)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -43,43 +40,33 @@ func (d *decoder) components(n *yaml.Node, v reflect.Value, key string, table ma
 
 // component reads one item of a components list.
 func (d *decoder) component(item *yaml.Node, key string, table map[string]*entry, what string) (component, error) {
-	nameNode := item
-	var options []*yaml.Node
-	switch item.Kind {
-	case yaml.ScalarNode:
-	case yaml.MappingNode:
-		nameNode = nil
-		for i := 0; i+1 < len(item.Content); i += 2 {
-			if item.Content[i].Value == "name" {
-				nameNode = item.Content[i+1]
-			} else {
-				options = append(options, item.Content[i], item.Content[i+1])
-			}
-		}
-		if nameNode == nil {
-			e := d.src.errorAt(item, key, "%s without a name; valid names: %v", what, names(table))
-			return component{}, e
-		}
+	nameNode, options := item, (*yaml.Node)(nil)
+	switch {
+	case item.Kind == yaml.ScalarNode && !isNull(item):
+	case item.Kind == yaml.MappingNode && len(item.Content) == 2:
+		nameNode, options = item.Content[0], resolveAlias(item.Content[1])
 	default:
-		return component{}, d.src.errorAt(item, key, "want a %s name or a mapping with a name, got %s", what, describe(item))
+		return component{}, d.src.errorAt(item, key, "want a %s name, or one name mapped to its options (%s), got %s",
+			what, "{early_stopping: {monitor: val_loss}}", describe(item))
 	}
 	name := nameNode.Value
 	ent, ok := table[name]
-	if !ok || nameNode.Kind != yaml.ScalarNode {
-		e := d.src.errorAt(nameNode, key+".name", "unknown %s %s; valid: %v", what, describe(nameNode), names(table))
+	if !ok {
+		e := d.src.errorAt(nameNode, key, "unknown %s %q; valid: %v", what, name, names(table))
 		e.Suggestion = nearest(name, names(table))
 		return component{}, e
 	}
 	opts := reflect.New(ent.options).Elem()
-	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: options, Line: item.Line}
-	if err := d.structValue(m, opts, key); err != nil {
+	if err := d.structValue(options, opts, key+"."+name); err != nil {
 		return component{}, err
 	}
 	lines := map[string]int{}
-	for i := 0; i < len(options); i += 2 {
-		lines[options[i].Value] = options[i].Line
+	if options != nil && options.Kind == yaml.MappingNode {
+		for i := 0; i < len(options.Content); i += 2 {
+			lines[options.Content[i].Value] = options.Content[i].Line
+		}
 	}
-	return component{entry: ent, options: opts, src: d.src, line: item.Line, optionLines: lines}, nil
+	return component{entry: ent, options: opts, src: d.src, line: nameNode.Line, optionLines: lines}, nil
 }
 
 // encodeComponents writes a components list as decode reads it: one
@@ -91,9 +78,13 @@ func encodeComponents(v reflect.Value) *yaml.Node {
 	}
 	for i := range v.Len() {
 		c := v.Index(i).Interface().(component)
-		m := encode(c.options)
-		m.Content = append([]*yaml.Node{str("name"), str(c.entry.name)}, m.Content...)
-		s.Content = append(s.Content, m)
+		options := encode(c.options)
+		if len(options.Content) == 0 {
+			options.Style = yaml.FlowStyle
+		}
+		item := mapping()
+		item.Content = []*yaml.Node{str(c.entry.name), options}
+		s.Content = append(s.Content, item)
 	}
 	return s
 }

@@ -8,7 +8,7 @@ import (
 // program defaults < environment < files in order < flags in order,
 // wherever the flag stands on the command line.
 func TestPrecedence(t *testing.T) {
-	a := "trainer:\n  max_epochs: 3\n  callbacks: [timer, {name: early_stopping, monitor: val_loss}]\nmodel:\n  lr: 0.2\n"
+	a := "trainer:\n  max_epochs: 3\n  callbacks: [timer, {early_stopping: {monitor: val_loss}}]\nmodel:\n  lr: 0.2\n"
 	b := "trainer:\n  max_epochs: 4\n  callbacks: [learning_rate_monitor]\n"
 	env := map[string]string{"VOLT_TRAINER_MAX_EPOCHS": "7", "VOLT_DATA_BATCH_SIZE": "4"}
 	defaults := WithDefaultConfig("defaults.yaml", []byte("trainer:\n  max_epochs: 2\ndata:\n  batch_size: 2\n"))
