@@ -27,6 +27,9 @@ type flagValue struct {
 
 // String returns the default, for the usage text.
 func (f *flagValue) String() string {
+	if f.p.target.Kind() == reflect.String {
+		return f.p.target.String()
+	}
 	b, err := yaml.Marshal(flowStyle(encode(f.p.target)))
 	if err != nil {
 		return ""
