@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -175,5 +176,29 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// TestDocExample checks that the config shown in the package documentation
+// loads.
+func TestDocExample(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	start := strings.Index(text, "//\tseed_everything:")
+	end := strings.Index(text, "//\tckpt_path:")
+	end += strings.Index(text[end:], "\n")
+	var example strings.Builder
+	for _, line := range strings.Split(text[start:end], "\n") {
+		example.WriteString(strings.TrimPrefix(line, "//\t") + "\n")
+	}
+	l, err := fixture{args: []string{"fit"}, opts: []Option{WithDefaultConfig("doc.go", []byte(example.String()))}}.loadHere(t)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, example.String())
+	}
+	if got := l.callbackNames(); got != "early_stopping,model_checkpoint,timer" {
+		t.Errorf("callbacks %q", got)
 	}
 }
