@@ -191,7 +191,11 @@ func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *setting
 		for _, loader := range preds {
 			n += len(loader)
 		}
-		fmt.Fprintf(st.stderr, "%s: predicted %d batches; a prediction_writer callback saves them\n", st.program, n)
+		hint := ""
+		if !slices.ContainsFunc(rc.callbacks, func(c component) bool { return c.entry.name == "prediction_writer" }) {
+			hint = " (not saved: add a prediction_writer callback to write them)"
+		}
+		fmt.Fprintf(st.stderr, "%s: predicted %d batches%s\n", st.program, n, hint)
 		return nil
 	}
 	return fmt.Errorf("cli: unknown subcommand %q", cmd)

@@ -64,7 +64,10 @@ func newSchema(rc *runConfig, reg *registry) (*schema, error) {
 	for i := range cfg.NumField() {
 		f := cfg.Type().Field(i)
 		key := keyTrainer + "." + snakeCase(f.Name)
-		help := "volt.Config." + f.Name
+		help := configHelp[f.Name]
+		if help == "" {
+			help = "volt.Config." + f.Name
+		}
 		switch {
 		case f.Name == "Callbacks":
 			s.add(key, "callbacks by name, each with its options", reflect.ValueOf(&rc.callbacks).Elem(), f.Name)
@@ -154,3 +157,5 @@ func (s *schema) keys() []string {
 	slices.Sort(out)
 	return out
 }
+
+//go:generate go run ./internal/genhelp ../config.go config_help.go
