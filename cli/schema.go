@@ -85,6 +85,9 @@ func newSchema(rc *runConfig, reg *registry) (*schema, error) {
 		v   reflect.Value
 	}{{keyModel, rc.model}, {keyData, rc.data}} {
 		s.section("", sec.key)
+		if sec.v.Kind() == reflect.Struct && len(structFields(sec.v.Type())) > 0 {
+			return nil, fmt.Errorf("cli: the %s is a %s value, whose fields a config cannot set; return a *%[2]s", sec.key, sec.v.Type())
+		}
 		if sec.v.Kind() == reflect.Pointer && sec.v.Elem().Kind() == reflect.Struct {
 			if err := s.addStruct(sec.key, sec.v.Elem()); err != nil {
 				return nil, err

@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"gopkg.in/yaml.v3"
 )
 
@@ -202,3 +205,20 @@ func TestDocExample(t *testing.T) {
 		t.Errorf("callbacks %q", got)
 	}
 }
+
+// TestModuleValueIsAnError checks that a module returned by value, whose
+// fields no config could set, is an error saying to return a pointer.
+func TestModuleValueIsAnError(t *testing.T) {
+	err := Run(t.Context(), func() valueModule { return valueModule{} }, testutil.NewBoringDataModule,
+		WithArgs("print-config"), WithOutput(io.Discard, io.Discard))
+	want := "cli: the model is a cli.valueModule value, whose fields a config cannot set; return a *cli.valueModule"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// valueModule is a module used by value.
+type valueModule struct{ LR float64 }
+
+// TrainingStep implements volt.Module.
+func (valueModule) TrainingStep(*volt.Step, volt.Batch) *graph.Node { return nil }
