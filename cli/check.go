@@ -27,7 +27,7 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 		reflect.ValueOf(&one).Elem().FieldByName(p.goField).Set(p.target)
 		for _, msg := range trainerProblems(one) {
 			reported[msg] = true
-			errs = append(errs, s.locate(p, strings.TrimPrefix(msg, "Config."+p.goField+": ")))
+			errs = append(errs, p.setAt.errorf(p.key, "%s", strings.TrimPrefix(msg, "Config."+p.goField+": ")))
 		}
 	}
 	all := rc.trainer
@@ -40,7 +40,7 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 		for _, m := range configField.FindAllStringSubmatch(msg, -1) {
 			for _, p := range s.params {
 				if p.goField == m[1] {
-					where = append(where, fmt.Sprintf("%s (%s)", p.key, orDefault(p.setBy)))
+					where = append(where, fmt.Sprintf("%s (%s)", p.key, p.setAt))
 				}
 			}
 		}
@@ -48,7 +48,7 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 	}
 	if rc.trainer.DisableLoggers && len(rc.loggers) > 0 {
 		p := s.byKey[keyTrainer+".disable_loggers"]
-		errs = append(errs, &Error{Key: fmt.Sprintf("%s (%s), trainer.loggers (%s)", p.key, orDefault(p.setBy), orDefault(s.byKey[keyTrainer+".loggers"].setBy)),
+		errs = append(errs, &Error{Key: fmt.Sprintf("%s (%s), trainer.loggers (%s)", p.key, p.setAt, s.byKey[keyTrainer+".loggers"].setAt),
 			Problem: "loggers are disabled and listed; use one or the other"})
 	}
 	return errs
@@ -56,39 +56,6 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 
 // configField finds the volt.Config fields a message names.
 var configField = regexp.MustCompile(`Config\.(\w+)`)
-
-// orDefault names a source, "default" when none set the value.
-func orDefault(where string) string {
-	if where == "" {
-		return "default"
-	}
-	return where
-}
-
-// locate returns problem as an *Error on p's key, where p was set.
-func (s *schema) locate(p *param, problem string) *Error {
-	e := &Error{Key: p.key, Problem: problem}
-	if file, line, ok := splitFileLine(p.setBy); ok {
-		e.File, e.Line = file, line
-	} else {
-		e.Origin = p.setBy
-	}
-	return e
-}
-
-// fileLine reads "path:line".
-var fileLine = regexp.MustCompile(`^(.*):(\d+)$`)
-
-// splitFileLine splits "path:line".
-func splitFileLine(where string) (string, int, bool) {
-	m := fileLine.FindStringSubmatch(where)
-	if m == nil {
-		return "", 0, false
-	}
-	var line int
-	fmt.Sscan(m[2], &line)
-	return m[1], line, true
-}
 
 // trainerProblems returns volt's validation messages for cfg, one per
 // problem, without side effects (no logger is created).

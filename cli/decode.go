@@ -278,7 +278,7 @@ func (d *decoder) structValue(n *yaml.Node, v reflect.Value, key string) error {
 		k, val := n.Content[i], n.Content[i+1]
 		sub := joinKey(key, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			errs = append(errs, d.src.errorAt(k, sub, "set twice (first at %s)", d.src.where(first)))
+			errs = append(errs, d.src.errorAt(k, sub, "set twice (first at %s)", d.src.at(first)))
 			continue
 		}
 		seen[k.Value] = k

@@ -45,28 +45,47 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// source is where a value came from: a file, a flag or an environment
+// source is where values come from: a file, a flag or an environment
 // variable.
 type source struct {
 	file   string // a config file; line numbers come from the nodes
 	origin string // a flag or an environment variable
 }
 
-// errorAt returns an Error for key at node n of this source.
-func (s source) errorAt(n *yaml.Node, key, format string, args ...any) *Error {
-	e := &Error{Key: key, Origin: s.origin, Problem: fmt.Sprintf(format, args...)}
+// at returns the location of node n of this source.
+func (s source) at(n *yaml.Node) location {
 	if s.file != "" {
-		e.File, e.Line = s.file, lineOf(n)
+		return location{file: s.file, line: lineOf(n)}
 	}
-	return e
+	return location{origin: s.origin}
 }
 
-// where describes the source at node n, for messages that list several.
-func (s source) where(n *yaml.Node) string {
-	if s.file != "" {
-		return fmt.Sprintf("%s:%d", s.file, lineOf(n))
+// errorAt returns an Error for key at node n of this source.
+func (s source) errorAt(n *yaml.Node, key, format string, args ...any) *Error {
+	return s.at(n).errorf(key, format, args...)
+}
+
+// location is where one value was given; the zero location is a default.
+type location struct {
+	file   string
+	line   int
+	origin string
+}
+
+// String returns "file:line", the origin, or "default".
+func (l location) String() string {
+	switch {
+	case l.file != "":
+		return fmt.Sprintf("%s:%d", l.file, l.line)
+	case l.origin != "":
+		return l.origin
 	}
-	return s.origin
+	return "default"
+}
+
+// errorf returns an Error for key at this location.
+func (l location) errorf(key, format string, args ...any) *Error {
+	return &Error{Key: key, File: l.file, Line: l.line, Origin: l.origin, Problem: fmt.Sprintf(format, args...)}
 }
 
 // lineOf returns n's line, 0 for nil.

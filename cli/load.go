@@ -69,12 +69,12 @@ func (s *schema) applySection(d *decoder, key string, n *yaml.Node) error {
 		k, v := n.Content[i], n.Content[i+1]
 		sub := joinKey(key, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			errs = append(errs, d.src.errorAt(k, sub, "set twice (first at %s)", d.src.where(first)))
+			errs = append(errs, d.src.errorAt(k, sub, "set twice (first at %s)", d.src.at(first)))
 			continue
 		}
 		seen[k.Value] = k
 		if p, ok := s.byKey[sub]; ok {
-			errs = append(errs, s.set(d, p, v, d.src.where(k)))
+			errs = append(errs, s.set(d, p, v, d.src.at(k)))
 			continue
 		}
 		if _, ok := s.sections[sub]; ok {
@@ -89,11 +89,11 @@ func (s *schema) applySection(d *decoder, key string, n *yaml.Node) error {
 }
 
 // set reads n into p and records where the value came from.
-func (s *schema) set(d *decoder, p *param, n *yaml.Node, where string) error {
+func (s *schema) set(d *decoder, p *param, n *yaml.Node, where location) error {
 	if err := d.decode(n, p.target, p.key); err != nil {
 		return err
 	}
-	p.setBy = where
+	p.setAt = where
 	return nil
 }
 
@@ -108,7 +108,7 @@ func (s *schema) apply(settings []setting) error {
 			errs = append(errs, &Error{Key: st.key, Origin: st.origin, Problem: err.Error()})
 			continue
 		}
-		errs = append(errs, s.set(d, p, n, st.origin))
+		errs = append(errs, s.set(d, p, n, location{origin: st.origin}))
 	}
 	return errors.Join(errs...)
 }

@@ -42,7 +42,7 @@ type param struct {
 	help    string
 	target  reflect.Value // addressable
 	goField string        // the volt.Config field, for trainer keys
-	setBy   string        // where the value in effect came from ("" for defaults)
+	setAt   location      // where the value in effect came from (zero for defaults)
 }
 
 // schema lists every key of a run's config and the sections that group them.
@@ -111,7 +111,7 @@ func (s *schema) addStruct(key string, v reflect.Value) error {
 			if err := s.addStruct(key, v.Field(i)); err != nil {
 				return err
 			}
-		case isGroup(f.Type) && f.Type != batchLimitType:
+		case isGroup(f.Type):
 			sub := key + "." + name
 			s.section(key, sub)
 			if err := s.addStruct(sub, v.Field(i)); err != nil {
