@@ -55,7 +55,8 @@
 // Lowest first: the module's and Config's own defaults, the program's
 // default configs (WithDefaultConfig), environment variables
 // (VOLT_TRAINER_MAX_EPOCHS for trainer.max_epochs, VOLT_MODEL_LR for
-// model.lr; WithEnvPrefix), the --config files in the order given, the
+// model.lr; WithEnvPrefix; a VOLT_TRAINER_, VOLT_MODEL_ or VOLT_DATA_
+// variable that is no key is an error), the --config files in the order given, the
 // flags in the order given (a flag wins over every file wherever it stands).
 // A later value replaces an earlier one key by key; a list (callbacks,
 // loggers) is replaced whole. Flags and environment variables are read as

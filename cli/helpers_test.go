@@ -42,8 +42,11 @@ func (f fixture) load(t *testing.T) (loaded, error) {
 // loadHere resolves the command line in the current directory.
 func (f fixture) loadHere(t *testing.T) (loaded, error) {
 	t.Helper()
-	lookup := func(name string) (string, bool) { v, ok := f.env[name]; return v, ok }
-	opts := append([]Option{WithArgs(f.args...), WithOutput(io.Discard, io.Discard), WithLookupEnv(lookup)}, f.opts...)
+	var environ []string
+	for k, v := range f.env {
+		environ = append(environ, k+"="+v)
+	}
+	opts := append([]Option{WithArgs(f.args...), WithOutput(io.Discard, io.Discard), WithEnviron(environ)}, f.opts...)
 	l := loaded{model: &testutil.Boring{LR: 0.05}, data: testutil.NewBoringDataModule()}
 	var err error
 	l.inv, err = load(newSettings(opts), l.model, l.data)

@@ -136,14 +136,37 @@ func envName(prefix, key string) string {
 	return prefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
 }
 
-// envSettings returns the keys set in the environment.
-func (s *schema) envSettings(prefix string, lookup func(string) (string, bool)) []setting {
-	var out []setting
+// envSettings returns the keys set in the environment. A variable that
+// starts like a key (PREFIX_TRAINER_, PREFIX_MODEL_, PREFIX_DATA_) but is
+// none is an error naming the nearest one: a misspelt variable is not
+// silently ignored.
+func (s *schema) envSettings(prefix string, environ []string) ([]setting, error) {
+	known := map[string]string{}
+	var names []string
 	for _, p := range s.params {
-		name := envName(prefix, p.key)
-		if v, ok := lookup(name); ok {
-			out = append(out, setting{key: p.key, raw: v, origin: "environment variable " + name})
+		known[envName(prefix, p.key)] = p.key
+		names = append(names, envName(prefix, p.key))
+	}
+	var sections []string
+	for _, sec := range s.sections[""] {
+		if _, isSection := s.sections[sec]; isSection {
+			sections = append(sections, envName(prefix, sec)+"_")
 		}
 	}
-	return out
+	var out []setting
+	var errs []error
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		if key, ok := known[name]; ok {
+			out = append(out, setting{key: key, raw: value, origin: "environment variable " + name})
+			continue
+		}
+		for _, sec := range sections {
+			if strings.HasPrefix(name, sec) {
+				errs = append(errs, &Error{Origin: "environment variable " + name, Problem: "no such key", Suggestion: nearest(name, names)})
+				break
+			}
+		}
+	}
+	return out, errors.Join(errs...)
 }

@@ -17,7 +17,7 @@ type settings struct {
 	stdout    io.Writer
 	stderr    io.Writer
 	envPrefix string
-	lookupEnv func(string) (string, bool)
+	environ   []string
 	defaults  []defaultConfig
 	reg       *registry
 }
@@ -47,10 +47,9 @@ func WithOutput(stdout, stderr io.Writer) Option {
 // "VOLT"; "" turns the environment off.
 func WithEnvPrefix(prefix string) Option { return func(s *settings) { s.envPrefix = prefix } }
 
-// WithLookupEnv replaces os.LookupEnv (for tests).
-func WithLookupEnv(lookup func(string) (string, bool)) Option {
-	return func(s *settings) { s.lookupEnv = lookup }
-}
+// WithEnviron replaces os.Environ(): the environment, as "KEY=value"
+// strings.
+func WithEnviron(env []string) Option { return func(s *settings) { s.environ = env } }
 
 // WithDefaultConfig applies a YAML config before the environment, the
 // files and the flags: the program's own defaults (e.g. an embedded file).

@@ -67,7 +67,7 @@ func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func()
 // newSettings applies opts to the defaults.
 func newSettings(opts []Option) *settings {
 	st := &settings{args: os.Args[1:], program: filepath.Base(os.Args[0]), stdout: os.Stdout, stderr: os.Stderr,
-		envPrefix: "VOLT", lookupEnv: os.LookupEnv, reg: builtinRegistry().clone()}
+		envPrefix: "VOLT", environ: os.Environ(), reg: builtinRegistry().clone()}
 	for _, o := range opts {
 		o(st)
 	}
@@ -117,7 +117,8 @@ func (s *schema) resolve(rc *runConfig, st *settings, cl *commandLine) error {
 		errs = append(errs, s.loadYAML(d.name, d.text))
 	}
 	if st.envPrefix != "" {
-		errs = append(errs, s.apply(s.envSettings(st.envPrefix, st.lookupEnv)))
+		settings, err := s.envSettings(st.envPrefix, st.environ)
+		errs = append(errs, err, s.apply(settings))
 	}
 	for _, path := range cl.configs {
 		errs = append(errs, s.loadFile(path))
