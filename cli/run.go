@@ -134,6 +134,9 @@ func (s *schema) resolve(rc *runConfig, st *settings, cl *commandLine) error {
 		key string
 		v   reflect.Value
 	}{{keyModel, rc.model}, {keyData, rc.data}} {
+		if !m.v.IsValid() {
+			continue
+		}
 		if v, ok := m.v.Interface().(interface{ Validate() error }); ok {
 			if err := v.Validate(); err != nil {
 				errs = append(errs, &Error{Key: m.key, Problem: err.Error()})
