@@ -8,7 +8,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// components reads a list of callbacks or loggers. Each item is a name
+// components reads a list of callbacks or loggers (or one item alone, a
+// list of one). Each item is a name
 // ("timer") or a mapping from one name to that entry's options:
 // "{early_stopping: {monitor: val_loss, patience: 5}}" (in block style, the
 // options indented under the name). The name is a key of its own so that it
@@ -19,7 +20,8 @@ func (d *decoder) components(n *yaml.Node, v reflect.Value, key string, table ma
 		return nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		return d.src.errorAt(n, key, "want a list of %ss (each a name, or a name mapped to its options), got %s", what, describe(n))
+		// One item alone: "--trainer.callbacks=timer".
+		n = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: n.Line, Content: []*yaml.Node{n}}
 	}
 	out := reflect.MakeSlice(v.Type(), 0, len(n.Content))
 	var errs []error

@@ -41,6 +41,8 @@ func TestPrecedence(t *testing.T) {
 			maxEpochs: 6, lr: 0.5, batchSize: 8},
 		{name: "list flag replaces the files' list", args: []string{"fit", "--config", "a.yaml", "--trainer.callbacks=[timer]"},
 			maxEpochs: 3, lr: 0.2, batchSize: 16, callbacks: "timer"},
+		{name: "one item alone is a list of one", args: []string{"fit", "--config", "a.yaml", "--trainer.callbacks={early_stopping: {monitor: val_loss}}"},
+			maxEpochs: 3, lr: 0.2, batchSize: 16, callbacks: "early_stopping"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
