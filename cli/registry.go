@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/logger/tensorboard"
+)
+
+// entry is a callback or logger that a config can name: its options struct
+// (filled from the YAML mapping beside "name") and its constructor.
+type entry struct {
+	name    string
+	options reflect.Type // a struct type
+	build   func(options reflect.Value) (any, error)
+}
+
+// registry holds the callbacks and loggers a config can name.
+type registry struct {
+	callbacks map[string]*entry
+	loggers   map[string]*entry
+}
+
+// newEntry wraps a constructor taking an options struct C.
+func newEntry[C any, T any](name string, build func(C) (T, error)) *entry {
+	t := reflect.TypeFor[C]()
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("cli: %q: options type %s is not a struct", name, t))
+	}
+	return &entry{name: name, options: t, build: func(v reflect.Value) (any, error) {
+		return build(v.Interface().(C))
+	}}
+}
+
+// builtinRegistry lists volt's own callbacks and loggers, named as
+// Lightning's classes in snake case. Options that are functions or writers
+// (clocks, ItemsFn, Writer) cannot be set from a config and keep their
+// defaults.
+func builtinRegistry() *registry {
+	r := &registry{callbacks: map[string]*entry{}, loggers: map[string]*entry{}}
+	for _, e := range []*entry{
+		newEntry("early_stopping", callback.NewEarlyStopping),
+		newEntry("model_checkpoint", callback.NewModelCheckpoint),
+		newEntry("on_exception_checkpoint", callback.NewOnExceptionCheckpoint),
+		newEntry("progress_bar", callback.NewProgressBar),
+		newEntry("model_summary", callback.NewModelSummary),
+		newEntry("timer", callback.NewTimer),
+		newEntry("learning_rate_monitor", callback.NewLearningRateMonitor),
+		newEntry("gradient_accumulation_scheduler", callback.NewGradientAccumulationScheduler),
+		newEntry("throughput_monitor", callback.NewThroughputMonitor),
+		newEntry("device_stats_monitor", callback.NewDeviceStatsMonitor),
+		newEntry("prediction_writer", callback.NewPredictionWriter),
+		newEntry("backbone_finetuning", callback.NewBackboneFinetuning),
+		newEntry("finetuning", callback.NewFinetuning),
+		newEntry("stochastic_weight_averaging", callback.NewStochasticWeightAveraging),
+		newEntry("ema_weight_averaging", callback.NewEMAWeightAveraging),
+	} {
+		r.callbacks[e.name] = e
+	}
+	for _, e := range []*entry{
+		newEntry("csv", logger.NewCSV),
+		newEntry("jsonl", logger.NewJSONL),
+		newEntry("tensorboard", tensorboard.New),
+	} {
+		r.loggers[e.name] = e
+	}
+	return r
+}
+
+// clone returns a copy that registrations do not share with r.
+func (r *registry) clone() *registry {
+	return &registry{callbacks: maps.Clone(r.callbacks), loggers: maps.Clone(r.loggers)}
+}
+
+// names returns the sorted names of a table.
+func names(table map[string]*entry) []string { return slices.Sorted(maps.Keys(table)) }
+
+// component is one callback or logger named in a config: its entry and
+// options, and where it was given.
+type component struct {
+	entry   *entry
+	options reflect.Value // addressable value of entry.options
+	src     source
+	line    int
+	// optionLines holds the line of each option key given in a file.
+	optionLines map[string]int
+}
+
+// callbackSpecs are the callbacks of trainer.callbacks, in order.
+type callbackSpecs []component
+
+// loggerSpecs are the loggers of trainer.loggers, in order.
+type loggerSpecs []component
+
+// buildCallbacks constructs the callbacks, each error naming the item.
+func buildCallbacks(specs callbackSpecs) ([]volt.Callback, []error) {
+	var out []volt.Callback
+	var errs []error
+	for i, c := range specs {
+		cb, err := c.entry.build(c.options)
+		if err != nil {
+			errs = append(errs, c.errorAt(fmt.Sprintf("trainer.callbacks[%d] (%s)", i, c.entry.name), err))
+			continue
+		}
+		out = append(out, cb)
+	}
+	return out, errs
+}
+
+// buildLoggers constructs the loggers, each error naming the item.
+func buildLoggers(specs loggerSpecs) ([]logger.Logger, []error) {
+	var out []logger.Logger
+	var errs []error
+	for i, c := range specs {
+		l, err := c.entry.build(c.options)
+		if err != nil {
+			errs = append(errs, c.errorAt(fmt.Sprintf("trainer.loggers[%d] (%s)", i, c.entry.name), err))
+			continue
+		}
+		out = append(out, l.(logger.Logger))
+	}
+	return out, errs
+}
+
+// errorAt returns err (from the constructor) as an *Error on key, located
+// at the option the message names (LearningRateMonitorConfig.LoggingInterval
+// → logging_interval) when it was given, else at the component.
+func (c component) errorAt(key string, err error) *Error {
+	e := &Error{Key: key, Problem: err.Error(), Origin: c.src.origin}
+	if c.src.file == "" {
+		return e
+	}
+	e.File, e.Line = c.src.file, c.line
+	for _, m := range configField.FindAllStringSubmatch(e.Problem, -1) {
+		if f, ok := c.entry.options.FieldByName(m[1]); ok {
+			if k, _, _, _ := fieldKey(f); c.optionLines[k] > 0 {
+				line := c.optionLines[k]
+				e.Line = line
+				break
+			}
+		}
+	}
+	return e
+}

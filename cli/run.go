@@ -1,0 +1,259 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/logger"
+)
+
+// Subcommands.
+const (
+	cmdFit         = "fit"
+	cmdValidate    = "validate"
+	cmdTest        = "test"
+	cmdPredict     = "predict"
+	cmdPrintConfig = "print-config"
+)
+
+var subcommands = []string{cmdFit, cmdValidate, cmdTest, cmdPredict, cmdPrintConfig}
+
+// ErrUsage is matched (errors.Is) by the errors of a bad command line or
+// config: Main exits with status 2 for them.
+var ErrUsage = errors.New("bad command line or config")
+
+// usageError marks err as a usage error.
+type usageError struct{ err error }
+
+// Error returns the message of the wrapped error.
+func (e usageError) Error() string { return e.err.Error() }
+
+// Unwrap returns the wrapped error and ErrUsage.
+func (e usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
+
+// Run reads a subcommand and the configuration from the command line, the
+// config files and the environment, and runs it: fit, validate, test or
+// predict the module that newModule returns on the data module that
+// newDataModule returns, or print-config. See the package documentation.
+func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func() M, newDataModule func() D, opts ...Option) error {
+	st := newSettings(opts)
+	if len(st.args) == 0 || st.args[0] == "-h" || st.args[0] == "--help" || st.args[0] == "help" {
+		usage(st)
+		if len(st.args) == 0 {
+			return usageError{errors.New("no subcommand")}
+		}
+		return nil
+	}
+	module, dataModule := newModule(), newDataModule()
+	inv, err := load(st, module, dataModule)
+	if err != nil || inv == nil {
+		return err
+	}
+	if inv.cmd == cmdPrintConfig {
+		return inv.schema.writeConfig(st.stdout, st.program)
+	}
+	return inv.schema.run(ctx, inv.cmd, inv.rc, st, module, dataModule)
+}
+
+// newSettings applies opts to the defaults.
+func newSettings(opts []Option) *settings {
+	st := &settings{args: os.Args[1:], program: filepath.Base(os.Args[0]), stdout: os.Stdout, stderr: os.Stderr,
+		envPrefix: "VOLT", environ: os.Environ(), reg: builtinRegistry().clone()}
+	for _, o := range opts {
+		o(st)
+	}
+	return st
+}
+
+// invocation is a subcommand with its resolved config.
+type invocation struct {
+	cmd    string
+	rc     *runConfig
+	schema *schema
+}
+
+// load reads the subcommand and resolves its config onto module and
+// dataModule; nil without an error when only help was asked for.
+func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invocation, error) {
+	cmd := st.args[0]
+	if !slices.Contains(subcommands, cmd) {
+		return nil, usageError{&Error{Problem: fmt.Sprintf("unknown subcommand %q; valid: %v", cmd, subcommands), Suggestion: nearest(cmd, subcommands)}}
+	}
+	rc := &runConfig{model: reflect.ValueOf(module), data: reflect.ValueOf(dataModule)}
+	s, err := newSchema(rc, st.reg)
+	if err != nil {
+		return nil, err
+	}
+	cl, fs, err := s.parseFlags(st.program+" "+cmd, st.args[1:], st.stderr)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if cl.help {
+		fmt.Fprintf(st.stderr, "Usage: %s %s [--config FILE]... [--KEY=VALUE]...\n\n", st.program, cmd)
+		fmt.Fprint(st.stderr, fs.FlagUsages())
+		return nil, nil
+	}
+	if err := s.resolve(rc, st, cl); err != nil {
+		return nil, usageError{err}
+	}
+	return &invocation{cmd: cmd, rc: rc, schema: s}, nil
+}
+
+// resolve applies, lowest first: the program's default configs, the
+// environment, the --config files in order, the flags in order; then checks
+// the trainer settings and the callbacks' and loggers' options.
+func (s *schema) resolve(rc *runConfig, st *settings, cl *commandLine) error {
+	var errs []error
+	for _, d := range st.defaults {
+		errs = append(errs, s.loadYAML(d.name, d.text))
+	}
+	if st.envPrefix != "" {
+		settings, err := s.envSettings(st.envPrefix, st.environ)
+		errs = append(errs, err, s.apply(settings))
+	}
+	for _, path := range cl.configs {
+		errs = append(errs, s.loadFile(path))
+	}
+	errs = append(errs, s.apply(cl.settings))
+	// The values read are checked even when others could not be read, so
+	// that one run reports every problem.
+	errs = append(errs, s.checkTrainer(rc)...)
+	_, cbErrs := buildCallbacks(rc.callbacks)
+	_, lgErrs := buildLoggers(rc.loggers)
+	errs = append(append(errs, cbErrs...), lgErrs...)
+	for _, m := range []struct {
+		key string
+		v   reflect.Value
+	}{{keyModel, rc.model}, {keyData, rc.data}} {
+		if !m.v.IsValid() {
+			continue
+		}
+		if v, ok := m.v.Interface().(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				errs = append(errs, &Error{Key: m.key, Problem: err.Error()})
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// run builds the trainer, saves the config in its log directory and runs cmd.
+func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *settings, m volt.Module, dm volt.DataModule) error {
+	volt.SeedEverything(rc.seed)
+	cfg := rc.trainer
+	var errs []error
+	cfg.Callbacks, errs = buildCallbacks(rc.callbacks)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	cfg.Loggers, errs = buildLoggers(rc.loggers)
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	t, err := volt.NewTrainer(cfg)
+	if err != nil {
+		return err
+	}
+	if hasLogDir(t.Loggers()) {
+		if _, err := s.saveConfig(t.LogDir(), st.program); err != nil {
+			return err
+		}
+	}
+	var opts []volt.RunOption
+	if rc.ckptPath != "" {
+		opts = append(opts, volt.FromCheckpoint(rc.ckptPath))
+	}
+	switch cmd {
+	case cmdFit:
+		return t.Fit(ctx, m, dm, opts...)
+	case cmdValidate, cmdTest:
+		run := t.Validate
+		if cmd == cmdTest {
+			run = t.Test
+		}
+		results, err := run(ctx, m, dm, opts...)
+		if err != nil {
+			return err
+		}
+		printResults(st.stdout, results)
+		return nil
+	case cmdPredict:
+		preds, err := t.Predict(ctx, m, dm, opts...)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for _, loader := range preds {
+			n += len(loader)
+		}
+		hint := ""
+		if !slices.ContainsFunc(rc.callbacks, func(c component) bool { return c.entry.name == "prediction_writer" }) {
+			hint = " (not saved: add a prediction_writer callback to write them)"
+		}
+		fmt.Fprintf(st.stderr, "%s: predicted %d batches%s\n", st.program, n, hint)
+		return nil
+	}
+	return fmt.Errorf("cli: unknown subcommand %q", cmd)
+}
+
+// hasLogDir reports whether a logger writes into a directory (where
+// config.yaml goes).
+func hasLogDir(loggers []logger.Logger) bool {
+	for _, l := range loggers {
+		if _, ok := l.(logger.Direr); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// printResults writes one "name=value" line per metric, loader by loader,
+// names sorted, values in full precision.
+func printResults(w io.Writer, results []map[string]float64) {
+	for _, r := range results {
+		for _, k := range slices.Sorted(maps.Keys(r)) {
+			fmt.Fprintf(w, "%s=%s\n", k, strconv.FormatFloat(r[k], 'g', -1, 64))
+		}
+	}
+}
+
+// usage prints the subcommands.
+func usage(st *settings) {
+	fmt.Fprintf(st.stderr, `Usage: %[1]s SUBCOMMAND [--config FILE]... [--KEY=VALUE]...
+
+Subcommands:
+  fit           train the model (--ckpt-path resumes from a checkpoint)
+  validate      run the validation loop
+  test          run the test loop
+  predict       run the prediction loop
+  print-config  print the resolved config (feed it back with --config)
+
+Values come from, lowest first: the program's defaults, environment
+variables (%[2]s_TRAINER_MAX_EPOCHS for trainer.max_epochs), the --config
+files in order, the flags. "%[1]s fit --help" lists every key.
+`, st.program, st.envPrefix)
+}
+
+// Main runs Run with os.Args and exits: status 0 on success, 2 for a bad
+// command line or config, volt.ExitCode(err) otherwise (99 for a requeue,
+// 128+signal after a handled signal).
+func Main[M volt.Module, D volt.DataModule](newModule func() M, newDataModule func() D, opts ...Option) {
+	err := Run(context.Background(), newModule, newDataModule, opts...)
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", filepath.Base(os.Args[0]), err)
+	if errors.Is(err, ErrUsage) {
+		os.Exit(2)
+	}
+	os.Exit(volt.ExitCode(err))
+}
