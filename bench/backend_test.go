@@ -43,11 +43,11 @@ func BenchmarkBackendModes(b *testing.B) {
 		{"cnn", cnn, 2, 1},
 	} {
 		b.Run("model="+m.name, func(b *testing.B) {
-			configs := make([]string, len(backendModes))
+			runners := make([]runner, len(backendModes))
 			for i, mode := range backendModes {
-				configs[i] = mode.config
+				runners[i] = runner{config: mode.config}
 			}
-			times := lockstepFits(b, m.net, configs, m.batches, m.warmup, b.N)
+			times := lockstepFits(b, m.net, runners, m.batches, m.warmup, b.N)
 			ratios := make([]float64, b.N)
 			for i := range ratios {
 				ratios[i] = times[1][i] / times[0][i]
@@ -60,28 +60,37 @@ func BenchmarkBackendModes(b *testing.B) {
 	}
 }
 
-// lockstepFits runs one Fit of n per backend config, each on its own
-// trainer, model and copy of the first numBatches batches, the fits taking
-// turns batch by batch in config order. After warmup untimed steps each, it
-// times steps more steps of each and returns their durations in ns
-// (times[config][step]): from a batch handed to the fit to the fit's next
-// request, which spans one step and everything volt does around it.
-func lockstepFits(b *testing.B, n net, configs []string, numBatches, warmup, steps int) [][]float64 {
+// runner is one of the fits lockstepFits runs: its backend config
+// (Config.Backend) and callbacks, and what to do when its timed steps start
+// (nil: nothing).
+type runner struct {
+	config    string
+	callbacks []volt.Callback
+	timed     func()
+}
+
+// lockstepFits runs one Fit of n per runner, each on its own trainer, model
+// and copy of the first numBatches batches, the fits taking turns batch by
+// batch in runner order. After warmup untimed steps each, it times steps
+// more steps of each and returns their durations in ns (times[runner][step]):
+// from a batch handed to the fit to the fit's next request, which spans one
+// step and everything volt does around it.
+func lockstepFits(b *testing.B, n net, runners []runner, numBatches, warmup, steps int) [][]float64 {
 	b.StopTimer() // compilation and warm-up are not timed
 	defer b.StopTimer()
-	turns := newTurns(len(configs))
-	times := make([][]float64, len(configs))
-	errs := make([]error, len(configs))
-	trainers := make([]*volt.Trainer, len(configs))
-	for i, config := range configs {
-		t, err := newTrainerOn(config, 0)
+	turns := newTurns(len(runners))
+	times := make([][]float64, len(runners))
+	errs := make([]error, len(runners))
+	trainers := make([]*volt.Trainer, len(runners))
+	for i, r := range runners {
+		t, err := newTrainerOn(r.config, 0, r.callbacks...)
 		if err != nil {
 			b.Fatal(err)
 		}
 		trainers[i] = t
 	}
 	var wg sync.WaitGroup
-	for i, config := range configs {
+	for i := range runners {
 		t := trainers[i]
 		var handed time.Time
 		done := 0 // batches handed out
@@ -96,8 +105,13 @@ func lockstepFits(b *testing.B, n net, configs []string, numBatches, warmup, ste
 				return false
 			}
 			turns.pass(i)
-			if i == 0 && done == warmup+1 { // the timed steps start
-				b.StartTimer()
+			if done == warmup+1 { // the timed steps start
+				if runners[i].timed != nil {
+					runners[i].timed()
+				}
+				if i == 0 {
+					b.StartTimer()
+				}
 			}
 			done++
 			handed = time.Now()
@@ -108,14 +122,14 @@ func lockstepFits(b *testing.B, n net, configs []string, numBatches, warmup, ste
 			turns.wait(i)
 			errs[i] = t.Fit(context.Background(), &module{net: n}, volt.Loaders{Train: l})
 			if errs[i] == nil && t.GlobalStep() != int64(warmup+steps) {
-				b.Errorf("%s: volt ran %d steps, want %d", config, t.GlobalStep(), warmup+steps)
+				b.Errorf("runner %d: volt ran %d steps, want %d", i, t.GlobalStep(), warmup+steps)
 			}
 		})
 	}
 	wg.Wait()
 	for i, err := range errs {
 		if err != nil {
-			b.Fatalf("%s: %v", configs[i], err)
+			b.Fatalf("runner %d: %v", i, err)
 		}
 	}
 	return times
