@@ -27,14 +27,17 @@ const (
 	lr         = 1e-3
 )
 
-// net is a classifier of 784 pixels into 10 classes: hidden ReLU layers of
-// the given widths, then a dense output layer. No hidden layer is a
-// logistic regression.
-type net struct{ hidden []int }
+// net is a classifier of 784 pixels into 10 classes: for each entry of
+// convs, a 3×3 convolution with that many channels (no padding) + ReLU and
+// a 2×2 max-pool over the 28×28 image; then hidden dense ReLU layers of the
+// given widths and a dense output layer. No layer at all is a logistic
+// regression.
+type net struct{ convs, hidden []int }
 
 var (
 	mlp    = net{hidden: []int{256, 256}}
 	logReg = net{}
+	cnn    = net{convs: []int{32, 64}, hidden: []int{128}}
 )
 
 // loss builds the mean sparse cross-entropy of a batch: the graph both loops
@@ -42,6 +45,14 @@ var (
 // Module.TrainingStep).
 func (n net) loss(scope *model.Scope, images, labels *graph.Node) *graph.Node {
 	x := images
+	if len(n.convs) > 0 {
+		x = graph.Reshape(x, -1, 28, 28, 1)
+		for i, channels := range n.convs {
+			x = layers.Convolution(scope.In("conv_%d", i), x).Filters(channels).KernelSize(3).NoPadding().Done()
+			x = graph.MaxPool(activation.Relu(x)).Window(2).Done()
+		}
+		x = graph.Reshape(x, x.Shape().Dimensions[0], -1)
+	}
 	for i, width := range n.hidden {
 		x = activation.Relu(layers.DenseWithBias(scope.In("hidden_%d", i), x, width))
 	}
@@ -157,11 +168,19 @@ func (l *loader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*data.B
 	}
 }
 
-// newTrainer returns a trainer with loggers, messages and the sanity check
-// off, seeded with seed, that stops at maxSteps (0: when asked to).
+// newTrainer returns a trainer on volt's default backend with loggers,
+// messages and the sanity check off, seeded with seed, that stops at
+// maxSteps (0: when asked to).
 func newTrainer(maxSteps int64, callbacks ...volt.Callback) (*volt.Trainer, error) {
+	return newTrainerOn("", maxSteps, callbacks...)
+}
+
+// newTrainerOn is newTrainer on the backend named by backend ("": volt's
+// default, as Config.Backend).
+func newTrainerOn(backend string, maxSteps int64, callbacks ...volt.Callback) (*volt.Trainer, error) {
 	volt.SeedEverything(seed)
 	cfg := volt.Config{
+		Backend:             backend,
 		MaxEpochs:           -1,
 		MaxSteps:            maxSteps,
 		DisableLoggers:      true,

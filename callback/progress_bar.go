@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/voltml/volt"
@@ -21,18 +22,23 @@ import (
 // remaining time, the running mean of the last 20 losses it read and every
 // value logged with volt.ProgBar. Validation gets its own bar on the line
 // below, cleared when it ends; Validate, Test and Predict runs get one bar
-// each. Elsewhere (a file, a pipe) it writes plain lines without control
-// characters: one per epoch end, and with Every > 0 one every Every
-// optimization steps.
+// each. A bar is redrawn on a time budget, as tqdm does: after a batch only
+// when RefreshInterval has passed since its last redraw, and always in its
+// final state; never per batch. Elsewhere (a file, a pipe) it writes plain
+// lines without control characters: one per epoch end, and with Every > 0
+// one every Every optimization steps.
 //
 // volt draws no progress bar unless this callback is in Config.Callbacks.
 type ProgressBar struct {
 	cfg       ProgressBarConfig
 	terminal  bool
+	now       func() time.Time         // the clock of the refresh budget
 	train     *progressbar.ProgressBar // the epoch's bar, nil between epochs
 	trainDone int                      // batches of the epoch done
+	trainDraw time.Time                // last redraw of the training bar
 	eval      *progressbar.ProgressBar
 	evalDone  int
+	evalDraw  time.Time // last redraw of the evaluation bar
 	below     bool      // eval bar drawn on the line below the training bar
 	losses    []float64 // last losses read, for the running loss
 	lastLine  int64     // last step with a plain line
@@ -43,9 +49,11 @@ type ProgressBar struct {
 type ProgressBarConfig struct {
 	// Writer receives the output; nil means os.Stderr.
 	Writer io.Writer
-	// RefreshRate redraws the bars every n batches; 0 means 1. Each redraw
-	// of the training bar reads the batch's loss from the device.
-	RefreshRate int
+	// RefreshInterval is the least time between two redraws of a bar
+	// after a batch; 0 means DefaultRefreshInterval. A bar's final state is
+	// always drawn. Each redraw of the training bar reads the batch's loss
+	// from the device.
+	RefreshInterval time.Duration
 	// Every writes, when not on a terminal, a line every n optimization
 	// steps; 0 writes only the epoch lines.
 	Every int
@@ -57,19 +65,37 @@ type ProgressBarConfig struct {
 // runningLossWindow is the number of losses averaged in the running loss.
 const runningLossWindow = 20
 
+// DefaultRefreshInterval is ProgressBarConfig.RefreshInterval's default:
+// tqdm's mininterval.
+const DefaultRefreshInterval = 100 * time.Millisecond
+
 // NewProgressBar validates cfg and returns the callback.
 func NewProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {
-	if cfg.RefreshRate < 0 {
-		return nil, fmt.Errorf("callback.NewProgressBar: ProgressBarConfig.RefreshRate: must be >= 1 (0 means 1), got %d", cfg.RefreshRate)
+	if cfg.RefreshInterval < 0 {
+		return nil, fmt.Errorf("callback.NewProgressBar: ProgressBarConfig.RefreshInterval: must be >= 0 (0 means %v), got %v",
+			DefaultRefreshInterval, cfg.RefreshInterval)
 	}
 	if cfg.Every < 0 {
 		return nil, fmt.Errorf("callback.NewProgressBar: ProgressBarConfig.Every: must be >= 0 (0: epoch lines only), got %d", cfg.Every)
 	}
-	cfg.RefreshRate = max(cfg.RefreshRate, 1)
+	if cfg.RefreshInterval == 0 {
+		cfg.RefreshInterval = DefaultRefreshInterval
+	}
 	if cfg.Writer == nil {
 		cfg.Writer = os.Stderr
 	}
-	return &ProgressBar{cfg: cfg}, nil
+	return &ProgressBar{cfg: cfg, now: time.Now}, nil
+}
+
+// due reports whether a bar last redrawn at *last may be redrawn now, and
+// if so takes now as its last redraw.
+func (p *ProgressBar) due(last *time.Time) bool {
+	now := p.now()
+	if now.Sub(*last) < p.cfg.RefreshInterval {
+		return false
+	}
+	*last = now
+	return true
 }
 
 // isTerminal reports whether w is a terminal, unless ForceTerminal says.
@@ -141,11 +167,14 @@ func (p *ProgressBar) OnTrainEpochStart(t *volt.Trainer) error {
 	p.desc = epochDesc(t)
 	if p.terminal {
 		p.train, p.trainDone = p.newBar(t.NumTrainingBatches(), p.trainText(t)), 0
+		p.trainDraw = p.now()
 	}
 	return nil
 }
 
-// OnTrainBatchEnd advances the bar, or writes a plain line every Every steps.
+// OnTrainBatchEnd advances the bar (redrawn when RefreshInterval has passed
+// since its last redraw, and at the epoch's last batch), or writes a plain
+// line every Every steps.
 func (p *ProgressBar) OnTrainBatchEnd(t *volt.Trainer, out *volt.StepOutput, _ *data.Batch, batchIdx int) error {
 	if !p.terminal {
 		step := t.GlobalStep()
@@ -163,7 +192,12 @@ func (p *ProgressBar) OnTrainBatchEnd(t *volt.Trainer, out *volt.StepOutput, _ *
 	if p.train != nil {
 		p.trainDone = batchIdx + 1
 	}
-	if p.train == nil || ((batchIdx+1)%p.cfg.RefreshRate != 0 && batchIdx+1 != t.NumTrainingBatches()) {
+	if p.train == nil {
+		return nil
+	}
+	if batchIdx+1 == t.NumTrainingBatches() {
+		p.trainDraw = p.now()
+	} else if !p.due(&p.trainDraw) {
 		return nil
 	}
 	if l := out.Loss(); l == l { // not NaN
@@ -172,10 +206,15 @@ func (p *ProgressBar) OnTrainBatchEnd(t *volt.Trainer, out *volt.StepOutput, _ *
 			p.losses = p.losses[1:]
 		}
 	}
+	return p.drawTrain(t)
+}
+
+// drawTrain redraws the training bar at the batches done so far.
+func (p *ProgressBar) drawTrain(t *volt.Trainer) error {
 	p.train.Describe(p.trainText(t))
 	// A bar that reaches its max is finished and no longer redrawn: hold the
 	// last batch back until OnTrainEpochEnd, when the validation metrics are in.
-	done := batchIdx + 1
+	done := p.trainDone
 	if n := t.NumTrainingBatches(); n > 0 && done >= n {
 		done = n - 1
 	}
@@ -225,18 +264,23 @@ func (p *ProgressBar) startEval(t *volt.Trainer, desc string) {
 	}
 	p.below = p.train != nil
 	if p.below {
+		// The training bar stays in view above: show where training stands.
+		p.trainDraw = p.now()
+		p.drawTrain(t)
 		io.WriteString(p.cfg.Writer, "\n")
 	}
 	p.eval, p.evalDone = p.newBar(total, desc), 0
+	p.evalDraw = p.now()
 }
 
-// evalBatch advances the evaluation bar.
+// evalBatch advances the evaluation bar, redrawn when RefreshInterval has
+// passed since its last redraw (endEval draws its final state).
 func (p *ProgressBar) evalBatch() error {
 	if p.eval == nil {
 		return nil
 	}
 	p.evalDone++
-	if p.evalDone%p.cfg.RefreshRate != 0 {
+	if !p.due(&p.evalDraw) {
 		return nil
 	}
 	return p.eval.Set(p.evalDone)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/train/loss"
@@ -97,7 +98,7 @@ func TestProgressBarTerminal(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true), RefreshRate: 2})
+			pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true), RefreshInterval: time.Nanosecond})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,7 +135,7 @@ func TestProgressBarConfigErrors(t *testing.T) {
 		cfg  callback.ProgressBarConfig
 		want string
 	}{
-		{callback.ProgressBarConfig{RefreshRate: -1}, "ProgressBarConfig.RefreshRate: must be >= 1 (0 means 1), got -1"},
+		{callback.ProgressBarConfig{RefreshInterval: -time.Second}, "ProgressBarConfig.RefreshInterval: must be >= 0 (0 means 100ms), got -1s"},
 		{callback.ProgressBarConfig{Every: -2}, "ProgressBarConfig.Every: must be >= 0"},
 	}
 	for _, tc := range tests {
@@ -161,3 +162,73 @@ func TestProgressBarTerminalStoppedEarly(t *testing.T) {
 		t.Errorf("output %q, want the bar left at 2/4 on its own line", out.String())
 	}
 }
+
+// TestProgressBarRedrawsOnTimeBudget runs Fit (1 epoch) and Test with n
+// batches in each of training, validation and test, counting the writes to
+// the terminal: with a clock that stands still, the bars are drawn only when
+// they open and in their final state, so the count does not grow with n
+// (a redraw per batch would add one write per batch at least); with a clock
+// that moves 1 s per reading, every batch redraws.
+func TestProgressBarRedrawsOnTimeBudget(t *testing.T) {
+	writes := func(t *testing.T, n int, tick time.Duration) (int, string) {
+		var out countingBuffer
+		pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock := time.Unix(0, 0)
+		callback.SetProgressBarClock(pb, func() time.Time { clock = clock.Add(tick); return clock })
+		loader := func(seed uint64) *data.DataLoader {
+			return &data.DataLoader{Dataset: regression(n, seed), BatchSize: 1}
+		}
+		dm := volt.Loaders{Train: loader(1), Val: []data.Loader{loader(2)}, Test: []data.Loader{loader(3)}}
+		tr, err := fit(t, quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0), DisableModelSummary: true}), &boring{}, dm, pb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Test(t.Context(), &boring{}, dm); err != nil {
+			t.Fatal(err)
+		}
+		return out.writes, out.String()
+	}
+	const few, many = 4, 40
+	tests := []struct {
+		name        string
+		tick        time.Duration
+		minExtra    int // least writes that many batches add to few batches
+		maxExtra    int // most writes that many batches add to few batches
+		finalStates []string
+	}{
+		{"clock stands still", 0, 0, 0, []string{"(40/40", "Testing"}},
+		{"clock moves 1s per reading", time.Second, 3 * (many - few), 1 << 30, []string{"(40/40", "Testing"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nFew, _ := writes(t, few, tc.tick)
+			nMany, out := writes(t, many, tc.tick)
+			if extra := nMany - nFew; extra < tc.minExtra || extra > tc.maxExtra {
+				t.Errorf("%d batches each: %d writes, %d batches each: %d writes; want %d more to %d more",
+					many, nMany, few, nFew, tc.minExtra, tc.maxExtra)
+			}
+			for _, w := range tc.finalStates {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks the final state %q:\n%q", w, out)
+				}
+			}
+		})
+	}
+}
+
+// countingBuffer keeps what it is written and counts the writes (it has
+// only Write, so every write goes through it).
+type countingBuffer struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (b *countingBuffer) Write(p []byte) (int, error) {
+	b.writes++
+	return b.buf.Write(p)
+}
+
+func (b *countingBuffer) String() string { return b.buf.String() }

@@ -4,6 +4,10 @@
 //
 //	GOEXPERIMENT=simd go run ./examples/mnist -epochs 3
 //
+// -timing prints, last on stderr, a line of timings that bench/mnist_e2e.sh
+// reads: from the process start to the end of the first training step, the
+// median training step and the wall time.
+//
 // Progress goes to stderr through callback.ProgressBar: bars on a terminal
 // (an epoch's training bar with a validation bar below it, then a test bar),
 // plain lines elsewhere (one per epoch, and one every -progress-every
@@ -20,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
@@ -47,13 +52,26 @@ func run(args []string, out, errOut io.Writer) error {
 	maxSteps := flags.Int64("max-steps", 0, "stop after this many optimization steps (0: no limit)")
 	valEvery := flags.Int("val-every", 0, "validate every n training batches (0: after each epoch)")
 	progress := flags.Bool("progress", true, "show progress on stderr (bars on a terminal, plain lines elsewhere)")
-	refresh := flags.Int("refresh-rate", 10, "redraw the progress bars every n batches")
+	refresh := flags.Duration("refresh", callback.DefaultRefreshInterval, "least time between two redraws of a progress bar")
 	every := flags.Int("progress-every", 0, "when stderr is not a terminal, also write a line every n steps (0: epoch lines only)")
+	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	timing := flags.Bool("timing", false, "print to stderr, at the end, the time from the process start to the first training step, the median step time and the wall time")
 	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	volt.SeedEverything(*seed)
 	train, test, err := mnist.Load()
 	if err != nil {
@@ -70,13 +88,18 @@ func run(args []string, out, errOut io.Writer) error {
 
 	var callbacks []volt.Callback
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut, RefreshRate: *refresh, Every: *every})
+		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut, RefreshInterval: *refresh, Every: *every})
 		if err != nil {
 			return err
 		}
 		callbacks = append(callbacks, bar)
 	} else {
 		callbacks = append(callbacks, epochPrinter{out})
+	}
+	var clock *stepClock
+	if *timing {
+		clock = &stepClock{}
+		callbacks = append(callbacks, clock)
 	}
 	var valInterval volt.ValInterval
 	if *valEvery > 0 {
@@ -106,6 +129,9 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
 	fmt.Fprintf(out, "test_acc=%.4f\n", results[0]["test_acc"])
+	if clock != nil {
+		clock.report(errOut)
+	}
 	return nil
 }
 

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Whole-process benchmark of the MNIST example against a raw GoMLX loop.
+#
+# Runs, RUNS times each (default 3), alternating:
+#   volt: examples/mnist -epochs 1 -timing, all defaults on (2 loader
+#         workers, validation after the epoch and the sanity check, CSV
+#         logger, checkpointing, model summary, progress bar), stderr on a
+#         pseudo-terminal (script -qfc), so the bars are drawn as a user sees them;
+#   raw:  bench/cmd/rawmnist, the same MLP, data, order, validation and test
+#         with GoMLX alone, on a pseudo-terminal too.
+# and prints, per program, the median over the runs of: wall time, time from
+# the process start to the end of the first training step, steady step time
+# (median time between two consecutive training steps), CPU time (user +
+# system) and peak RSS; then volt's
+# step overhead against the raw loop: steady step difference, and whole-
+# process difference per training step ((wall volt - wall raw) / steps).
+#
+#   GOTOOLCHAIN=auto GOEXPERIMENT=simd bench/mnist_e2e.sh        # from the repository root
+#   RUNS=5 bench/mnist_e2e.sh
+#
+# Needs script (util-linux) and /usr/bin/time (GNU time).
+set -euo pipefail
+export GOEXPERIMENT="${GOEXPERIMENT:-simd}"
+runs="${RUNS:-3}"
+for tool in script /usr/bin/time; do
+	command -v "$tool" >/dev/null || { echo "mnist_e2e.sh: $tool is needed" >&2; exit 2; }
+done
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+go build -o "$tmp/mnist" ./examples/mnist
+go build -o "$tmp/rawmnist" ./bench/cmd/rawmnist
+
+# measure NAME RUN CMD...: runs CMD on a pseudo-terminal under GNU time and
+# appends "wall first step rss steps acc" to $tmp/NAME.
+measure() {
+	local name="$1" run="$2"
+	shift 2
+	local out="$tmp/$name.$run.tty" tm="$tmp/$name.$run.time"
+	script -qfec "/usr/bin/time -v -o $tm $*" "$out" >/dev/null </dev/null
+	local timing rss cpu acc
+	timing="$(tr -d '\r' <"$out" | grep -o 'timing: .*' | tail -1)"
+	rss="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tm")"
+	cpu="$(awk -F': ' '/(User|System) time \(seconds\)/ {s += $2} END {print s}' "$tm")"
+	acc="$(tr -d '\r' <"$out" | grep -o 'test_acc=[0-9.]*' | tail -1 | cut -d= -f2)"
+	[[ -n "$timing" && -n "$rss" && -n "$acc" ]] || { echo "mnist_e2e.sh: $name run $run failed:" >&2; tail -c 2000 "$out" >&2; exit 1; }
+	# timing: first_step_s=F step_us=S steps=N wall_s=W
+	echo "$timing" | awk -v rss="$rss" -v acc="$acc" -v cpu="$cpu" '{
+		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+		print v["wall_s"], v["first_step_s"], v["step_us"], rss, v["steps"], acc, cpu
+	}' >>"$tmp/$name"
+	echo "$name run $run: wall ${timing##*wall_s=} s, test_acc $acc" >&2
+}
+
+for run in $(seq "$runs"); do
+	if ((run % 2)); then
+		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root"
+		measure raw "$run" "$tmp/rawmnist"
+	else
+		measure raw "$run" "$tmp/rawmnist"
+		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root"
+	fi
+done
+
+# median COLUMN FILE
+median() { cut -d' ' -f"$1" "$2" | sort -g | awk '{a[NR] = $1} END {print (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2}'; }
+
+printf '%-5s %8s %8s %14s %12s %10s %9s\n' program wall_s cpu_s first_step_s step_us rss_MiB test_acc
+for name in volt raw; do
+	printf '%-5s %8.2f %8.2f %14.2f %12.1f %10.1f %9s\n' "$name" "$(median 1 "$tmp/$name")" "$(median 7 "$tmp/$name")" \
+		"$(median 2 "$tmp/$name")" \
+		"$(median 3 "$tmp/$name")" "$(awk -v k="$(median 4 "$tmp/$name")" 'BEGIN {print k / 1024}')" "$(median 6 "$tmp/$name")"
+done
+steps="$(median 5 "$tmp/raw")"
+awk -v vs="$(median 3 "$tmp/volt")" -v rs="$(median 3 "$tmp/raw")" -v vw="$(median 1 "$tmp/volt")" \
+	-v rw="$(median 1 "$tmp/raw")" -v vc="$(median 7 "$tmp/volt")" -v rc="$(median 7 "$tmp/raw")" -v n="$steps" 'BEGIN {
+	printf "steady step overhead: %.1f us/step (%.2f%% of the raw step)\n", vs - rs, 100 * (vs - rs) / rs
+	printf "whole-process overhead: %.1f us per training step ((wall volt - wall raw) / %d steps; %.2f%% of the raw step)\n", 1e6 * (vw - rw) / (n + 1), n + 1, 100 * 1e6 * (vw - rw) / (n + 1) / rs
+	printf "whole-process CPU overhead: %.1f us per training step ((cpu volt - cpu raw) / %d steps)\n", 1e6 * (vc - rc) / (n + 1), n + 1
+}'
