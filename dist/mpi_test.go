@@ -94,7 +94,7 @@ func TestMPI(t *testing.T) {
 }
 
 // checkFailed checks that a job with a failing rank exited non-zero, on its
-// own, within 10 s.
+// own, within 30 s (about 3 s on an idle machine; the bound catches a hang).
 func checkFailed(t *testing.T, res mpitest.Result) {
 	t.Helper()
 	if res.TimedOut {
@@ -103,8 +103,8 @@ func checkFailed(t *testing.T, res mpitest.Result) {
 	if res.Err == nil {
 		t.Errorf("mpirun exited 0 although rank 1 failed\n%s%s", res.Stdout, res.Stderr)
 	}
-	if res.Elapsed > 10*time.Second {
-		t.Errorf("the job took %s to end after a failure, want < 10 s", res.Elapsed)
+	if res.Elapsed > 30*time.Second { // a hang, not a slow machine: ~3 s here when idle
+		t.Errorf("the job took %s to end after a failure, want < 30 s", res.Elapsed)
 	}
 	t.Logf("job ended %s after launch", res.Elapsed.Round(time.Millisecond))
 }
