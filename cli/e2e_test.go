@@ -97,6 +97,13 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("test with the checkpoint printed %q, without %q; want a test_loss that differs", trained, untrained)
 	}
 
+	// predict writes the predictions through a callback named on the command line.
+	_, stderr, code := runProgram(t, dir, "predict", "--config", config, "--ckpt-path", ckpt, "--trainer.disable_loggers",
+		"--trainer.callbacks={prediction_writer: {dir: preds, write_interval: epoch}}")
+	if written, _ := filepath.Glob(filepath.Join(dir, "preds", "*")); code != 0 || len(written) == 0 {
+		t.Errorf("predict: exit status %d, files %v, stderr:\n%s", code, written, stderr)
+	}
+
 	// config.yaml re-run as is: the same config and the same training.
 	mustRun(t, dir, "fit", "--config", config)
 	run1 := filepath.Join(dir, "volt_logs", "version_1")
@@ -114,7 +121,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// A mistake: exit status 2 and the message on stderr.
-	_, stderr, code := runProgram(t, dir, "fit", "--config", "x.yaml", "--trainer.max_epoch=3")
+	_, stderr, code = runProgram(t, dir, "fit", "--config", "x.yaml", "--trainer.max_epoch=3")
 	if want := "unknown flag; did you mean --trainer.max_epochs?"; code != 2 || !strings.Contains(stderr, want) {
 		t.Errorf("bad flag: exit status %d, stderr %q; want 2 and %q", code, stderr, want)
 	}
