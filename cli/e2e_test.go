@@ -67,7 +67,10 @@ func TestEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "x.yaml"), []byte(x), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustRun(t, dir, "fit", "--trainer.max_epochs=2", "--config", "x.yaml")
+	_, stderr, code := runProgram(t, dir, "fit", "--trainer.max_epochs=2", "--config", "x.yaml")
+	if code != 0 {
+		t.Fatalf("fit: exit status %d\nstderr:\n%s", code, stderr)
+	}
 
 	// The saved config has the flag's max_epochs and the file's values.
 	run0 := filepath.Join(dir, "volt_logs", "version_0")
@@ -83,6 +86,11 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("no checkpoint after fit: %v", err)
 	}
 	config := filepath.Join("volt_logs", "version_0", ConfigFileName)
+	for _, path := range []string{ckpt, config} {
+		if !strings.Contains(stderr, " "+path+" (") {
+			t.Errorf("fit did not say where %s is:\n%s", path, stderr)
+		}
+	}
 
 	// Validating the checkpoint gives the last val_loss that fit logged.
 	out := mustRun(t, dir, "validate", "--config", config, "--ckpt-path", ckpt, "--trainer.disable_loggers")
@@ -95,6 +103,13 @@ func TestEndToEnd(t *testing.T) {
 	untrained := mustRun(t, dir, "test", "--config", config, "--trainer.disable_loggers")
 	if !strings.HasPrefix(trained, "test_loss=") || trained == untrained {
 		t.Errorf("test with the checkpoint printed %q, without %q; want a test_loss that differs", trained, untrained)
+	}
+
+	// predict writes the predictions through a callback named on the command line.
+	_, stderr, code = runProgram(t, dir, "predict", "--config", config, "--ckpt-path", ckpt, "--trainer.disable_loggers",
+		"--trainer.callbacks={prediction_writer: {dir: preds, write_interval: epoch}}")
+	if written, _ := filepath.Glob(filepath.Join(dir, "preds", "*")); code != 0 || len(written) == 0 {
+		t.Errorf("predict: exit status %d, files %v, stderr:\n%s", code, written, stderr)
 	}
 
 	// config.yaml re-run as is: the same config and the same training.
@@ -114,7 +129,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// A mistake: exit status 2 and the message on stderr.
-	_, stderr, code := runProgram(t, dir, "fit", "--config", "x.yaml", "--trainer.max_epoch=3")
+	_, stderr, code = runProgram(t, dir, "fit", "--config", "x.yaml", "--trainer.max_epoch=3")
 	if want := "unknown flag; did you mean --trainer.max_epochs?"; code != 2 || !strings.Contains(stderr, want) {
 		t.Errorf("bad flag: exit status %d, stderr %q; want 2 and %q", code, stderr, want)
 	}

@@ -163,8 +163,9 @@ func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *setting
 	if err != nil {
 		return err
 	}
+	savedConfig := ""
 	if hasLogDir(t.Loggers()) {
-		if _, err := s.saveConfig(t.LogDir(), st.program); err != nil {
+		if savedConfig, err = s.saveConfig(t.LogDir(), st.program); err != nil {
 			return err
 		}
 	}
@@ -174,7 +175,14 @@ func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *setting
 	}
 	switch cmd {
 	case cmdFit:
-		return t.Fit(ctx, m, dm, opts...)
+		err := t.Fit(ctx, m, dm, opts...)
+		if ckpt := t.LastCheckpoint(); ckpt != "" {
+			fmt.Fprintf(st.stderr, "%s: last checkpoint %s (resume or evaluate it with --ckpt-path)\n", st.program, ckpt)
+		}
+		if savedConfig != "" {
+			fmt.Fprintf(st.stderr, "%s: config saved as %s (run it again with --config)\n", st.program, savedConfig)
+		}
+		return err
 	case cmdValidate, cmdTest:
 		run := t.Validate
 		if cmd == cmdTest {
