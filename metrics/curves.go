@@ -16,12 +16,15 @@ type CurveMetric struct {
 	curveState
 	name    string
 	average Average
-	compute func(m *CurveMetric, classes []classCurve) Value
+	compute func(m *CurveMetric, classes []classCurve, single bool) Value
 }
 
 // Compute implements Metric.
 func (m *CurveMetric) Compute(state []*tensors.Tensor) (Value, error) {
-	return m.compute(m, m.perClass(state)), nil
+	if m.average == Micro && m.task.Kind == MultilabelTask {
+		return m.compute(m, []classCurve{m.micro(state)}, true), nil
+	}
+	return m.compute(m, m.perClass(state), m.task.Kind == BinaryTask), nil
 }
 
 // String names the metric and its configuration.
@@ -30,7 +33,7 @@ func (m *CurveMetric) String() string {
 }
 
 func newCurveMetric(name string, task Task, avg Average, thresholds []float64,
-	compute func(m *CurveMetric, classes []classCurve) Value) (*CurveMetric, error) {
+	compute func(m *CurveMetric, classes []classCurve, single bool) Value) (*CurveMetric, error) {
 	s, err := newCurveState(name, task, thresholds)
 	if err != nil {
 		return nil, err
@@ -47,7 +50,7 @@ func newCurveMetric(name string, task Task, avg Average, thresholds []float64,
 // NewROC returns torchmetrics' ROC: one curve per class (X false positive
 // rate, Y true positive rate).
 func NewROC(task Task, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("ROC", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("ROC", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve, _ bool) Value {
 		var v Value
 		for _, cc := range classes {
 			v.Curves = append(v.Curves, cc.roc(m.binned()))
@@ -59,7 +62,7 @@ func NewROC(task Task, thresholds []float64) (*CurveMetric, error) {
 // NewPrecisionRecallCurve returns torchmetrics' PrecisionRecallCurve: one
 // curve per class (X precision, Y recall).
 func NewPrecisionRecallCurve(task Task, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("PrecisionRecallCurve", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("PrecisionRecallCurve", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve, _ bool) Value {
 		var v Value
 		for _, cc := range classes {
 			v.Curves = append(v.Curves, cc.pr(m.binned()))
@@ -72,13 +75,13 @@ func NewPrecisionRecallCurve(task Task, thresholds []float64) (*CurveMetric, err
 // (multiclass: one-vs-rest per class, averaged as avg says; classes without
 // positives score 0 in the exact form, as torchmetrics' do).
 func NewAUROC(task Task, avg Average, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("AUROC", task, avg, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("AUROC", task, avg, thresholds, func(m *CurveMetric, classes []classCurve, single bool) Value {
 		scores, support := make([]float64, len(classes)), make([]float64, len(classes))
 		for i, cc := range classes {
 			c := cc.roc(m.binned())
 			scores[i], support[i] = trapezoid(c.X, c.Y), cc.support
 		}
-		if m.task.Kind == BinaryTask {
+		if single {
 			return scalar(scores[0])
 		}
 		return reduceClassScores(m.average, scores, support)
@@ -89,12 +92,12 @@ func NewAUROC(task Task, avg Average, thresholds []float64) (*CurveMetric, error
 // step-wise area under the precision-recall curve (classes without
 // positives are NaN and left out of the average).
 func NewAveragePrecision(task Task, avg Average, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("AveragePrecision", task, avg, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("AveragePrecision", task, avg, thresholds, func(m *CurveMetric, classes []classCurve, single bool) Value {
 		scores, support := make([]float64, len(classes)), make([]float64, len(classes))
 		for i, cc := range classes {
 			scores[i], support[i] = averagePrecision(cc.pr(m.binned())), cc.support
 		}
-		if m.task.Kind == BinaryTask {
+		if single {
 			return scalar(scores[0])
 		}
 		return reduceClassScores(m.average, scores, support)

@@ -24,7 +24,6 @@ func TestConstructorErrors(t *testing.T) {
 		{"top-k for binary", func() error { _, err := NewRecall(Binary().WithTopK(2), Macro); return err }, "top-k is for multiclass"},
 		{"unknown average", func() error { _, err := NewSpecificity(Multiclass(3), Average(9)); return err }, "Average = 9"},
 		{"beta zero", func() error { _, err := NewFBeta(Binary(), 0, Macro); return err }, "beta = 0"},
-		{"multilabel AUROC", func() error { _, err := NewAUROC(Multilabel(3), Macro, nil); return err }, "multilabel"},
 		{"one threshold", func() error { _, err := NewROC(Binary(), []float64{0.5}); return err }, "1 thresholds"},
 		{"threshold outside [0, 1]", func() error { _, err := NewROC(Binary(), []float64{0, 2}); return err }, "thresholds[1] = 2"},
 		{"micro multiclass AUROC", func() error { _, err := NewAUROC(Multiclass(3), Micro, nil); return err }, "Micro"},
