@@ -46,6 +46,30 @@ func NewState(u Updater) (*State, error) {
 	return s, nil
 }
 
+// NewStateFrom returns the state of u holding values, one tensor per state in
+// States order (ReduceCat states: their rows), e.g. the outputs of
+// Bound.BatchState.
+func NewStateFrom(u Updater, values []*tensors.Tensor) (*State, error) {
+	s, err := NewState(u)
+	if err != nil {
+		return nil, err
+	}
+	if len(values) != len(s.specs) {
+		return nil, fmt.Errorf("NewStateFrom: %d tensors for %d states", len(values), len(s.specs))
+	}
+	for i, v := range values {
+		if s.specs[i].Reduce == ReduceCat {
+			err = s.Append(i, v)
+		} else {
+			err = s.Set(i, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("NewStateFrom: %w", err)
+		}
+	}
+	return s, nil
+}
+
 func validateSpec(spec StateSpec) error {
 	if spec.Name == "" {
 		return fmt.Errorf("StateSpec.Name is empty")
