@@ -173,6 +173,7 @@ func checkTensor(spec StateSpec, t *tensors.Tensor, rows bool) error {
 
 func (c *catRows) append(values []float64) {
 	rowSize := c.spec.Size()
+	c.rows += len(values) / rowSize
 	for len(values) > 0 {
 		if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == ChunkRows*rowSize {
 			c.chunks = append(c.chunks, make([]float64, 0, ChunkRows*rowSize))
@@ -181,10 +182,6 @@ func (c *catRows) append(values []float64) {
 		n := min(len(values), cap(*last)-len(*last))
 		*last = append(*last, values[:n]...)
 		values = values[n:]
-	}
-	c.rows = 0
-	for _, ch := range c.chunks {
-		c.rows += len(ch) / max(rowSize, 1)
 	}
 }
 
