@@ -19,7 +19,9 @@
 //     as plain tensors (float64 maths, exact for the sort-based curves and
 //     free of another compiled graph). Reset re-initialises the state;
 //     State.Checkpoint and State.Restore give it to checkpoints as tensors by
-//     name; State.Merge is the data-parallel reduction done on the host.
+//     name; State.Merge is the data-parallel reduction done on the host, and
+//     State.Pack / State.Unpack lay the fixed-size states out as one buffer
+//     per (reduction, dtype) for one all-reduce call each across processes.
 //
 // Metrics: MeanMetric, SumMetric, MaxMetric, MinMetric, CatMetric;
 // MeanSquaredError (RMSE with Root), MeanAbsoluteError, R2Score,
