@@ -16,7 +16,8 @@ var lifecycleCases = []string{"mc_f1_macro", "r2_raw_2d", "max", "binary_auroc_e
 
 // TestCheckpointResume stops after two batches, saves the state by name,
 // restores it into a freshly bound metric (a resumed process), feeds the
-// remaining batches and checks torchmetrics' value for all of them.
+// remaining batches and checks torchmetrics' value for all of them and a
+// state bitwise equal to the uninterrupted run's.
 func TestCheckpointResume(t *testing.T) {
 	cases, metrics := loadGoldens(t), goldenMetrics()
 	for _, name := range lifecycleCases {
@@ -56,6 +57,12 @@ func TestCheckpointResume(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkValue(t, got, c)
+			straight := runBatches(t, m, c.Batches, gm.noTarget)
+			for i, spec := range m.States() {
+				if a, b := flatFloat64(s.Tensors()[i]), flatFloat64(straight.Tensors()[i]); !equalFloats(a, b) {
+					t.Errorf("state %q resumed %v, uninterrupted %v: not bitwise equal", spec.Name, a, b)
+				}
+			}
 		})
 	}
 }
