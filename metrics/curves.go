@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -102,4 +103,37 @@ func NewAveragePrecision(task Task, avg Average, thresholds []float64) (*CurveMe
 		}
 		return reduceClassScores(m.average, scores, support)
 	})
+}
+
+// NewPartialAUROC returns torchmetrics' binary AUROC with max_fpr: the area
+// under the ROC curve up to false positive rate maxFPR (in (0, 1]),
+// McClish-standardised so that 0.5 is chance and 1 is perfect.
+func NewPartialAUROC(task Task, maxFPR float64, thresholds []float64) (*CurveMetric, error) {
+	if task.Kind != BinaryTask {
+		return nil, fmt.Errorf("PartialAUROC: Task.Kind %s, want binary (torchmetrics' max_fpr is binary only)", task.Kind)
+	}
+	if !(maxFPR > 0 && maxFPR <= 1) {
+		return nil, fmt.Errorf("PartialAUROC: maxFPR = %v, want a value in (0, 1]", maxFPR)
+	}
+	return newCurveMetric("PartialAUROC", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve, _ bool) Value {
+		return scalar(partialAUC(classes[0].roc(m.binned()), maxFPR))
+	})
+}
+
+// partialAUC is torchmetrics' _binary_auroc_compute with max_fpr.
+func partialAUC(c Curve, maxFPR float64) float64 {
+	fpr, tpr := c.X, c.Y
+	if maxFPR == 1 || sum(fpr) == 0 || sum(tpr) == 0 {
+		return trapezoid(fpr, tpr)
+	}
+	stop := 0 // number of points with fpr <= maxFPR (torch.bucketize, right=True)
+	for stop < len(fpr) && fpr[stop] <= maxFPR {
+		stop++
+	}
+	weight := (maxFPR - fpr[stop-1]) / (fpr[stop] - fpr[stop-1])
+	interpolated := tpr[stop-1] + weight*(tpr[stop]-tpr[stop-1])
+	x := append(slices.Clone(fpr[:stop]), maxFPR)
+	y := append(slices.Clone(tpr[:stop]), interpolated)
+	minArea := 0.5 * maxFPR * maxFPR
+	return 0.5 * (1 + (trapezoid(x, y)-minArea)/(maxFPR-minArea))
 }

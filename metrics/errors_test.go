@@ -29,6 +29,8 @@ func TestConstructorErrors(t *testing.T) {
 		{"micro multiclass AUROC", func() error { _, err := NewAUROC(Multiclass(3), Micro, nil); return err }, "Micro"},
 		{"top-k confusion matrix", func() error { _, err := NewConfusionMatrix(Multiclass(3).WithTopK(2), NoNormalize); return err }, "TopK = 2"},
 		{"unknown normalize", func() error { _, err := NewConfusionMatrix(Binary(), Normalize(7)); return err }, "normalize = 7"},
+		{"multiclass max_fpr", func() error { _, err := NewPartialAUROC(Multiclass(3), 0.5, nil); return err }, "want binary"},
+		{"max_fpr zero", func() error { _, err := NewPartialAUROC(Binary(), 0, nil); return err }, "maxFPR = 0"},
 		{"zero bins", func() error { _, err := NewCalibrationError(Binary(), 0, NormL1); return err }, "bins = 0"},
 		{"multilabel calibration", func() error { _, err := NewCalibrationError(Multilabel(3), 10, NormL1); return err }, "multilabel"},
 	}

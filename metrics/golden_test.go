@@ -126,6 +126,8 @@ func goldenMetrics() map[string]goldenMetric {
 		m["ml_pr_curve_"+th.tag] = goldenMetric{build: as(NewPrecisionRecallCurve(ml, t))}
 		m["ml_auroc_ignore_"+th.tag] = goldenMetric{build: as(NewAUROC(ml.WithIgnoreIndex(-1), Macro, t))}
 		m["ml_auroc_logit_"+th.tag] = goldenMetric{build: as(NewAUROC(ml, Macro, t))}
+		m["binary_auroc_max_fpr_"+th.tag] = goldenMetric{build: as(NewPartialAUROC(Binary(), 0.3, t))}
+		m["binary_auroc_max_fpr_logit_"+th.tag] = goldenMetric{build: as(NewPartialAUROC(Binary(), 0.55, t))}
 		m["mc_auroc_prob_"+th.tag] = goldenMetric{build: as(NewAUROC(Multiclass(nc), Macro, t))}
 		m["mc_roc_"+th.tag] = goldenMetric{build: as(NewROC(Multiclass(nc), t))}
 		m["mc_pr_curve_"+th.tag] = goldenMetric{build: as(NewPrecisionRecallCurve(Multiclass(nc), t))}

@@ -215,6 +215,9 @@ for th, tag in [(None, "exact"), (11, "binned")]:
     case(f"ml_auroc_logit_{tag}", "multilabel_logit", lambda th=th: C.MultilabelAUROC(NC, thresholds=th))
 case("ml_auroc_ignored_logit_binned", "multilabel_prob", lambda: C.MultilabelAUROC(NC, thresholds=11, ignore_index=-1), ignore=-1, ignored_logit=True)
 case("binary_auroc_ignored_logit_binned", "binary_prob", lambda: C.BinaryAUROC(thresholds=11, ignore_index=-1), ignore=-1, ignored_logit=True)
+for th, tag in [(None, "exact"), (11, "binned")]:
+    case(f"binary_auroc_max_fpr_{tag}", "binary_prob", lambda th=th: C.BinaryAUROC(max_fpr=0.3, thresholds=th))
+    case(f"binary_auroc_max_fpr_logit_{tag}", "binary_logit", lambda th=th: C.BinaryAUROC(max_fpr=0.55, thresholds=th))
 case("binary_auroc_thresholds_list", "binary_prob", lambda: C.BinaryAUROC(thresholds=[0.0, 0.2, 0.45, 0.7, 1.0]))
 
 # calibration
