@@ -72,6 +72,8 @@ func goldenMetrics() map[string]goldenMetric {
 		"ml_confmat_ignore":                 {build: as(NewConfusionMatrix(Multilabel(nc).WithIgnoreIndex(-1), NoNormalize))},
 		"ml_auroc_ignored_logit_binned":     {build: as(NewAUROC(Multilabel(nc).WithIgnoreIndex(-1), Macro, Linspace(11)))},
 		"binary_auroc_ignored_logit_binned": {build: as(NewAUROC(Binary().WithIgnoreIndex(-1), Macro, Linspace(11)))},
+		"binary_auroc_max_fpr_0.1_binned":   {build: as(NewPartialAUROC(Binary(), 0.1, Linspace(11)))},
+		"binary_auroc_max_fpr_0.8_binned":   {build: as(NewPartialAUROC(Binary(), 0.8, Linspace(11)))},
 		"mc_calibration_ignore":             {build: as(NewCalibrationError(Multiclass(nc).WithIgnoreIndex(-100), 15, NormL1))},
 	}
 	for _, kind := range []string{"binary_prob", "binary_logit"} {

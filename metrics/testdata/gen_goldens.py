@@ -218,6 +218,8 @@ case("binary_auroc_ignored_logit_binned", "binary_prob", lambda: C.BinaryAUROC(t
 for th, tag in [(None, "exact"), (11, "binned")]:
     case(f"binary_auroc_max_fpr_{tag}", "binary_prob", lambda th=th: C.BinaryAUROC(max_fpr=0.3, thresholds=th))
     case(f"binary_auroc_max_fpr_logit_{tag}", "binary_logit", lambda th=th: C.BinaryAUROC(max_fpr=0.55, thresholds=th))
+for f in [0.1, 0.8]:
+    case(f"binary_auroc_max_fpr_{f}_binned", "binary_prob", lambda f=f: C.BinaryAUROC(max_fpr=f, thresholds=11))
 case("binary_auroc_thresholds_list", "binary_prob", lambda: C.BinaryAUROC(thresholds=[0.0, 0.2, 0.45, 0.7, 1.0]))
 
 # calibration
