@@ -30,7 +30,8 @@
 // NoAverage: NewAccuracy, NewPrecision, NewRecall, NewF1, NewFBeta,
 // NewSpecificity, NewConfusionMatrix, NewAUROC, NewAveragePrecision, NewROC,
 // NewPrecisionRecallCurve (exact, or binned with thresholds such as
-// Linspace(100)); NewCalibrationError for binary and multiclass tasks.
+// Linspace(100)); NewPartialAUROC (max_fpr) for binary tasks;
+// NewCalibrationError for binary and multiclass tasks.
 // Every one is checked against torchmetrics 1.2.1 (testdata/gen_goldens.py).
 //
 // A Collection updates several metrics of the same inputs and shares work:
