@@ -79,6 +79,29 @@ func (b *Bound) Update(preds, target *graph.Node) []*graph.Node {
 	return rows
 }
 
+// BatchState returns, inside preds' graph, the state of this batch alone
+// (every state, in States order: fixed-size states folded into their initial
+// value, ReduceCat rows as they are), leaving the variables alone: the step
+// value of a metric logged per step (Lightning's on_step) is the metric's
+// Compute of these tensors, after NewStateFrom. The engine makes them outputs
+// only on the steps that log.
+func (b *Bound) BatchState(preds, target *graph.Node) []*graph.Node {
+	g := preds.Graph()
+	initial := make([]*graph.Node, len(b.specs))
+	for i, spec := range b.specs {
+		if spec.Reduce != ReduceCat {
+			initial[i] = graph.ConstTensor(g, InitialTensor(spec))
+		}
+	}
+	out := b.updater.Update(initial, preds, target)
+	for i, spec := range b.specs {
+		if spec.Reduce != ReduceCat {
+			out[i] = graph.ConvertDType(out[i], spec.DType)
+		}
+	}
+	return out
+}
+
 // AppendRows adds the step's ReduceCat rows (the tensors of the nodes Update
 // returned, in the same order) to the host state.
 func (b *Bound) AppendRows(rows []*tensors.Tensor) error {

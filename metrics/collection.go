@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -27,6 +28,7 @@ type Collection struct {
 // collectionGroup is one state shared by one or more metrics.
 type collectionGroup struct {
 	updater Updater
+	first   int // index of the first metric that uses it
 	offset  int // index of its first state in the collection's States
 	specs   []StateSpec
 }
@@ -48,6 +50,10 @@ func NewCollection(metrics ...Named) (*Collection, error) {
 		seen[nm.Name] = true
 		if shared, ok := nm.Metric.(Shared); ok {
 			if g, found := byKey[shared.StateKey()]; found {
+				if !sameSpecs(nm.Metric.States(), c.named[c.groups[g].first].Metric.States()) {
+					return nil, fmt.Errorf("NewCollection: %q and %q have StateKey %q but different states",
+						nm.Name, c.named[c.groups[g].first].Name, shared.StateKey())
+				}
 				c.groupOf = append(c.groupOf, g)
 				continue
 			}
@@ -60,7 +66,7 @@ func NewCollection(metrics ...Named) (*Collection, error) {
 			prefixed[i] = s
 		}
 		c.groupOf = append(c.groupOf, len(c.groups))
-		c.groups = append(c.groups, collectionGroup{updater: nm.Metric, offset: offset, specs: prefixed})
+		c.groups = append(c.groups, collectionGroup{updater: nm.Metric, first: len(c.groupOf) - 1, offset: offset, specs: prefixed})
 		offset += len(specs)
 	}
 	return c, nil
@@ -106,4 +112,18 @@ func (c *Collection) Compute(state []*tensors.Tensor) (map[string]Value, error) 
 		out[nm.Name] = v
 	}
 	return out, nil
+}
+
+// sameSpecs reports whether a and b declare the same states.
+func sameSpecs(a, b []StateSpec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].DType != b[i].DType || a[i].Init != b[i].Init ||
+			a[i].Reduce != b[i].Reduce || !slices.Equal(a[i].Dims, b[i].Dims) {
+			return false
+		}
+	}
+	return true
 }

@@ -105,6 +105,7 @@ func TestNewCollectionErrors(t *testing.T) {
 		{"empty name", []Named{{"", SumMetric{}}}},
 		{"nil metric", []Named{{"sum", nil}}},
 		{"repeated name", []Named{{"m", SumMetric{}}, {"m", MaxMetric{}}}},
+		{"one key, two states", []Named{{"a", keyed{SumMetric{}}}, {"b", keyed{MaxMetric{}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,3 +115,8 @@ func TestNewCollectionErrors(t *testing.T) {
 		})
 	}
 }
+
+// keyed gives a metric a fixed StateKey, whatever its states.
+type keyed struct{ Metric }
+
+func (keyed) StateKey() string { return "same" }

@@ -24,13 +24,14 @@ func Linspace(n int) []float64 {
 }
 
 // curveState is the state of the curve metrics (ROC, precision-recall curve,
-// AUROC, average precision) of binary and multiclass tasks.
+// AUROC, average precision).
 //
 // Exact (thresholds nil): every score and label, as ReduceCat states: each
-// step copies the batch's scores ([N, C] float64; C = 1 for binary) and labels
-// ([N] int64) to the host, where they are kept in chunks of ChunkRows rows
-// until Compute sorts them. Memory grows with the epoch: use thresholds for
-// large evaluation sets.
+// step copies the batch's scores ([N, C] float64; C = 1 for binary, the
+// classes or labels otherwise) and labels ([N] int64; [N, L] for multilabel)
+// to the host, where they are kept in chunks of ChunkRows rows until Compute
+// sorts them. Memory grows with the epoch: use thresholds for large
+// evaluation sets.
 //
 // Binned (thresholds given): an int64 [T, C, 2, 2] confusion matrix per
 // threshold (rows: target negative/positive, columns: score below/at or above
@@ -43,9 +44,6 @@ type curveState struct {
 func newCurveState(name string, task Task, thresholds []float64) (curveState, error) {
 	if err := task.Validate(); err != nil {
 		return curveState{}, fmt.Errorf("%s: %w", name, err)
-	}
-	if task.Kind == MultilabelTask {
-		return curveState{}, fmt.Errorf("%s: multilabel tasks are not supported yet (binary and multiclass are)", name)
 	}
 	if thresholds != nil {
 		if len(thresholds) < 2 {
@@ -69,9 +67,13 @@ func (s curveState) States() []StateSpec {
 	if s.binned() {
 		return []StateSpec{{Name: "confmat", DType: dtypes.Int64, Dims: []int{len(s.thresholds), c, 2, 2}, Reduce: ReduceSum}}
 	}
+	var targetDims []int
+	if s.task.Kind == MultilabelTask {
+		targetDims = []int{c}
+	}
 	return []StateSpec{
 		{Name: "preds", DType: dtypes.Float64, Dims: []int{c}, Reduce: ReduceCat},
-		{Name: "target", DType: dtypes.Int64, Reduce: ReduceCat},
+		{Name: "target", DType: dtypes.Int64, Dims: targetDims, Reduce: ReduceCat},
 	}
 }
 
@@ -87,20 +89,23 @@ func (s curveState) Update(state []*graph.Node, preds, target *graph.Node) []*gr
 	if !s.binned() {
 		return []*graph.Node{graph.ConvertDType(scores, dtypes.Float64), labels}
 	}
-	// positive: [N, C] targets positive for class c; counted: [N, 1] samples.
-	var positive *graph.Node
+	// positive and counted: [N, C], per sample and class (label).
 	c := s.task.NumClasses
-	if s.task.Kind == BinaryTask {
+	var positive, counted *graph.Node
+	if s.task.Kind == MulticlassTask {
+		positive = graph.OneHot(labels, c, dtypes.Bool)
+		counted = graph.BroadcastToShape(graph.InsertAxes(valid, -1), positive.Shape())
+	} else {
 		one := graph.Scalar(labels.Graph(), dtypes.Int64, 1)
 		zero := graph.ScalarZero(labels.Graph(), dtypes.Int64)
-		valid = graph.LogicalAnd(valid, graph.LogicalOr(graph.Equal(labels, one), graph.Equal(labels, zero)))
-		positive = graph.InsertAxes(graph.Equal(labels, one), -1)
-	} else {
-		positive = graph.OneHot(labels, c, dtypes.Bool)
+		counted = graph.LogicalAnd(valid, graph.LogicalOr(graph.Equal(labels, one), graph.Equal(labels, zero)))
+		positive = graph.Equal(labels, one)
+		if s.task.Kind == BinaryTask {
+			positive, counted = graph.InsertAxes(positive, -1), graph.InsertAxes(counted, -1)
+		}
 	}
-	counted := graph.InsertAxes(valid, -1)                       // [N, 1]
-	pos := graph.LogicalAnd(positive, counted)                   // [N, C]
-	neg := graph.LogicalAnd(graph.LogicalNot(positive), counted) // [N, C]
+	pos := graph.LogicalAnd(positive, counted)
+	neg := graph.LogicalAnd(graph.LogicalNot(positive), counted)
 	thr := graph.Reshape(graph.ConstAsDType(scores.Graph(), scores.DType(), s.thresholds), 1, 1, len(s.thresholds))
 	above := graph.GreaterOrEqual(graph.InsertAxes(scores, -1), thr) // [N, C, T]
 	// Counts of samples at or above each threshold; those below are the
@@ -120,20 +125,28 @@ func (s curveState) Update(state []*graph.Node, preds, target *graph.Node) []*gr
 }
 
 // scores returns the batch's scores [N, C] (sigmoid or softmax applied when
-// the counted ones are logits), labels [N] int64 and the counted samples [N].
+// they are logits, as torchmetrics decides it), labels ([N] int64, [N, L]
+// for multilabel) and which labels count (same shape).
 func (s curveState) scores(preds, target *graph.Node) (scores, labels, valid *graph.Node) {
 	if !preds.DType().IsFloat() {
 		panic(fmt.Sprintf("curve metrics: preds dtype %s, want float scores", preds.DType()))
 	}
-	if s.task.Kind == BinaryTask {
+	c := s.task.NumClasses
+	switch s.task.Kind {
+	case BinaryTask:
 		if !preds.Shape().EqualDimensions(target.Shape()) {
 			panic(fmt.Sprintf("curve metrics: preds shape %v and target shape %v differ", preds.Shape().Dimensions, target.Shape().Dimensions))
 		}
 		labels, valid = s.task.labels(graph.Reshape(target, -1))
-		p := sigmoidIfLogits(graph.Reshape(preds, -1), valid)
+		p := sigmoidIfLogits(graph.Reshape(preds, -1), valid) // among the counted scores
 		return graph.InsertAxes(p, -1), labels, valid
+	case MultilabelTask:
+		if preds.Rank() != 2 || preds.Shape().Dimensions[1] != c || !preds.Shape().EqualDimensions(target.Shape()) {
+			panic(fmt.Sprintf("curve metrics: preds shape %v and target shape %v, want both [N, %d]", preds.Shape().Dimensions, target.Shape().Dimensions, c))
+		}
+		labels, valid = s.task.labels(target)
+		return sigmoidIfLogits(preds, graph.OnesLike(valid)), labels, valid // among every score
 	}
-	c := s.task.NumClasses
 	checkRank("curve metrics", "target", target, 1)
 	n := target.Shape().Dimensions[0]
 	if preds.Rank() != 2 || preds.Shape().Dimensions[0] != n || preds.Shape().Dimensions[1] != c {
@@ -151,49 +164,83 @@ type classCurve struct {
 	support              float64
 }
 
-// perClass returns one classCurve per class (one for binary) from the state.
-func (s curveState) perClass(state []*tensors.Tensor) []classCurve {
+// binnedCurve returns class k's curve from the binned state ([T, C, 2, 2]),
+// or the curve of the counts summed over classes when k < 0.
+func (s curveState) binnedCurve(cm []float64, k int) classCurve {
 	c := s.task.NumClasses
-	out := make([]classCurve, c)
+	cc := classCurve{thresholds: s.thresholds}
+	for i := range s.thresholds {
+		var cell [4]float64
+		for j := range c {
+			if k < 0 || j == k {
+				for q := range cell {
+					cell[q] += cm[(i*c+j)*4+q]
+				}
+			}
+		}
+		cc.tns = append(cc.tns, cell[0])
+		cc.fps = append(cc.fps, cell[1])
+		cc.fns = append(cc.fns, cell[2])
+		cc.tps = append(cc.tps, cell[3])
+	}
+	cc.support = cc.fns[0] + cc.tps[0]
+	return cc
+}
+
+// exactColumn returns the scores of class (label) k and whether each sample
+// is positive for it, ignored samples (labels) left out.
+func (s curveState) exactColumn(scores []float64, labels []int64, k int) ([]float64, []bool) {
+	c := s.task.NumClasses
+	var col []float64
+	var isPos []bool
+	for i := range len(scores) / c {
+		label := labels[i]
+		if s.task.Kind == MultilabelTask {
+			label = labels[i*c+k]
+		}
+		if s.task.HasIgnoreIndex && label == int64(s.task.IgnoreIndex) {
+			continue
+		}
+		col = append(col, scores[i*c+k])
+		switch s.task.Kind {
+		case MulticlassTask:
+			isPos = append(isPos, label == int64(k))
+		default:
+			isPos = append(isPos, label == 1)
+		}
+	}
+	return col, isPos
+}
+
+// perClass returns one classCurve per class or label (one for binary).
+func (s curveState) perClass(state []*tensors.Tensor) []classCurve {
+	out := make([]classCurve, s.task.NumClasses)
 	if s.binned() {
-		cm := flatFloat64(state[0]) // [T, C, 2, 2]
-		t := len(s.thresholds)
-		for k := range c {
-			cc := classCurve{thresholds: s.thresholds}
-			for i := range t {
-				cell := cm[(i*c+k)*4:]
-				cc.tns = append(cc.tns, cell[0])
-				cc.fps = append(cc.fps, cell[1])
-				cc.fns = append(cc.fns, cell[2])
-				cc.tps = append(cc.tps, cell[3])
-			}
-			if t > 0 {
-				cc.support = cc.fns[0] + cc.tps[0]
-			}
-			out[k] = cc
+		cm := flatFloat64(state[0])
+		for k := range out {
+			out[k] = s.binnedCurve(cm, k)
 		}
 		return out
 	}
-	scores := flatFloat64(state[0])
-	labels := tensors.MustCopyFlatData[int64](state[1])
-	var kept []int
-	for i, l := range labels {
-		if !s.task.HasIgnoreIndex || l != int64(s.task.IgnoreIndex) {
-			kept = append(kept, i)
-		}
-	}
-	for k := range c {
-		pos := int64(1)
-		if s.task.Kind == MulticlassTask {
-			pos = int64(k)
-		}
-		col := make([]float64, len(kept))
-		isPos := make([]bool, len(kept))
-		for j, i := range kept {
-			col[j] = scores[i*c+k]
-			isPos[j] = labels[i] == pos
-		}
-		out[k] = exactCurve(col, isPos)
+	scores, labels := flatFloat64(state[0]), tensors.MustCopyFlatData[int64](state[1])
+	for k := range out {
+		out[k] = exactCurve(s.exactColumn(scores, labels, k))
 	}
 	return out
+}
+
+// micro returns the curve of every (sample, label) pair together: the
+// multilabel Micro average.
+func (s curveState) micro(state []*tensors.Tensor) classCurve {
+	if s.binned() {
+		return s.binnedCurve(flatFloat64(state[0]), -1)
+	}
+	scores, labels := flatFloat64(state[0]), tensors.MustCopyFlatData[int64](state[1])
+	var all []float64
+	var isPos []bool
+	for k := range s.task.NumClasses {
+		col, pos := s.exactColumn(scores, labels, k)
+		all, isPos = append(all, col...), append(isPos, pos...)
+	}
+	return exactCurve(all, isPos)
 }

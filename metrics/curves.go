@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -16,12 +17,15 @@ type CurveMetric struct {
 	curveState
 	name    string
 	average Average
-	compute func(m *CurveMetric, classes []classCurve) Value
+	compute func(m *CurveMetric, classes []classCurve, single bool) Value
 }
 
 // Compute implements Metric.
 func (m *CurveMetric) Compute(state []*tensors.Tensor) (Value, error) {
-	return m.compute(m, m.perClass(state)), nil
+	if m.average == Micro && m.task.Kind == MultilabelTask {
+		return m.compute(m, []classCurve{m.micro(state)}, true), nil
+	}
+	return m.compute(m, m.perClass(state), m.task.Kind == BinaryTask), nil
 }
 
 // String names the metric and its configuration.
@@ -30,7 +34,7 @@ func (m *CurveMetric) String() string {
 }
 
 func newCurveMetric(name string, task Task, avg Average, thresholds []float64,
-	compute func(m *CurveMetric, classes []classCurve) Value) (*CurveMetric, error) {
+	compute func(m *CurveMetric, classes []classCurve, single bool) Value) (*CurveMetric, error) {
 	s, err := newCurveState(name, task, thresholds)
 	if err != nil {
 		return nil, err
@@ -47,7 +51,7 @@ func newCurveMetric(name string, task Task, avg Average, thresholds []float64,
 // NewROC returns torchmetrics' ROC: one curve per class (X false positive
 // rate, Y true positive rate).
 func NewROC(task Task, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("ROC", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("ROC", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve, _ bool) Value {
 		var v Value
 		for _, cc := range classes {
 			v.Curves = append(v.Curves, cc.roc(m.binned()))
@@ -59,7 +63,7 @@ func NewROC(task Task, thresholds []float64) (*CurveMetric, error) {
 // NewPrecisionRecallCurve returns torchmetrics' PrecisionRecallCurve: one
 // curve per class (X precision, Y recall).
 func NewPrecisionRecallCurve(task Task, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("PrecisionRecallCurve", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("PrecisionRecallCurve", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve, _ bool) Value {
 		var v Value
 		for _, cc := range classes {
 			v.Curves = append(v.Curves, cc.pr(m.binned()))
@@ -72,13 +76,13 @@ func NewPrecisionRecallCurve(task Task, thresholds []float64) (*CurveMetric, err
 // (multiclass: one-vs-rest per class, averaged as avg says; classes without
 // positives score 0 in the exact form, as torchmetrics' do).
 func NewAUROC(task Task, avg Average, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("AUROC", task, avg, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("AUROC", task, avg, thresholds, func(m *CurveMetric, classes []classCurve, single bool) Value {
 		scores, support := make([]float64, len(classes)), make([]float64, len(classes))
 		for i, cc := range classes {
 			c := cc.roc(m.binned())
 			scores[i], support[i] = trapezoid(c.X, c.Y), cc.support
 		}
-		if m.task.Kind == BinaryTask {
+		if single {
 			return scalar(scores[0])
 		}
 		return reduceClassScores(m.average, scores, support)
@@ -89,14 +93,47 @@ func NewAUROC(task Task, avg Average, thresholds []float64) (*CurveMetric, error
 // step-wise area under the precision-recall curve (classes without
 // positives are NaN and left out of the average).
 func NewAveragePrecision(task Task, avg Average, thresholds []float64) (*CurveMetric, error) {
-	return newCurveMetric("AveragePrecision", task, avg, thresholds, func(m *CurveMetric, classes []classCurve) Value {
+	return newCurveMetric("AveragePrecision", task, avg, thresholds, func(m *CurveMetric, classes []classCurve, single bool) Value {
 		scores, support := make([]float64, len(classes)), make([]float64, len(classes))
 		for i, cc := range classes {
 			scores[i], support[i] = averagePrecision(cc.pr(m.binned())), cc.support
 		}
-		if m.task.Kind == BinaryTask {
+		if single {
 			return scalar(scores[0])
 		}
 		return reduceClassScores(m.average, scores, support)
 	})
+}
+
+// NewPartialAUROC returns torchmetrics' binary AUROC with max_fpr: the area
+// under the ROC curve up to false positive rate maxFPR (in (0, 1]),
+// McClish-standardised so that 0.5 is chance and 1 is perfect.
+func NewPartialAUROC(task Task, maxFPR float64, thresholds []float64) (*CurveMetric, error) {
+	if task.Kind != BinaryTask {
+		return nil, fmt.Errorf("PartialAUROC: Task.Kind %s, want binary (torchmetrics' max_fpr is binary only)", task.Kind)
+	}
+	if !(maxFPR > 0 && maxFPR <= 1) {
+		return nil, fmt.Errorf("PartialAUROC: maxFPR = %v, want a value in (0, 1]", maxFPR)
+	}
+	return newCurveMetric("PartialAUROC", task, Macro, thresholds, func(m *CurveMetric, classes []classCurve, _ bool) Value {
+		return scalar(partialAUC(classes[0].roc(m.binned()), maxFPR))
+	})
+}
+
+// partialAUC is torchmetrics' _binary_auroc_compute with max_fpr.
+func partialAUC(c Curve, maxFPR float64) float64 {
+	fpr, tpr := c.X, c.Y
+	if maxFPR == 1 || sum(fpr) == 0 || sum(tpr) == 0 {
+		return trapezoid(fpr, tpr)
+	}
+	stop := 0 // number of points with fpr <= maxFPR (torch.bucketize, right=True)
+	for stop < len(fpr) && fpr[stop] <= maxFPR {
+		stop++
+	}
+	weight := (maxFPR - fpr[stop-1]) / (fpr[stop] - fpr[stop-1])
+	interpolated := tpr[stop-1] + weight*(tpr[stop]-tpr[stop-1])
+	x := append(slices.Clone(fpr[:stop]), maxFPR)
+	y := append(slices.Clone(tpr[:stop]), interpolated)
+	minArea := 0.5 * maxFPR * maxFPR
+	return 0.5 * (1 + (trapezoid(x, y)-minArea)/(maxFPR-minArea))
 }

@@ -17,18 +17,21 @@
 //     rows each step.
 //   - Compute runs on the host, once per epoch (or per logging), on the state
 //     as plain tensors (float64 maths, exact for the sort-based curves and
-//     free of another compiled graph). Reset is re-initialising the state;
+//     free of another compiled graph). Reset re-initialises the state;
 //     State.Checkpoint and State.Restore give it to checkpoints as tensors by
-//     name; State.Merge is the data-parallel reduction done on the host.
+//     name; State.Merge is the data-parallel reduction done on the host, and
+//     State.Pack / State.Unpack lay the fixed-size states out as one buffer
+//     per (reduction, dtype) for one all-reduce call each across processes.
 //
 // Metrics: MeanMetric, SumMetric, MaxMetric, MinMetric, CatMetric;
 // MeanSquaredError (RMSE with Root), MeanAbsoluteError, R2Score,
 // PearsonCorrCoef, ExplainedVariance; for Binary, Multiclass (TopK) and
 // Multilabel tasks with IgnoreIndex and Average Micro, Macro, Weighted or
 // NoAverage: NewAccuracy, NewPrecision, NewRecall, NewF1, NewFBeta,
-// NewSpecificity, NewConfusionMatrix; for binary and multiclass tasks:
-// NewAUROC, NewAveragePrecision, NewROC, NewPrecisionRecallCurve (exact, or
-// binned with thresholds such as Linspace(100)) and NewCalibrationError.
+// NewSpecificity, NewConfusionMatrix, NewAUROC, NewAveragePrecision, NewROC,
+// NewPrecisionRecallCurve (exact, or binned with thresholds such as
+// Linspace(100)); NewPartialAUROC (max_fpr) for binary tasks;
+// NewCalibrationError for binary and multiclass tasks.
 // Every one is checked against torchmetrics 1.2.1 (testdata/gen_goldens.py).
 //
 // A Collection updates several metrics of the same inputs and shares work:
@@ -48,6 +51,7 @@
 //	}
 //
 // Until then, Bind runs a metric against a model.Store the way the engine
-// will: Bound.Update inside the step's graph function, Bound.State and the
-// metric's Compute at epoch end, Bound.Reset before the next.
+// will: Bound.Update inside the step's graph function (plus Bound.BatchState
+// on steps that log the step value), Bound.State and the metric's Compute at
+// epoch end, Bound.Reset before the next. See Example.
 package metrics

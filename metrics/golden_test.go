@@ -70,6 +70,10 @@ func goldenMetrics() map[string]goldenMetric {
 		"binary_confmat_ignored_logit":      {build: as(NewConfusionMatrix(Binary().WithIgnoreIndex(-1), NoNormalize))},
 		"binary_accuracy_ignored_logit":     {build: as(NewAccuracy(Binary().WithIgnoreIndex(-1), Macro))},
 		"ml_confmat_ignore":                 {build: as(NewConfusionMatrix(Multilabel(nc).WithIgnoreIndex(-1), NoNormalize))},
+		"ml_auroc_ignored_logit_binned":     {build: as(NewAUROC(Multilabel(nc).WithIgnoreIndex(-1), Macro, Linspace(11)))},
+		"binary_auroc_ignored_logit_binned": {build: as(NewAUROC(Binary().WithIgnoreIndex(-1), Macro, Linspace(11)))},
+		"binary_auroc_max_fpr_0.1_binned":   {build: as(NewPartialAUROC(Binary(), 0.1, Linspace(11)))},
+		"binary_auroc_max_fpr_0.8_binned":   {build: as(NewPartialAUROC(Binary(), 0.8, Linspace(11)))},
 		"mc_calibration_ignore":             {build: as(NewCalibrationError(Multiclass(nc).WithIgnoreIndex(-100), 15, NormL1))},
 	}
 	for _, kind := range []string{"binary_prob", "binary_logit"} {
@@ -115,6 +119,17 @@ func goldenMetrics() map[string]goldenMetric {
 			m[fmt.Sprintf("mc_auroc_%s_%s", avg, th.tag)] = goldenMetric{build: as(NewAUROC(Multiclass(nc), avg, t))}
 			m[fmt.Sprintf("mc_ap_%s_%s", avg, th.tag)] = goldenMetric{build: as(NewAveragePrecision(Multiclass(nc), avg, t))}
 		}
+		ml := Multilabel(nc)
+		for _, avg := range []Average{Micro, Macro, Weighted, NoAverage} {
+			m[fmt.Sprintf("ml_auroc_%s_%s", avg, th.tag)] = goldenMetric{build: as(NewAUROC(ml, avg, t))}
+			m[fmt.Sprintf("ml_ap_%s_%s", avg, th.tag)] = goldenMetric{build: as(NewAveragePrecision(ml, avg, t))}
+		}
+		m["ml_roc_"+th.tag] = goldenMetric{build: as(NewROC(ml, t))}
+		m["ml_pr_curve_"+th.tag] = goldenMetric{build: as(NewPrecisionRecallCurve(ml, t))}
+		m["ml_auroc_ignore_"+th.tag] = goldenMetric{build: as(NewAUROC(ml.WithIgnoreIndex(-1), Macro, t))}
+		m["ml_auroc_logit_"+th.tag] = goldenMetric{build: as(NewAUROC(ml, Macro, t))}
+		m["binary_auroc_max_fpr_"+th.tag] = goldenMetric{build: as(NewPartialAUROC(Binary(), 0.3, t))}
+		m["binary_auroc_max_fpr_logit_"+th.tag] = goldenMetric{build: as(NewPartialAUROC(Binary(), 0.55, t))}
 		m["mc_auroc_prob_"+th.tag] = goldenMetric{build: as(NewAUROC(Multiclass(nc), Macro, t))}
 		m["mc_roc_"+th.tag] = goldenMetric{build: as(NewROC(Multiclass(nc), t))}
 		m["mc_pr_curve_"+th.tag] = goldenMetric{build: as(NewPrecisionRecallCurve(Multiclass(nc), t))}

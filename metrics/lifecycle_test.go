@@ -16,7 +16,8 @@ var lifecycleCases = []string{"mc_f1_macro", "r2_raw_2d", "max", "binary_auroc_e
 
 // TestCheckpointResume stops after two batches, saves the state by name,
 // restores it into a freshly bound metric (a resumed process), feeds the
-// remaining batches and checks torchmetrics' value for all of them.
+// remaining batches and checks torchmetrics' value for all of them and a
+// state bitwise equal to the uninterrupted run's.
 func TestCheckpointResume(t *testing.T) {
 	cases, metrics := loadGoldens(t), goldenMetrics()
 	for _, name := range lifecycleCases {
@@ -56,6 +57,12 @@ func TestCheckpointResume(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkValue(t, got, c)
+			straight := runBatches(t, m, c.Batches, gm.noTarget)
+			for i, spec := range m.States() {
+				if a, b := flatFloat64(s.Tensors()[i]), flatFloat64(straight.Tensors()[i]); !equalFloats(a, b) {
+					t.Errorf("state %q resumed %v, uninterrupted %v: not bitwise equal", spec.Name, a, b)
+				}
+			}
 		})
 	}
 }
@@ -239,5 +246,79 @@ func TestCatRowsChunks(t *testing.T) {
 	}
 	if got := flatFloat64(s.Tensors()[0]); !equalFloats(got, data) {
 		t.Error("rows came back changed or out of order")
+	}
+}
+
+// TestBatchState checks that the step value (Compute of BatchState's
+// outputs) is the metric of that batch alone, in the same compiled step that
+// accumulates the epoch's state.
+func TestBatchState(t *testing.T) {
+	cases, metrics := loadGoldens(t), goldenMetrics()
+	for _, name := range lifecycleCases {
+		t.Run(name, func(t *testing.T) {
+			c, gm := cases[name], metrics[name]
+			m, err := gm.build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := model.NewStore()
+			bound, err := Bind(store, "/m", m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exec, err := model.NewExec(testBackend(t), store, func(_ *model.Scope, inputs []*graph.Node) []*graph.Node {
+				store.SetTraining(inputs[0].Graph(), true)
+				var target *graph.Node
+				if !gm.noTarget {
+					target = inputs[1]
+				}
+				rows := bound.Update(inputs[0], target)
+				return append(bound.BatchState(inputs[0], target), rows...)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			nStates := len(m.States())
+			for i, b := range c.Batches[:2] {
+				args := []any{b.Preds.hostTensor(b.PredsInt)}
+				if !gm.noTarget {
+					args = append(args, b.Target.hostTensor(b.TargetInt))
+				}
+				outs, err := exec.Call(args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := bound.AppendRows(outs[nStates:]); err != nil {
+					t.Fatal(err)
+				}
+				batch, err := NewStateFrom(m, outs[:nStates])
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := m.Compute(batch.Tensors())
+				if err != nil {
+					t.Fatal(err)
+				}
+				alone, err := m.Compute(runBatches(t, m, []goldenBatch{b}, gm.noTarget).Tensors())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !equalValues(got, alone) {
+					t.Errorf("batch %d: step value %+v, the batch alone %+v", i, got, alone)
+				}
+			}
+			// The epoch state still accumulated both batches.
+			s, err := bound.State()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := m.Compute(runBatches(t, m, c.Batches[:2], gm.noTarget).Tensors())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := m.Compute(s.Tensors()); err != nil || !equalValues(got, want) {
+				t.Errorf("epoch state after two batches: %+v (%v), want %+v", got, err, want)
+			}
+		})
 	}
 }

@@ -46,6 +46,30 @@ func NewState(u Updater) (*State, error) {
 	return s, nil
 }
 
+// NewStateFrom returns the state of u holding values, one tensor per state in
+// States order (ReduceCat states: their rows), e.g. the outputs of
+// Bound.BatchState.
+func NewStateFrom(u Updater, values []*tensors.Tensor) (*State, error) {
+	s, err := NewState(u)
+	if err != nil {
+		return nil, err
+	}
+	if len(values) != len(s.specs) {
+		return nil, fmt.Errorf("NewStateFrom: %d tensors for %d states", len(values), len(s.specs))
+	}
+	for i, v := range values {
+		if s.specs[i].Reduce == ReduceCat {
+			err = s.Append(i, v)
+		} else {
+			err = s.Set(i, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("NewStateFrom: %w", err)
+		}
+	}
+	return s, nil
+}
+
 func validateSpec(spec StateSpec) error {
 	if spec.Name == "" {
 		return fmt.Errorf("StateSpec.Name is empty")
@@ -149,6 +173,7 @@ func checkTensor(spec StateSpec, t *tensors.Tensor, rows bool) error {
 
 func (c *catRows) append(values []float64) {
 	rowSize := c.spec.Size()
+	c.rows += len(values) / rowSize
 	for len(values) > 0 {
 		if len(c.chunks) == 0 || len(c.chunks[len(c.chunks)-1]) == ChunkRows*rowSize {
 			c.chunks = append(c.chunks, make([]float64, 0, ChunkRows*rowSize))
@@ -157,10 +182,6 @@ func (c *catRows) append(values []float64) {
 		n := min(len(values), cap(*last)-len(*last))
 		*last = append(*last, values[:n]...)
 		values = values[n:]
-	}
-	c.rows = 0
-	for _, ch := range c.chunks {
-		c.rows += len(ch) / max(rowSize, 1)
 	}
 }
 

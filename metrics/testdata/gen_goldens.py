@@ -60,6 +60,9 @@ def gen(seed, kind, **kw):
             p = torch.rand(n, NC, generator=g)
             t = torch.randint(0, 2, (n, NC), generator=g)
             t[:, NC - 1] = 0  # one label never positive
+        elif kind == "multilabel_logit":
+            p = torch.randn(n, NC, generator=g) * 3
+            t = torch.randint(0, 2, (n, NC), generator=g)
         elif kind == "regression":
             t = torch.randn(n, generator=g) * 2 + 1
             p = t + torch.randn(n, generator=g) * 0.7
@@ -202,6 +205,21 @@ case("binary_confmat_logit_ignore", "binary_logit", lambda: C.BinaryConfusionMat
 case("binary_confmat_ignored_logit", "binary_prob", lambda: C.BinaryConfusionMatrix(ignore_index=-1), ignore=-1, ignored_logit=True)
 case("binary_accuracy_ignored_logit", "binary_prob", lambda: C.BinaryAccuracy(ignore_index=-1), ignore=-1, ignored_logit=True)
 case("ml_confmat_ignore", "multilabel_prob", lambda: C.MultilabelConfusionMatrix(NC, ignore_index=-1), ignore=-1)
+for th, tag in [(None, "exact"), (11, "binned")]:
+    for avg in ["micro", "macro", "weighted", "none"]:
+        case(f"ml_auroc_{avg}_{tag}", "multilabel_prob", lambda th=th, avg=avg: C.MultilabelAUROC(NC, average=avg, thresholds=th))
+        case(f"ml_ap_{avg}_{tag}", "multilabel_prob", lambda th=th, avg=avg: C.MultilabelAveragePrecision(NC, average=avg, thresholds=th))
+    case(f"ml_roc_{tag}", "multilabel_prob", lambda th=th: C.MultilabelROC(NC, thresholds=th))
+    case(f"ml_pr_curve_{tag}", "multilabel_prob", lambda th=th: C.MultilabelPrecisionRecallCurve(NC, thresholds=th))
+    case(f"ml_auroc_ignore_{tag}", "multilabel_prob", lambda th=th: C.MultilabelAUROC(NC, thresholds=th, ignore_index=-1), ignore=-1)
+    case(f"ml_auroc_logit_{tag}", "multilabel_logit", lambda th=th: C.MultilabelAUROC(NC, thresholds=th))
+case("ml_auroc_ignored_logit_binned", "multilabel_prob", lambda: C.MultilabelAUROC(NC, thresholds=11, ignore_index=-1), ignore=-1, ignored_logit=True)
+case("binary_auroc_ignored_logit_binned", "binary_prob", lambda: C.BinaryAUROC(thresholds=11, ignore_index=-1), ignore=-1, ignored_logit=True)
+for th, tag in [(None, "exact"), (11, "binned")]:
+    case(f"binary_auroc_max_fpr_{tag}", "binary_prob", lambda th=th: C.BinaryAUROC(max_fpr=0.3, thresholds=th))
+    case(f"binary_auroc_max_fpr_logit_{tag}", "binary_logit", lambda th=th: C.BinaryAUROC(max_fpr=0.55, thresholds=th))
+for f in [0.1, 0.8]:
+    case(f"binary_auroc_max_fpr_{f}_binned", "binary_prob", lambda f=f: C.BinaryAUROC(max_fpr=f, thresholds=11))
 case("binary_auroc_thresholds_list", "binary_prob", lambda: C.BinaryAUROC(thresholds=[0.0, 0.2, 0.45, 0.7, 1.0]))
 
 # calibration
