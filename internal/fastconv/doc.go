@@ -55,9 +55,10 @@
 // another instance, so the wrapper wraps buffers (which report the
 // wrapper), executables (which unwrap inputs and wrap outputs), builders
 // and functions (which unwrap the closures they hand to Call, While, If
-// and Sort). A wrapper around the buffers alone is a few lines, and its
-// cost is one small allocation per output buffer, which the CNN
-// benchmark does not resolve.
+// and Sort). Its cost, from BenchmarkWrapperOverhead on a one-op
+// executable: 2 more allocations (56 bytes) per call; the time
+// difference is below the noise of the loaded 2-core machine (6.6–21 µs
+// per call either way).
 //
 // # Offering it upstream
 //
