@@ -76,5 +76,9 @@
 // defaults are: no lowering below 2048 multiply-adds; none for grouped
 // convolutions with fewer than 4 input channels per group (depthwise);
 // none for batch grouping, non-float32/float64 dtypes or dynamic shapes.
-// See Rules for the figures.
+// See Rules for the figures. Non-overlapping pooling needs no size rule:
+// BenchmarkPoolRules (2×2 max-pooling and its gradient, CPU time) finds
+// the lowering no slower even at [1,4,4,1] (18 vs 21 µs, the call's fixed
+// cost), 5× faster at [1,8,8,4], 25× at [8,16,16,8] and 19× at the CNN's
+// [64,26,26,32].
 package fastconv
