@@ -11,7 +11,9 @@ import (
 // through Lowering where Rules say that is faster; every other op, and the
 // buffers and executables, are the wrapped backend's, behind thin wrappers
 // that make GoMLX see one backend instance (a tensor remembers the backend
-// of its buffer and refuses to be used with another).
+// of its buffer and refuses to be used with another). Name, String,
+// Description and Capabilities are the wrapped backend's, so messages and
+// capability checks read the same.
 type Backend struct {
 	compute.Backend
 	rules    Rules
@@ -49,9 +51,6 @@ func WrapWith(inner compute.Backend, rules Rules, lowering Lowering) compute.Bac
 
 // Inner returns the wrapped backend.
 func (b *Backend) Inner() compute.Backend { return b.Backend }
-
-// String names the wrapper and the wrapped backend.
-func (b *Backend) String() string { return "fastconv(" + b.Backend.String() + ")" }
 
 // Builder returns a builder whose functions lower convolutions.
 func (b *Backend) Builder(name string) compute.Builder {

@@ -55,9 +55,10 @@
 // another instance, so the wrapper wraps buffers (which report the
 // wrapper), executables (which unwrap inputs and wrap outputs), builders
 // and functions (which unwrap the closures they hand to Call, While, If
-// and Sort). A wrapper around the buffers alone is a few lines, and its
-// cost is one small allocation per output buffer, which the CNN
-// benchmark does not resolve.
+// and Sort). Its cost, from BenchmarkWrapperOverhead on a one-op
+// executable: 2 more allocations (56 bytes) per call; the time
+// difference is below the noise of the loaded 2-core machine (6.6–21 µs
+// per call either way).
 //
 // # Offering it upstream
 //
@@ -75,5 +76,9 @@
 // defaults are: no lowering below 2048 multiply-adds; none for grouped
 // convolutions with fewer than 4 input channels per group (depthwise);
 // none for batch grouping, non-float32/float64 dtypes or dynamic shapes.
-// See Rules for the figures.
+// See Rules for the figures. Non-overlapping pooling needs no size rule:
+// BenchmarkPoolRules (2×2 max-pooling and its gradient, CPU time) finds
+// the lowering no slower even at [1,4,4,1] (18 vs 21 µs, the call's fixed
+// cost), 5× faster at [1,8,8,4], 25× at [8,16,16,8] and 19× at the CNN's
+// [64,26,26,32].
 package fastconv

@@ -17,12 +17,12 @@ import (
 // axis, and the tiles' outputs are concatenated.
 const DefaultMaxPatchBytes = 64 << 20
 
-// Lowering emits a convolution as patch extraction (strided slices
-// concatenated into an im2col matrix) followed by one DotGeneral per tile.
-// Its ConvGeneral has the signature and semantics of
-// compute.Function.ConvGeneral, so it can stand in for the backend's own
-// op, and it builds only portable ops (Transpose, Pad, Slice, Reshape,
-// Concatenate, DotGeneral) on the function it is given.
+// Lowering emits a convolution as patch extraction (one Gather of the
+// im2col matrix) followed by one DotGeneral per tile. Its ConvGeneral has
+// the signature and semantics of compute.Function.ConvGeneral, so it can
+// stand in for the backend's own op, and it builds only portable ops
+// (Transpose, Pad, Slice, Gather, Reshape, Concatenate, DotGeneral) on the
+// function it is given.
 type Lowering struct {
 	// MaxPatchBytes bounds the patch matrix of one tile; zero means
 	// DefaultMaxPatchBytes.

@@ -7,8 +7,9 @@ import (
 )
 
 // patchesTimesKernel gathers the patches of x = [N, I..., C] and multiplies
-// them by the kernel [K..., C/groups, Co], returning [N, O..., Co]. The
-// patches come from whichever is fewer: one strided slice per kernel
+// them by the kernel [K..., C/groups, Co], returning [N, O..., Co]. By
+// default one Gather builds the patches (gatherTimesKernel); with
+// SlicePatches they come from whichever is fewer: one strided slice per kernel
 // position (each covering every output position; the forward convolution
 // and the gradient with respect to the input) or one dilated slice per
 // output position (each covering the whole kernel window; the gradient with

@@ -60,7 +60,7 @@ func run(epochs, batchSize, limit int, direct bool) error {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(42, 1))
-	fmt.Printf("backend %s, %d training examples, batch %d\n", backend, train.Len(), batchSize)
+	fmt.Printf("backend %s (fastconv: %v), %d training examples, batch %d\n", backend, !direct, train.Len(), batchSize)
 	for epoch := range epochs {
 		order := rng.Perm(train.Len())
 		start := time.Now()
