@@ -22,8 +22,9 @@ import (
 // and atomic writes, copies and removals (model_checkpoint_writer.go).
 //
 // It never saves during the sanity check, outside Fit, or twice for the same
-// global step. It removes only files its own bookkeeping holds, never the last
-// file. It implements volt.BestModelPather, so FromCheckpoint("best") loads
+// global step. It removes only files its own bookkeeping holds, in its own
+// directory (never another run's, even after resuming from it), never the
+// last file. It implements volt.BestModelPather, so FromCheckpoint("best") loads
 // BestModelPath, and it records last.ckpt with Trainer.SetLastCheckpoint, so
 // FromCheckpoint("last") loads it. Its bookkeeping is volt.Stateful: a
 // resumed Fit continues the same top k.
