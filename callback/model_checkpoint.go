@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
 )
 
@@ -44,6 +45,11 @@ type ModelCheckpoint struct {
 	lastTime    time.Time
 }
 
+// staleTempAge is how long a save's temporary file must have been idle to be
+// taken for the leftover of a killed save: a save in progress writes
+// continuously and renames its file as soon as it is complete.
+const staleTempAge = time.Minute
+
 // Dirpath returns the directory of the files ("" before the first Fit when
 // ModelCheckpointConfig.Dirpath is "").
 func (m *ModelCheckpoint) Dirpath() string { return m.dirpath }
@@ -61,8 +67,17 @@ func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
 }
 
 // OnFitStart resets the per-run state; the bookkeeping of earlier saves (and
-// of a loaded checkpoint) is kept.
+// of a loaded checkpoint) is kept. It removes from its directory the
+// temporary files of saves that an earlier, killed run left (idle for
+// staleTempAge).
 func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
+	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
+	if len(removed) > 0 {
+		t.Slog().Info("volt: ModelCheckpoint: removed temporary files of interrupted saves", "dirpath", m.dirpath, "files", len(removed))
+	}
+	if err != nil {
+		t.Slog().Warn("volt: ModelCheckpoint: "+err.Error(), "dirpath", m.dirpath)
+	}
 	if !m.loaded {
 		m.state.LastGlobalStepSaved = 0 // no need to save before any step
 	}
