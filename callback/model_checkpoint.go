@@ -38,6 +38,7 @@ type ModelCheckpoint struct {
 	state   modelCheckpointState
 
 	loaded      bool   // LoadState ran: keep lastGlobalStepSaved at OnFitStart
+	orphansUpTo int64  // LoadState restored this directory's bookkeeping up to this step (-1: not)
 	loadWarning string // said at OnFitStart
 	atVal       bool   // Fit validates: auto mode saves at OnValidationEnd
 	valRan      bool   // a Fit validation run ended: a missing monitor is an error
@@ -69,7 +70,8 @@ func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
 // OnFitStart resets the per-run state; the bookkeeping of earlier saves (and
 // of a loaded checkpoint) is kept. It removes from its directory the
 // temporary files of saves that an earlier, killed run left (idle for
-// staleTempAge).
+// staleTempAge) and, when resuming with this directory's bookkeeping, the
+// checkpoints such a run had dropped from its top k but not yet removed.
 func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
 	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
 	if len(removed) > 0 {
@@ -78,6 +80,10 @@ func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
 	if err != nil {
 		t.Slog().Warn("volt: ModelCheckpoint: "+err.Error(), "dirpath", m.dirpath)
 	}
+	if m.loaded && m.orphansUpTo >= 0 {
+		m.removeOrphans(t, m.orphansUpTo)
+	}
+	m.orphansUpTo = -1
 	if !m.loaded {
 		m.state.LastGlobalStepSaved = 0 // no need to save before any step
 	}
