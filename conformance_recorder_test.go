@@ -34,7 +34,6 @@ type traceEvent struct {
 	File       string             `json:"file"`
 	Value      *float64           `json:"value"`
 	Metrics    map[string]float64 `json:"metrics"`
-	hasMetric  bool               // lr_scheduler_step: the metric key was present
 	lrRecorded bool               // volt: the LR seen at training batch start
 }
 
@@ -302,7 +301,7 @@ type schedulerSpy struct {
 
 func (s *schedulerSpy) Step(metric float64) float64 {
 	e := s.log.add("Model", "", -1, "")
-	e.Hook, e.hasMetric = "lr_scheduler_step", true
+	e.Hook = "lr_scheduler_step"
 	if !math.IsNaN(metric) {
 		m := metric
 		e.Metric = &m

@@ -162,15 +162,6 @@ func loadTrace(path string) (*trace, error) {
 	if err := json.Unmarshal(b, &tr); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var raw struct {
-		Events []map[string]json.RawMessage `json:"events"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for i, e := range raw.Events {
-		_, tr.Events[i].hasMetric = e["metric"]
-	}
 	return &tr, nil
 }
 
