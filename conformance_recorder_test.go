@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/voltml/volt"
@@ -207,12 +208,12 @@ func (m *monitorSpy) OnTrainEpochEnd(t *volt.Trainer) error {
 }
 
 // checkpointSpy is trace_hooks.py's CkptSpy: it records each file the
-// embedded ModelCheckpoint writes, before the State calls of that save (where
+// embedded ModelCheckpoint writes (new, or rewritten: last.ckpt), before the State calls of that save (where
 // Lightning's _save_checkpoint records it, before on_save_checkpoint).
 type checkpointSpy struct {
 	*callback.ModelCheckpoint
 	log  *eventLog
-	seen map[string]bool
+	seen map[string]time.Time // file name → modification time when last seen
 }
 
 // around runs a hook of the ModelCheckpoint and records the files it created.
@@ -222,8 +223,12 @@ func (c *checkpointSpy) around(run func() error) error {
 	entries, _ := os.ReadDir(c.Dirpath())
 	var created []string
 	for _, e := range entries {
-		if !c.seen[e.Name()] && strings.HasSuffix(e.Name(), ".ckpt") {
-			c.seen[e.Name()] = true
+		info, err := e.Info()
+		if err != nil || !strings.HasSuffix(e.Name(), ".ckpt") {
+			continue
+		}
+		if seen, ok := c.seen[e.Name()]; !ok || !seen.Equal(info.ModTime()) {
+			c.seen[e.Name()] = info.ModTime()
 			created = append(created, e.Name())
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
@@ -117,6 +118,11 @@ type conformanceScenario struct {
 	monitor  string // ModelCheckpoint and EarlyStopping(patience 5) on this metric, with Monitor; "" none
 	filename string // ModelCheckpoint's filename template
 	nTrain   int    // training examples: 16, or 20
+	// saveLast adds a ModelCheckpoint with SaveLast (default top 1, no
+	// monitor); the "resume" stage then runs a new Trainer that resumes
+	// from its last.ckpt up to resumeMaxEpochs.
+	saveLast        bool
+	resumeMaxEpochs int
 }
 
 // conformanceScenarios mirrors trace_hooks.py's main().
@@ -136,6 +142,7 @@ var conformanceScenarios = map[string]conformanceScenario{
 	"stop_requested_mid_epoch_min_epochs_2":   {nTrain: 16},
 	"failure_in_training_step":                {nTrain: 16},
 	"gradient_clipping":                       {nTrain: 16},
+	"resume_from_last_checkpoint":             {nTrain: 16, saveLast: true, resumeMaxEpochs: 2},
 }
 
 // trace is one file of testdata/lightning.
@@ -236,7 +243,17 @@ func runConformanceScenario(t *testing.T, want *trace, sc conformanceScenario, i
 		// Lightning's order after _reorder_callbacks: checkpointing last.
 		cfg.Callbacks = append(cfg.Callbacks, &monitorSpy{log},
 			&earlyStoppingSpy{EarlyStopping: es, monitor: sc.monitor, log: log},
-			&checkpointSpy{ModelCheckpoint: mc, log: log, seen: map[string]bool{}})
+			&checkpointSpy{ModelCheckpoint: mc, log: log, seen: map[string]time.Time{}})
+		cfg.DisableCheckpointing = false
+	}
+	var last *checkpointSpy
+	if sc.saveLast {
+		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: t.TempDir(), SaveLast: true})
+		if err != nil {
+			return nil, err
+		}
+		last = &checkpointSpy{ModelCheckpoint: mc, log: log, seen: map[string]time.Time{}}
+		cfg.Callbacks = append(cfg.Callbacks, last)
 		cfg.DisableCheckpointing = false
 	}
 	tr, err := volt.NewTrainer(cfg)
@@ -262,6 +279,18 @@ func runConformanceScenario(t *testing.T, want *trace, sc conformanceScenario, i
 			_, run.err = tr.Test(t.Context(), m, loaders)
 		case "predict":
 			_, run.err = tr.Predict(t.Context(), m, loaders)
+		case "resume":
+			// trace_hooks.py: a new Trainer, a new Recorder, the same
+			// ModelCheckpoint and module, resuming from last.ckpt.
+			if last == nil {
+				return nil, fmt.Errorf("stage resume needs saveLast in conformanceScenarios")
+			}
+			cfg.MaxEpochs = sc.resumeMaxEpochs
+			cfg.Callbacks = []volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}, last}
+			if tr, err = volt.NewTrainer(cfg); err != nil {
+				return nil, err
+			}
+			run.err = tr.Fit(t.Context(), m, loaders, volt.FromCheckpoint(filepath.Join(last.Dirpath(), "last.ckpt")))
 		default:
 			return nil, fmt.Errorf("unknown stage %q", stage)
 		}
@@ -331,17 +360,41 @@ func firstDifference(want, got []string) string {
 	return ""
 }
 
+// compareHooks compares the hook order run by run (a run starts at the
+// callback's setup: fit, validate, test, predict, a resumed fit), so that a
+// difference in one run does not hide those of the next.
 func compareHooks(want *trace, got *voltRun) string {
-	var w, g []string
-	for _, e := range want.Events {
-		if _, designed := designedDifferences[e.Hook]; !designed {
-			w = append(w, hookKey(e))
+	w, g := runsOf(want.Events, true), runsOf(got.events, false)
+	var diffs []string
+	for i := range max(len(w), len(g)) {
+		var wr, gr []string
+		if i < len(w) {
+			wr = w[i]
+		}
+		if i < len(g) {
+			gr = g[i]
+		}
+		if d := firstDifference(wr, gr); d != "" {
+			diffs = append(diffs, fmt.Sprintf("run %d: %s", i+1, d))
 		}
 	}
-	for _, e := range got.events {
-		g = append(g, hookKey(e))
+	return strings.Join(diffs, "; ")
+}
+
+// runsOf splits events into runs, as hook keys, dropping the designed
+// differences from a Lightning trace.
+func runsOf(events []traceEvent, lightning bool) [][]string {
+	var runs [][]string
+	for _, e := range events {
+		if _, designed := designedDifferences[e.Hook]; designed && lightning {
+			continue
+		}
+		if len(runs) == 0 || (e.Who == "Callback" && e.Hook == "setup") {
+			runs = append(runs, nil)
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], hookKey(e))
 	}
-	return firstDifference(w, g)
+	return runs
 }
 
 // dumpHooks logs both hook sequences side by side (VOLT_CONFORMANCE_DUMP=1),
@@ -576,7 +629,7 @@ var knownDivergences = map[string][]knownDivergence{
 	// on_train_epoch_end, monitors act there (after the other callbacks and
 	// the module), checkpointing last.
 	"monitor_train_epoch_metric": {
-		{"1", `hooks: #41 lightning "Model.on_validation_end e0 s4", volt "Callback.on_exception e0 s4" (lengths 139, 44)`},
+		{"1", `hooks: run 1: #41 lightning "Model.on_validation_end e0 s4", volt "Callback.on_exception e0 s4" (lengths 139, 44)`},
 		{"1", `lr: #4 lightning "0.100000", volt "(end)" (lengths 12, 4)`},
 		{"1", `monitors: #1 lightning "metrics@on_train_epoch_end e0 s4 {train_loss=13.695557 train_loss_epoch=13.695557 train_loss_step=5.170704 val_loss=1.419859}", volt "(end)" (lengths 6, 1)`},
 		{"1", `checkpoints: #0 lightning "epoch=0-train_loss_epoch=13.695557.ckpt e0 s4", volt "(end)" (lengths 3, 0)`},
@@ -588,29 +641,39 @@ var knownDivergences = map[string][]knownDivergence{
 	// EarlyStopping and ModelCheckpoint act at on_train_epoch_end after the
 	// module's hook; volt's act at OnValidationEnd, before the module's.
 	"monitor_val_metric": {
-		{"1", `hooks: #41 lightning "Model.on_validation_end e0 s4", volt "EarlyStopping.check e0 s4" (lengths 139, 139)`},
+		{"1", `hooks: run 1: #41 lightning "Model.on_validation_end e0 s4", volt "EarlyStopping.check e0 s4" (lengths 139, 139)`},
 	},
 	// Item 2: Lightning steps an epoch-interval scheduler inside the epoch's
 	// last training batch (before on_train_batch_end) and a plateau
 	// scheduler after on_train_epoch_end; volt steps both after the
 	// epoch's validation, before OnTrainEpochEnd.
 	"scheduler_step_per_epoch": {
-		{"2", `hooks: #23 lightning "Model.lr_scheduler_step e0 s4", volt "Callback.on_train_batch_end e0 s4 b3" (lengths 124, 124)`},
+		{"2", `hooks: run 1: #23 lightning "Model.lr_scheduler_step e0 s4", volt "Callback.on_train_batch_end e0 s4 b3" (lengths 124, 124)`},
 	},
 	"scheduler_plateau_on_train_epoch_metric": {
-		{"2", `hooks: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
+		{"2", `hooks: run 1: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
 	},
 	"scheduler_plateau_on_val_metric": {
-		{"2", `hooks: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
+		{"2", `hooks: run 1: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
 	},
 	// Item 3: a stop requested mid-epoch skips that epoch's validation in
 	// volt; Lightning still validates at the end of the epoch.
 	"stop_requested_mid_epoch": {
-		{"3", `hooks: #17 lightning "Callback.on_validation_start e0 s2", volt "Callback.on_train_epoch_end e0 s2" (lengths 41, 25)`},
+		{"3", `hooks: run 1: #17 lightning "Callback.on_validation_start e0 s2", volt "Callback.on_train_epoch_end e0 s2" (lengths 41, 25)`},
+	},
+	// Items 1 and 4, resuming: run 1 saves at OnValidationEnd (item 1). In
+	// run 2 Lightning restores the module's state before the callbacks' and
+	// calls on_load_checkpoint before restoring the counters (volt: callbacks
+	// first, counters already restored); behind that first difference, volt
+	// skips the sanity check on resume (Lightning runs it) and, resumed from
+	// a checkpoint taken at validation end, calls OnTrainEpochStart and
+	// OnTrainEpochEnd of the finished epoch 0 again.
+	"resume_from_last_checkpoint": {
+		{"1, 4", `hooks: run 1: #58 lightning "Model.on_validation_end e0 s4", volt "ModelCheckpoint.save e0 s4" (lengths 73, 71); run 2: #2 lightning "Model.on_load_checkpoint e0 s0", volt "Callback.on_load_checkpoint e0 s4" (lengths 75, 59)`},
 	},
 	// Item 4: after a failure volt calls OnException and then Teardown;
 	// Lightning 2.2.5 calls on_exception only (no teardown hooks).
 	"failure_in_training_step": {
-		{"4", `hooks: #56 lightning "(end)", volt "Callback.teardown e1 s6 fit" (lengths 56, 58)`},
+		{"4", `hooks: run 1: #56 lightning "(end)", volt "Callback.teardown e1 s6 fit" (lengths 56, 58)`},
 	},
 }
