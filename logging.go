@@ -41,7 +41,23 @@ func (t *Trainer) flushStepLogs() error {
 func (t *Trainer) skipStepLogs() { t.trainRes.stepValues(nil) }
 
 // sendToLoggers adds the epoch (during Fit) and sends values to every logger.
+// At the end of a training epoch it also flushes them (Logger.Save), so that
+// a crash loses at most the current epoch's rows (the loggers also flush on
+// their own every n steps).
 func (t *Trainer) sendToLoggers(values map[string]float64) error {
+	err := t.logRow(values)
+	if t.progress.Stage == "train_epoch_end" {
+		for _, l := range t.loggers {
+			if serr := l.Save(); serr != nil {
+				err = errors.Join(err, fmt.Errorf("logger %T: %w", l, serr))
+			}
+		}
+	}
+	return err
+}
+
+// logRow sends one row of values to every logger.
+func (t *Trainer) logRow(values map[string]float64) error {
 	if len(values) == 0 {
 		return nil
 	}

@@ -13,7 +13,8 @@ import (
 // Signal handling (Config.HandleSignals): the first SIGTERM or SIGINT lets
 // the current optimization step finish, saves a resumable checkpoint, runs
 // the OnException hooks and makes Fit return an *InterruptedError naming the
-// file; a second signal stops the process at once. SIGUSR1 (SLURM's requeue
+// file; a second signal stops the process at once, with one line on stderr
+// saying that nothing was saved. SIGUSR1 (SLURM's requeue
 // signal) does the same and the error matches ErrRequeue: a program exits
 // with ExitCode(err) (RequeueExitCode) so that its job script can requeue it.
 
@@ -88,7 +89,9 @@ func watchSignals() *signalWatch {
 					w.received.Store(s)
 					continue
 				}
-				// A second signal stops at once, as the default handler would.
+				// A second signal stops at once, as the default handler would,
+				// after saying so (nothing else will: the process just ends).
+				fmt.Fprintf(os.Stderr, "volt: second signal (%v): stopping now, without saving a checkpoint\n", s)
 				signal.Reset(syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 				if sig, ok := s.(syscall.Signal); ok {
 					_ = syscall.Kill(os.Getpid(), sig)

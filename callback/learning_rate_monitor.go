@@ -106,7 +106,7 @@ func (m *LearningRateMonitor) log(t *volt.Trainer) {
 			break
 		}
 		name, o := m.names[i], opts[i].Optimizer
-		t.Log(name, lr)
+		t.Log(name, exactLR(lr, opts[i]))
 		if m.cfg.LogMomentum {
 			mom := o.Momentum
 			if o.Kind == optim.KindAdam || o.Kind == optim.KindAdamW {
@@ -126,3 +126,20 @@ var (
 	_ volt.OnTrainEpochStart = (*LearningRateMonitor)(nil)
 	_ volt.OnTrainBatchStart = (*LearningRateMonitor)(nil)
 )
+
+// exactLR returns the float64 learning rate behind held, the value the
+// optimizer's variable holds (float32 in most precisions): the scheduler's
+// or the configured rate when held is that rate rounded, else held itself
+// (a rate set some other way).
+func exactLR(held float64, o volt.OptimizerSetup) float64 {
+	candidates := []float64{o.Optimizer.LR}
+	if o.Scheduler != nil {
+		candidates = []float64{o.Scheduler.LR(), o.Optimizer.LR}
+	}
+	for _, c := range candidates {
+		if c == held || float64(float32(c)) == held {
+			return c
+		}
+	}
+	return held
+}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
 )
 
@@ -22,8 +23,9 @@ import (
 // and atomic writes, copies and removals (model_checkpoint_writer.go).
 //
 // It never saves during the sanity check, outside Fit, or twice for the same
-// global step. It removes only files its own bookkeeping holds, never the last
-// file. It implements volt.BestModelPather, so FromCheckpoint("best") loads
+// global step. It removes only files its own bookkeeping holds, in its own
+// directory (never another run's, even after resuming from it), never the
+// last file. It implements volt.BestModelPather, so FromCheckpoint("best") loads
 // BestModelPath, and it records last.ckpt with Trainer.SetLastCheckpoint, so
 // FromCheckpoint("last") loads it. Its bookkeeping is volt.Stateful: a
 // resumed Fit continues the same top k.
@@ -36,12 +38,18 @@ type ModelCheckpoint struct {
 	state   modelCheckpointState
 
 	loaded      bool   // LoadState ran: keep lastGlobalStepSaved at OnFitStart
+	orphansUpTo int64  // LoadState restored this directory's bookkeeping up to this step (-1: not)
 	loadWarning string // said at OnFitStart
 	atVal       bool   // Fit validates: auto mode saves at OnValidationEnd
 	valRan      bool   // a Fit validation run ended: a missing monitor is an error
 	warned      bool   // the missing monitor was reported
 	lastTime    time.Time
 }
+
+// staleTempAge is how long a save's temporary file must have been idle to be
+// taken for the leftover of a killed save: a save in progress writes
+// continuously and renames its file as soon as it is complete.
+const staleTempAge = time.Minute
 
 // Dirpath returns the directory of the files ("" before the first Fit when
 // ModelCheckpointConfig.Dirpath is "").
@@ -60,8 +68,22 @@ func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
 }
 
 // OnFitStart resets the per-run state; the bookkeeping of earlier saves (and
-// of a loaded checkpoint) is kept.
+// of a loaded checkpoint) is kept. It removes from its directory the
+// temporary files of saves that an earlier, killed run left (idle for
+// staleTempAge) and, when resuming with this directory's bookkeeping, the
+// checkpoints such a run had dropped from its top k but not yet removed.
 func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
+	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
+	if len(removed) > 0 {
+		t.Slog().Info("volt: ModelCheckpoint: removed temporary files of interrupted saves", "dirpath", m.dirpath, "files", len(removed))
+	}
+	if err != nil {
+		t.Slog().Warn("volt: ModelCheckpoint: "+err.Error(), "dirpath", m.dirpath)
+	}
+	if m.loaded && m.orphansUpTo >= 0 {
+		m.removeOrphans(t, m.orphansUpTo)
+	}
+	m.orphansUpTo = -1
 	if !m.loaded {
 		m.state.LastGlobalStepSaved = 0 // no need to save before any step
 	}

@@ -66,7 +66,7 @@ func NewModelCheckpoint(cfg ModelCheckpointConfig) (*ModelCheckpoint, error) {
 	bad := func(format string, args ...any) {
 		errs = append(errs, "ModelCheckpointConfig."+fmt.Sprintf(format, args...))
 	}
-	m := &ModelCheckpoint{topK: 1}
+	m := &ModelCheckpoint{topK: 1, orphansUpTo: -1}
 	if cfg.SaveTopK != nil {
 		m.topK = *cfg.SaveTopK
 	}

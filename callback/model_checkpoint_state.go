@@ -80,7 +80,7 @@ func (m *ModelCheckpoint) LoadState(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("ModelCheckpoint.LoadState: %w", err)
 	}
-	m.loaded = true
+	m.loaded, m.orphansUpTo = true, -1
 	if !sameDir(s.Dirpath, m.dirpath) {
 		m.loadWarning = fmt.Sprintf("volt: ModelCheckpoint: the checkpoint's directory %q differs from %q; only best_model_path is restored, the top-k bookkeeping starts fresh",
 			s.Dirpath, m.dirpath)
@@ -92,7 +92,7 @@ func (m *ModelCheckpoint) LoadState(b []byte) error {
 	if s.BestKModels == nil {
 		s.BestKModels = []scoredPath{}
 	}
-	m.state = s
+	m.state, m.orphansUpTo = s, s.LastGlobalStepSaved
 	return nil
 }
 

@@ -109,7 +109,7 @@ func (m *ModelCheckpoint) updateBestAndSave(t *volt.Trainer, current float64, ca
 		return "", err
 	}
 	if drop != "" && drop != path {
-		if err := m.remove(drop); err != nil {
+		if err := m.remove(t, drop); err != nil {
 			return "", err
 		}
 	}
@@ -145,7 +145,7 @@ func (m *ModelCheckpoint) saveLatest(t *volt.Trainer, candidates map[string]floa
 		return "", err
 	}
 	if m.topK == 1 && prev != "" && prev != path {
-		if err := m.remove(prev); err != nil {
+		if err := m.remove(t, prev); err != nil {
 			return "", err
 		}
 	}

@@ -65,9 +65,17 @@ func (m *ModelCheckpoint) saveLast(t *volt.Trainer, saved string) error {
 }
 
 // remove deletes a checkpoint that dropped out of the top k; one already
-// gone is not an error. The last file is never removed.
-func (m *ModelCheckpoint) remove(path string) error {
+// gone is not an error. The last file is never removed, nor a file outside
+// this ModelCheckpoint's directory: a Fit resumed from another run's
+// checkpoint restores that run's BestModelPath, a file this run did not
+// write, which stays where it is (the bookkeeping still drops it).
+func (m *ModelCheckpoint) remove(t *volt.Trainer, path string) error {
 	if path == m.state.LastModelPath {
+		return nil
+	}
+	if !sameDir(filepath.Dir(path), m.dirpath) {
+		t.Slog().Info("volt: ModelCheckpoint: keeping a checkpoint outside its directory (written by another run)",
+			"path", path, "dirpath", m.dirpath)
 		return nil
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {

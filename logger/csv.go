@@ -24,6 +24,7 @@ type CSVLogger struct {
 	logDir     string
 	version    int
 	flushEvery int
+	cadence    flushCadence
 	dirMade    bool
 	metrics    *metricsFile
 	hparams    map[string]any
@@ -53,6 +54,7 @@ func NewCSV(cfg CSVConfig) (*CSVLogger, error) {
 		logDir:     logDir,
 		version:    version,
 		flushEvery: cfg.FlushEvery,
+		cadence:    flushCadence{every: int64(cfg.FlushEvery)},
 		metrics:    newMetricsFile(filepath.Join(logDir, MetricsFileName)),
 	}, nil
 }
@@ -69,15 +71,17 @@ func (l *CSVLogger) Version() int {
 	return l.version
 }
 
-// LogMetrics buffers one row for metrics.csv and writes the buffer once it
-// holds FlushEvery rows. Metric names must be non-empty and not "step".
+// LogMetrics buffers one row for metrics.csv and writes the buffer at every
+// FlushEvery optimization steps (the first row at or after each multiple),
+// or once it holds FlushEvery rows. Metric names must be non-empty and not
+// "step".
 func (l *CSVLogger) LogMetrics(metrics map[string]float64, step int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.metrics.add(metrics, step); err != nil {
 		return err
 	}
-	if len(l.metrics.pending) >= l.flushEvery {
+	if l.cadence.due(step) || len(l.metrics.pending) >= l.flushEvery {
 		return l.flushLocked()
 	}
 	return nil

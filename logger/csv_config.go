@@ -10,9 +10,9 @@ import (
 const (
 	// DefaultName is the experiment name used when CSVConfig.Name is empty.
 	DefaultName = "volt_logs"
-	// DefaultFlushEvery is the number of buffered metric rows that triggers a
-	// write when CSVConfig.FlushEvery is zero (Lightning's
-	// flush_logs_every_n_steps).
+	// DefaultFlushEvery is the number of optimization steps between writes
+	// of the buffered metric rows when CSVConfig.FlushEvery is zero
+	// (Lightning's flush_logs_every_n_steps).
 	DefaultFlushEvery = 100
 )
 
@@ -30,8 +30,10 @@ type CSVConfig struct {
 	// VersionName, when non-empty, overrides Version: it is used verbatim as
 	// the version directory name and must be a single path element.
 	VersionName string
-	// FlushEvery is the number of metric rows buffered before a write;
-	// zero means DefaultFlushEvery. It must not be negative.
+	// FlushEvery is the number of optimization steps between writes of the
+	// buffered rows (Lightning's flush_logs_every_n_steps; the buffer is
+	// also written once it holds that many rows, and on Save); zero means
+	// DefaultFlushEvery. It must not be negative.
 	FlushEvery int
 }
 

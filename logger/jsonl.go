@@ -17,8 +17,9 @@ import (
 // JSONLLogger writes metrics to LogDir/metrics.jsonl, one JSON object
 // {"step":N,"metrics":{...}} per LogMetrics call, and hyperparameters to
 // LogDir/hparams.json. NaN and infinities are written as the strings "nan",
-// "inf" and "-inf". Lines are buffered and reach the file on Save and
-// Finalize (and when the buffer fills). The directory and files are created
+// "inf" and "-inf". Lines are buffered and reach the file every
+// DefaultFlushEvery optimization steps (as CSVLogger's), on Save and
+// Finalize, and when the buffer fills. The directory and files are created
 // on the first write. It is safe for concurrent use.
 type JSONLLogger struct {
 	mu      sync.Mutex
@@ -28,6 +29,7 @@ type JSONLLogger struct {
 	started bool // metrics.jsonl was created (truncated) by this logger
 	f       *os.File
 	w       *bufio.Writer
+	cadence flushCadence
 	hparams map[string]any
 }
 
@@ -38,7 +40,8 @@ func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JSONLLogger{dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName)}, nil
+	return &JSONLLogger{dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
+		cadence: flushCadence{every: DefaultFlushEvery}}, nil
 }
 
 // LogDir returns the directory files are written to.
@@ -76,6 +79,9 @@ func (l *JSONLLogger) LogMetrics(metrics map[string]float64, step int64) error {
 	}
 	if _, err := l.w.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("logger: write %s: %w", l.path, err)
+	}
+	if l.cadence.due(step) {
+		return l.flushLocked()
 	}
 	return nil
 }

@@ -3,6 +3,7 @@
 // Usage:
 //
 //	volt ckpt inspect FILE   show a checkpoint's metadata, state and tensors
+//	volt report DIR...       one HTML page of plots of the runs' metrics
 //	volt help                show the usage
 package main
 

@@ -18,6 +18,8 @@ const usage = `volt: tools for volt training runs.
 Usage:
   volt ckpt inspect FILE   show a checkpoint: format, volt version, checksum
                            status, trainer state and tensors
+  volt report DIR...       one HTML page of plots of the metrics of runs
+                           (volt report -h for its flags)
   volt help                show this help
 
 Exit status: 0 on success, 1 when the command fails (for example a missing,

@@ -1,0 +1,51 @@
+package callback_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+)
+
+// TestModelCheckpointRemovesOrphansOfKilledRuns: a run killed between
+// writing a new top-k checkpoint and removing the one it replaced leaves that
+// file behind; a Fit resumed in the same directory removes it (the restored
+// bookkeeping had dropped it), and keeps files it did not write.
+func TestModelCheckpointRemovesOrphansOfKilledRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg := callback.ModelCheckpointConfig{Dirpath: dir, SaveLast: true}
+	fitTo := func(epochs int, opts ...volt.RunOption) *volt.Trainer {
+		t.Helper()
+		tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	tr := fitTo(1)
+	orphan := filepath.Join(dir, "epoch=0-step=4.ckpt")
+	kept, err := os.ReadFile(orphan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := filepath.Join(dir, "mine.ckpt") // saved by the user, not by ModelCheckpoint
+	if err := tr.SaveCheckpoint(foreign, false); err != nil {
+		t.Fatal(err)
+	}
+	fitTo(2, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
+	// The kill: epoch 1's file is written, epoch 0's removal never happens.
+	if err := os.WriteFile(orphan, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fitTo(3, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
+	want := []string{"epoch=2-step=12.ckpt", "last.ckpt", "mine.ckpt"}
+	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
+		t.Errorf("files after the resumed run: %v, want %v", got, want)
+	}
+}
