@@ -107,8 +107,10 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 			nb, nerr, ok = next()
 			last = !ok
 		}
-		end, err := l.runBatch(ctx, b, last)
-		if err != nil {
+		// err, not a new variable: the look-ahead's error below must reach
+		// the check at the top of the next iteration.
+		var end bool
+		if end, err = l.runBatch(ctx, b, last); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
