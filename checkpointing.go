@@ -109,11 +109,8 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		}
 		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = t.callbackM, t.loggedM, t.progBarM
 		st.Callbacks = map[string][]byte{}
-		for _, tg := range t.targets {
-			s, ok := tg.value.(Stateful)
-			if !ok {
-				continue
-			}
+		for _, tg := range t.hooks.by[hookStateful] {
+			s := tg.value.(Stateful)
 			key := s.StateKey()
 			if _, dup := st.Callbacks[key]; dup {
 				return nil, fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
@@ -340,11 +337,8 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		m.seen, m.step, m.sum, m.weight, m.min, m.max = ms.Seen, ms.Step, ms.Sum, ms.Weight, ms.Min, ms.Max
 	}
 	t.callbackM, t.loggedM, t.progBarM = orEmpty(st.CallbackMetrics), orEmpty(st.LoggedMetrics), orEmpty(st.ProgBarMetrics)
-	for _, tg := range t.targets {
-		s, ok := tg.value.(Stateful)
-		if !ok {
-			continue
-		}
+	for _, tg := range t.hooks.by[hookStateful] {
+		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
 		if !ok {
 			t.sayOnce("no-state-"+s.StateKey(), "volt: checkpoint has no state for callback; it starts fresh", "callback", tg.name, "key", s.StateKey(), "checkpoint", path)

@@ -86,26 +86,22 @@ func (t *Trainer) valKind() evalKind {
 		k.step = vs.ValidationStep
 	}
 	k.start = func() error {
-		return callHook(t, "OnValidationStart", func(h OnValidationStart) error { return h.OnValidationStart(t) })
+		return t.emit(hookOnValidationStart, hookArgs{})
 	}
 	k.epochStart = func() error {
-		return callHook(t, "OnValidationEpochStart", func(h OnValidationEpochStart) error { return h.OnValidationEpochStart(t) })
+		return t.emit(hookOnValidationEpochStart, hookArgs{})
 	}
 	k.epochEnd = func() error {
-		return callHook(t, "OnValidationEpochEnd", func(h OnValidationEpochEnd) error { return h.OnValidationEpochEnd(t) })
+		return t.emit(hookOnValidationEpochEnd, hookArgs{})
 	}
 	k.end = func() error {
-		return callHook(t, "OnValidationEnd", func(h OnValidationEnd) error { return h.OnValidationEnd(t) })
+		return t.emit(hookOnValidationEnd, hookArgs{})
 	}
 	k.batchStart = func(b *data.Batch, i, dl int) error {
-		return t.batch.valStart.call(t, "OnValidationBatchStart", func(h OnValidationBatchStart) error {
-			return h.OnValidationBatchStart(t, b, i, dl)
-		})
+		return t.emit(hookOnValidationBatchStart, hookArgs{batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
-		return t.batch.valEnd.call(t, "OnValidationBatchEnd", func(h OnValidationBatchEnd) error {
-			return h.OnValidationBatchEnd(t, out, b, i, dl)
-		})
+		return t.emit(hookOnValidationBatchEnd, hookArgs{out: out, batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	return k
 }
@@ -116,26 +112,22 @@ func (t *Trainer) testKind() evalKind {
 		k.step = ts.TestStep
 	}
 	k.start = func() error {
-		return callHook(t, "OnTestStart", func(h OnTestStart) error { return h.OnTestStart(t) })
+		return t.emit(hookOnTestStart, hookArgs{})
 	}
 	k.epochStart = func() error {
-		return callHook(t, "OnTestEpochStart", func(h OnTestEpochStart) error { return h.OnTestEpochStart(t) })
+		return t.emit(hookOnTestEpochStart, hookArgs{})
 	}
 	k.epochEnd = func() error {
-		return callHook(t, "OnTestEpochEnd", func(h OnTestEpochEnd) error { return h.OnTestEpochEnd(t) })
+		return t.emit(hookOnTestEpochEnd, hookArgs{})
 	}
 	k.end = func() error {
-		return callHook(t, "OnTestEnd", func(h OnTestEnd) error { return h.OnTestEnd(t) })
+		return t.emit(hookOnTestEnd, hookArgs{})
 	}
 	k.batchStart = func(b *data.Batch, i, dl int) error {
-		return t.batch.testStart.call(t, "OnTestBatchStart", func(h OnTestBatchStart) error {
-			return h.OnTestBatchStart(t, b, i, dl)
-		})
+		return t.emit(hookOnTestBatchStart, hookArgs{batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
-		return t.batch.testEnd.call(t, "OnTestBatchEnd", func(h OnTestBatchEnd) error {
-			return h.OnTestBatchEnd(t, out, b, i, dl)
-		})
+		return t.emit(hookOnTestBatchEnd, hookArgs{out: out, batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	return k
 }
@@ -144,7 +136,7 @@ func (t *Trainer) testKind() evalKind {
 // sanity-check hooks; its metrics are neither logged nor kept.
 func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits []int) error {
 	t.state.Stage = RunningSanityCheck
-	if err := callHook(t, "OnSanityCheckStart", func(h OnSanityCheckStart) error { return h.OnSanityCheckStart(t) }); err != nil {
+	if err := t.emit(hookOnSanityCheckStart, hookArgs{}); err != nil {
 		return err
 	}
 	saved := t.snapshotMetrics()
@@ -162,7 +154,7 @@ func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits
 	t.progress.ValBatch = progress
 	t.restoreMetrics(saved)
 	t.state.Stage = RunningSanityCheck
-	return callHook(t, "OnSanityCheckEnd", func(h OnSanityCheckEnd) error { return h.OnSanityCheckEnd(t) })
+	return t.emit(hookOnSanityCheckEnd, hookArgs{})
 }
 
 type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }

@@ -232,9 +232,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	if !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
 		panic(fmt.Sprintf("TrainingStep must return a floating-point scalar loss, got shape %s", loss.Shape()))
 	}
-	for _, h := range find[OnBeforeBackward](t.targets).items {
-		h.OnBeforeBackward(s, loss)
-	}
+	t.traceHooks(hookOnBeforeBackward, hookArgs{step: s, loss: loss})
 	used := engine.TrainableVariables(store, s.graph)
 	t.checkLoaded(s.graph, used)
 	var vars []*model.Variable
@@ -267,9 +265,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 		}
 		grads[i] = Gradient{Variable: vars[i], Value: g}
 	}
-	for _, h := range find[OnAfterBackward](t.targets).items {
-		h.OnAfterBackward(s, grads)
-	}
+	t.traceHooks(hookOnAfterBackward, hookArgs{step: s, grads: grads})
 	outs := []*graph.Node{loss}
 	for _, l := range s.logs {
 		outs = append(outs, l.value)
@@ -300,9 +296,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	} else {
 		ClipGradients(grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
 	}
-	for _, h := range find[OnBeforeOptimizerStep](t.targets).items {
-		h.OnBeforeOptimizerStep(s, opt, grads)
-	}
+	t.traceHooks(hookOnBeforeOptimizerStep, hookArgs{step: s, optimizerIdx: opt, grads: grads})
 	params := vars
 	if precision.Mixed() {
 		params = make([]*model.Variable, len(vars))

@@ -37,7 +37,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t.curRes, t.curLoader, t.numLoaders, t.curBatch = t.trainRes, 0, 1, 1
 	t.skipEpoch = false
 	p.Stage = "train_epoch_start"
-	if err := callHook(t, "OnTrainEpochStart", func(h OnTrainEpochStart) error { return h.OnTrainEpochStart(t) }); err != nil {
+	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
 		return err
 	}
 	if !resumed {
@@ -62,7 +62,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		return err
 	}
 	p.Stage = "train_epoch_end"
-	if err := callHook(t, "OnTrainEpochEnd", func(h OnTrainEpochEnd) error { return h.OnTrainEpochEnd(t) }); err != nil {
+	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
 	}
 	if err := t.flushStepLogs(); err != nil {
@@ -133,9 +133,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	p.TrainBatch.ready()
 	t.curBatch = b.Size
 	p.Stage = "train_batch_start"
-	if err := t.batch.trainStart.call(t, "OnTrainBatchStart", func(h OnTrainBatchStart) error {
-		return h.OnTrainBatchStart(t, b, batchIdx)
-	}); err != nil {
+	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
 	if t.skipEpoch {
@@ -162,9 +160,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	p.TrainBatch.processed()
 	p.Stage = "train_batch_end"
-	if err := t.batch.trainEnd.call(t, "OnTrainBatchEnd", func(h OnTrainBatchEnd) error {
-		return h.OnTrainBatchEnd(t, out, b, batchIdx)
-	}); err != nil {
+	if err := t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
 	p.TrainBatch.completed()
