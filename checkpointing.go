@@ -11,7 +11,6 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/checkpoint"
-	"github.com/voltml/volt/data"
 )
 
 // Version is volt's version, recorded in every checkpoint.
@@ -86,7 +85,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: data.DefaultSeed(), Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -312,9 +311,9 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
-	if st.Seed != data.DefaultSeed() {
-		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", data.DefaultSeed())
-		data.SetDefaultSeed(st.Seed)
+	if st.Seed != t.cfg.seed {
+		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", t.cfg.seed)
+		t.cfg.seed = st.Seed
 	}
 	t.progress = st.Progress
 	t.resume = st.Resume

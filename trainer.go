@@ -191,7 +191,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 	if err := t.cfg.precision.CheckBackend(backend); err != nil {
 		return fmt.Errorf("Config.Precision: %w", err)
 	}
-	eng, err := engine.New(backend, t.cfg.precision.DType(), int64(data.DefaultSeed()))
+	eng, err := engine.New(backend, t.cfg.precision.DType(), int64(t.cfg.seed))
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,9 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 			return fmt.Errorf("volt: %w", err)
 		}
 	}
-	return body(ctx)
+	// The loaders shuffle with this trainer's seed (restored on resume),
+	// not the process-wide one.
+	return body(data.WithSeed(ctx, t.cfg.seed))
 }
 
 // interrupted returns ctx's cause wrapped with where the run stopped.

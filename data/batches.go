@@ -28,7 +28,7 @@ func (l *DataLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 		if l.Iterable != nil {
 			tasks = l.iterableTasks(epoch, skip)
 		} else {
-			tasks = l.mapTasks(l.order(epoch, l.seed()), skip)
+			tasks = l.mapTasks(l.order(epoch, l.seedFor(ctx)), skip)
 		}
 		if l.Workers == 0 {
 			runInline(ctx, tasks, yield)
