@@ -27,6 +27,10 @@ type resumePoint struct {
 	ValidationDone bool `json:"validation_done"`
 }
 
+// inEpoch reports whether the run continues inside epoch Epoch (some of its
+// batches or a validation done) rather than at its start.
+func (r *resumePoint) inEpoch() bool { return r.Batch > 0 || r.ValidationDone }
+
 // metricState is a metric's epoch accumulator, saved so that a run resumed
 // mid-epoch logs the same epoch values as one that never stopped.
 type metricState struct {
@@ -169,21 +173,24 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 }
 
 // resumePointNow says where a run restored from a checkpoint taken now
-// should continue.
+// should continue, from the point the last run recorded: inside a Fit's
+// training epoch, at the next unseen batch (after or before the validation
+// it scheduled); at or after a training epoch's end, with the next epoch;
+// anywhere else (before training, after it, in another kind of run), with
+// the epoch after the last completed one.
 func (t *Trainer) resumePointNow() *resumePoint {
 	p := &t.progress
-	epoch := int(p.Epoch.Total.Completed)
-	active := t.state.Status == StatusRunning || t.state.Status == StatusInterrupted || t.state.Status == StatusFailed
-	inEpoch := t.state.Fn == StageFit && active && p.Epoch.Total.Ready > p.Epoch.Total.Completed
-	if !inEpoch || p.Stage == "train_epoch_end" {
-		if inEpoch {
-			epoch++
-		}
-		return &resumePoint{Epoch: epoch}
+	switch {
+	case t.state.Fn != StageFit:
+	case p.At == PointTrainEpochEnd:
+		// The epoch's batches are processed; its completion may or may
+		// not be counted yet.
+		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
+	case p.At.inTrainEpoch():
+		// The epoch is not completed: Completed is its index.
+		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
 	}
-	done := int(p.TrainBatch.Current.Processed)
-	valDone := p.Stage == string(RunningValidate)+"_end" || p.Stage == string(RunningValidate)+"_epoch_end"
-	return &resumePoint{Epoch: epoch, Batch: done, ValidationDone: valDone}
+	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
 }
 
 // settle rolls every in-flight counter forward to completed: a checkpoint is
@@ -319,7 +326,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	t.resume = st.Resume
 	if r := st.Resume; r != nil {
 		e := int64(r.Epoch)
-		if r.Batch > 0 || r.ValidationDone {
+		if r.inEpoch() {
 			t.progress.Epoch.Total = Counter{Ready: e + 1, Started: e + 1, Processed: e, Completed: e}
 		} else {
 			t.progress.Epoch.Total = Counter{Ready: e, Started: e, Processed: e, Completed: e}

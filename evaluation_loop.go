@@ -68,20 +68,23 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 // evalKind describes one evaluation loop (validation, test, sanity check):
 // its stage, its step and its hooks.
 type evalKind struct {
-	stage      RunningStage
-	stepName   string
-	step       func(s *Step, b Batch)
-	progress   *Tracker
-	start      func() error
-	epochStart func() error
-	epochEnd   func() error
-	end        func() error
-	batchStart func(b *data.Batch, batchIdx, dl int) error
-	batchEnd   func(out *StepOutput, b *data.Batch, batchIdx, dl int) error
+	stage    RunningStage
+	stepName string
+	step     func(s *Step, b Batch)
+	progress *Tracker
+	// epochEndPoint and endPoint are recorded before the epoch-end and
+	// end hooks.
+	epochEndPoint, endPoint LoopPoint
+	start                   func() error
+	epochStart              func() error
+	epochEnd                func() error
+	end                     func() error
+	batchStart              func(b *data.Batch, batchIdx, dl int) error
+	batchEnd                func(out *StepOutput, b *data.Batch, batchIdx, dl int) error
 }
 
 func (t *Trainer) valKind() evalKind {
-	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch}
+	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch, epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd}
 	if vs, ok := t.module.(ValidationStepper); ok {
 		k.step = vs.ValidationStep
 	}
@@ -107,7 +110,7 @@ func (t *Trainer) valKind() evalKind {
 }
 
 func (t *Trainer) testKind() evalKind {
-	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch}
+	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch, epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd}
 	if ts, ok := t.module.(TestStepper); ok {
 		k.step = ts.TestStep
 	}
@@ -237,7 +240,10 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		}
 	}
 	res.epochValues(t.callbackM, nil, t.progBarM)
-	t.progress.Stage = string(kind.stage) + "_epoch_end"
+	t.progress.At = kind.epochEndPoint
+	if sanity {
+		t.progress.At = PointSanityCheckEpochEnd
+	}
 	if err := kind.epochEnd(); err != nil {
 		return nil, err
 	}
@@ -257,7 +263,10 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 			return nil, err
 		}
 	}
-	t.progress.Stage = string(kind.stage) + "_end"
+	t.progress.At = kind.endPoint
+	if sanity {
+		t.progress.At = PointSanityCheckEnd
+	}
 	if err := kind.end(); err != nil {
 		return nil, err
 	}

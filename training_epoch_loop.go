@@ -19,7 +19,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
 	skip, valDone := 0, false
-	resumed := t.resume != nil && (t.resume.Batch > 0 || t.resume.ValidationDone)
+	resumed := t.resume != nil && t.resume.inEpoch()
 	if resumed {
 		skip, valDone = t.resume.Batch, t.resume.ValidationDone
 	} else {
@@ -36,7 +36,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t.state.Stage = RunningTrain
 	t.curRes, t.curLoader, t.numLoaders, t.curBatch = t.trainRes, 0, 1, 1
 	t.skipEpoch = false
-	p.Stage = "train_epoch_start"
+	p.At = PointTrainEpochStart
 	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1)); err != nil {
 		return err
 	}
-	p.Stage = "train_epoch_end"
+	p.At = PointTrainEpochEnd
 	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	batchIdx := int(p.TrainBatch.Current.Ready)
 	p.TrainBatch.ready()
 	t.curBatch = b.Size
-	p.Stage = "train_batch_start"
+	p.At = PointTrainBatchStart
 	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
@@ -159,7 +159,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		}
 	}
 	p.TrainBatch.processed()
-	p.Stage = "train_batch_end"
+	p.At = PointTrainBatchEnd
 	if err := t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
