@@ -13,7 +13,8 @@ import (
 type target struct {
 	name  string
 	value any
-	call  hookCall // the hook bound to value (events only)
+	call  hookCall  // the host hook bound to value
+	trace traceCall // the trace-time hook bound to value
 }
 
 // hookSet is the hook table resolved for one run: for each hook, the targets
@@ -49,6 +50,9 @@ func (hs *hookSet) add(tg target, kind targetKind) {
 			if spec.bind != nil {
 				bound.call = spec.bind(tg.value)
 			}
+			if spec.bindTrace != nil {
+				bound.trace = spec.bindTrace(tg.value)
+			}
 			hs.by[id] = append(hs.by[id], bound)
 		}
 	}
@@ -58,10 +62,27 @@ func (hs *hookSet) add(tg target, kind targetKind) {
 func (hs *hookSet) has(id hookID) bool { return hs != nil && len(hs.by[id]) > 0 }
 
 // emit calls hook id on every target that implements it, in order, and
-// returns the first error (the later targets are not called then).
+// returns the first error (the later targets are not called then). It is
+// the per-batch path: nothing to do costs a length check, and one deferred
+// recovery covers all the targets.
 func (t *Trainer) emit(id hookID, a hookArgs) error {
-	for _, tg := range t.hooks.by[id] {
-		if err := t.callHook(id, tg, a); err != nil {
+	targets := t.hooks.by[id]
+	if len(targets) == 0 {
+		return nil
+	}
+	return t.dispatch(id, targets, a)
+}
+
+// dispatch is emit's loop.
+func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) {
+	i, prev := 0, t.fx
+	t.fx = id
+	defer func() {
+		t.fx = prev
+		err = t.hookFailed(id, targets[min(i, len(targets)-1)], err, recover())
+	}()
+	for ; i < len(targets); i++ {
+		if err = targets[i].call(t, a); err != nil {
 			return err
 		}
 	}
@@ -73,7 +94,7 @@ func (t *Trainer) emit(id hookID, a hookArgs) error {
 func (t *Trainer) emitAll(id hookID, a hookArgs) error {
 	var errs []error
 	for _, tg := range t.hooks.by[id] {
-		if err := t.callHook(id, tg, a); err != nil {
+		if err := t.dispatch(id, []target{tg}, a); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -83,30 +104,32 @@ func (t *Trainer) emitAll(id hookID, a hookArgs) error {
 // traceHooks calls trace-time hook id on every target that implements it.
 // The step is being traced, so a failure panics on (GoMLX's way), as a
 // *HookError naming the target.
-func (t *Trainer) traceHooks(id hookID, a hookArgs) {
+func (t *Trainer) traceHooks(id hookID, a traceArgs) {
 	for _, tg := range t.hooks.by[id] {
-		if err := t.callHook(id, tg, a); err != nil {
+		if err := t.traceHook(id, tg, a); err != nil {
 			panic(err)
 		}
 	}
 }
 
-// callHook is the one place a hook is called: it sets the trainer's current
-// hook (for Log's defaults), recovers a panic into an error, and wraps any
-// error with the target, the hook and where the run is.
-func (t *Trainer) callHook(id hookID, tg target, a hookArgs) (err error) {
-	prev := t.fx
-	t.fx = id
-	defer func() {
-		t.fx = prev
-		if r := recover(); r != nil {
-			err = &engine.PanicError{Value: r, Stack: debug.Stack()}
-		}
-		if err != nil {
-			err = &HookError{Target: tg.name, Hook: hookTable[id].name, Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep(), Err: err}
-		}
-	}()
-	return tg.call(t, a)
+// traceHook calls one trace-time hook, recovering a panic into an error.
+func (t *Trainer) traceHook(id hookID, tg target, a traceArgs) (err error) {
+	defer func() { err = t.hookFailed(id, tg, nil, recover()) }()
+	tg.trace(a)
+	return nil
+}
+
+// hookFailed turns what a hook call of tg returned (err) or raised
+// (recovered, nil if nothing) into the error dispatch returns: nil, or a
+// *HookError naming the target and the hook and saying where the run is.
+func (t *Trainer) hookFailed(id hookID, tg target, err error, recovered any) error {
+	if recovered != nil {
+		err = &engine.PanicError{Value: recovered, Stack: debug.Stack()}
+	}
+	if err == nil {
+		return nil
+	}
+	return &HookError{Target: tg.name, Hook: hookTable[id].name, Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep(), Err: err}
 }
 
 // targetName names a callback or module in errors: its type.

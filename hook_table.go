@@ -104,20 +104,24 @@ const (
 	onDataModule
 )
 
-// hookArgs carries the arguments of every hook call; each row's call picks
-// what its hook takes. It is passed by value so that dispatch does not
-// allocate.
+// hookArgs carries the arguments of every host hook call; each row's call
+// picks what its hook takes. It is small and passed by value, so that
+// dispatch does not allocate.
 type hookArgs struct {
-	stage         Stage
 	batch         *data.Batch
 	out           *StepOutput
 	batchIdx      int
 	dataloaderIdx int
+	stage         Stage
 	err           error
-	step          *Step
-	loss          *graph.Node
-	grads         []Gradient
-	optimizerIdx  int
+}
+
+// traceArgs carries the arguments of the trace-time hooks.
+type traceArgs struct {
+	step         *Step
+	loss         *graph.Node
+	grads        []Gradient
+	optimizerIdx int
 }
 
 // hookSpec is one row of the hook table.
@@ -125,10 +129,11 @@ type hookSpec struct {
 	iface reflect.Type
 	when  hookTime
 	on    targetKind
-	// bind returns the call of the hook on h, which implements iface (the
-	// type assertion is done once, when a run resolves its hooks); nil for
-	// hooks that are not events.
-	bind func(h any) hookCall
+	// bind returns the call of a host hook on h, which implements iface
+	// (the type assertion is done once, when a run resolves its hooks);
+	// bindTrace that of a trace-time hook. Nil for hooks that are no events.
+	bind      func(h any) hookCall
+	bindTrace func(h any) traceCall
 	// name is the hook's name in errors: the method's name for a
 	// one-method interface, else the interface's (filled in by init).
 	name string
@@ -212,36 +217,27 @@ var hookTable = [numHooks]hookSpec{
 		h.OnException(t, a.err)
 		return nil
 	}),
-	hookOnBeforeBackward: traced(func(h OnBeforeBackward, _ *Trainer, a hookArgs) error {
-		h.OnBeforeBackward(a.step, a.loss)
-		return nil
-	}),
-	hookOnAfterBackward: traced(func(h OnAfterBackward, _ *Trainer, a hookArgs) error {
-		h.OnAfterBackward(a.step, a.grads)
-		return nil
-	}),
-	hookOnBeforeOptimizerStep: traced(func(h OnBeforeOptimizerStep, _ *Trainer, a hookArgs) error {
-		h.OnBeforeOptimizerStep(a.step, a.optimizerIdx, a.grads)
-		return nil
-	}),
-	hookStateful:            ask[Stateful](onCallback | onModule),
-	hookCheckpointer:        marker[Checkpointer](),
-	hookBestModelPather:     marker[BestModelPather](),
-	hookModelSummarizer:     marker[ModelSummarizer](),
-	hookFastDevRunSkipped:   marker[FastDevRunSkipped](),
-	hookValidationStepper:   ask[ValidationStepper](onModule),
-	hookTestStepper:         ask[TestStepper](onModule),
-	hookPredictStepper:      ask[PredictStepper](onModule),
-	hookOptimizerConfigurer: ask[OptimizerConfigurer](onModule),
-	hookAutomaticOptimizer:  ask[AutomaticOptimizer](onModule),
-	hookTBPTTStepper:        ask[TBPTTStepper](onModule),
-	hookTBPTTSplitter:       ask[TBPTTSplitter](onModule),
-	hookGradientClipper:     ask[GradientClipper](onModule),
-	hookHParamser:           ask[HParamser](onModule | onDataModule),
-	hookTrainDataloader:     ask[TrainDataloader](onDataModule),
-	hookValDataloaders:      ask[ValDataloaders](onDataModule),
-	hookTestDataloaders:     ask[TestDataloaders](onDataModule),
-	hookPredictDataloaders:  ask[PredictDataloaders](onDataModule),
+	hookOnBeforeBackward:      traced(func(h OnBeforeBackward, a traceArgs) { h.OnBeforeBackward(a.step, a.loss) }),
+	hookOnAfterBackward:       traced(func(h OnAfterBackward, a traceArgs) { h.OnAfterBackward(a.step, a.grads) }),
+	hookOnBeforeOptimizerStep: traced(func(h OnBeforeOptimizerStep, a traceArgs) { h.OnBeforeOptimizerStep(a.step, a.optimizerIdx, a.grads) }),
+	hookStateful:              ask[Stateful](onCallback | onModule),
+	hookCheckpointer:          marker[Checkpointer](),
+	hookBestModelPather:       marker[BestModelPather](),
+	hookModelSummarizer:       marker[ModelSummarizer](),
+	hookFastDevRunSkipped:     marker[FastDevRunSkipped](),
+	hookValidationStepper:     ask[ValidationStepper](onModule),
+	hookTestStepper:           ask[TestStepper](onModule),
+	hookPredictStepper:        ask[PredictStepper](onModule),
+	hookOptimizerConfigurer:   ask[OptimizerConfigurer](onModule),
+	hookAutomaticOptimizer:    ask[AutomaticOptimizer](onModule),
+	hookTBPTTStepper:          ask[TBPTTStepper](onModule),
+	hookTBPTTSplitter:         ask[TBPTTSplitter](onModule),
+	hookGradientClipper:       ask[GradientClipper](onModule),
+	hookHParamser:             ask[HParamser](onModule | onDataModule),
+	hookTrainDataloader:       ask[TrainDataloader](onDataModule),
+	hookValDataloaders:        ask[ValDataloaders](onDataModule),
+	hookTestDataloaders:       ask[TestDataloaders](onDataModule),
+	hookPredictDataloaders:    ask[PredictDataloaders](onDataModule),
 	hookDataPreparer: dataEvent(func(h DataPreparer, _ *Trainer, _ hookArgs) error {
 		return h.PrepareData()
 	}),
@@ -275,8 +271,11 @@ func dataEvent[T any](call func(h T, t *Trainer, a hookArgs) error) hookSpec {
 }
 
 // traced is a trace-time hook's row.
-func traced[T any](call func(h T, t *Trainer, a hookArgs) error) hookSpec {
-	return hookSpec{iface: reflect.TypeFor[T](), when: traceTime, on: onCallback | onModule, bind: binder(call)}
+func traced[T any](call func(h T, a traceArgs)) hookSpec {
+	return hookSpec{iface: reflect.TypeFor[T](), when: traceTime, on: onCallback | onModule, bindTrace: func(h any) traceCall {
+		th := h.(T)
+		return func(a traceArgs) { call(th, a) }
+	}}
 }
 
 // ask is the row of an interface volt asks for something, not an event.
@@ -289,8 +288,11 @@ func marker[T any]() hookSpec {
 	return hookSpec{iface: reflect.TypeFor[T](), when: markerOnly, on: onCallback}
 }
 
-// hookCall is one target's hook, bound.
+// hookCall is one target's host hook, bound.
 type hookCall func(t *Trainer, a hookArgs) error
+
+// traceCall is one target's trace-time hook, bound.
+type traceCall func(a traceArgs)
 
 // binder turns a typed call into the table's bind.
 func binder[T any](call func(h T, t *Trainer, a hookArgs) error) func(any) hookCall {

@@ -33,8 +33,8 @@ func TestHookTableListsEveryInterface(t *testing.T) {
 			continue
 		case spec.on == 0:
 			t.Errorf("%s: no target may implement it", spec.iface)
-		case (spec.when == perEvent || spec.when == traceTime) != (spec.bind != nil):
-			t.Errorf("%s: hook time %d with call set %v", spec.iface, spec.when, spec.bind != nil)
+		case (spec.when == perEvent) != (spec.bind != nil), (spec.when == traceTime) != (spec.bindTrace != nil):
+			t.Errorf("%s: hook time %d with host call %v, trace call %v", spec.iface, spec.when, spec.bind != nil, spec.bindTrace != nil)
 		case spec.name == "":
 			t.Errorf("%s: no name", spec.iface)
 		}

@@ -45,7 +45,7 @@ func (h *OptimizerHandle) Step(loss *graph.Node) {
 	if loss == nil || !loss.Shape().IsScalar() {
 		panic(fmt.Sprintf("OptimizerHandle.Step: optimizer %d needs a scalar loss", h.index))
 	}
-	t.traceHooks(hookOnBeforeBackward, hookArgs{step: s, loss: loss})
+	t.traceHooks(hookOnBeforeBackward, traceArgs{step: s, loss: loss})
 	var vars []*model.Variable
 	used := engine.TrainableVariables(t.eng.Store, s.graph)
 	t.checkLoaded(s.graph, used)
@@ -61,8 +61,8 @@ func (h *OptimizerHandle) Step(loss *graph.Node) {
 	for i, g := range engine.Gradients(loss, vars) {
 		grads[i] = Gradient{Variable: vars[i], Value: g}
 	}
-	t.traceHooks(hookOnAfterBackward, hookArgs{step: s, grads: grads})
-	t.traceHooks(hookOnBeforeOptimizerStep, hookArgs{step: s, optimizerIdx: h.index, grads: grads})
+	t.traceHooks(hookOnAfterBackward, traceArgs{step: s, grads: grads})
+	t.traceHooks(hookOnBeforeOptimizerStep, traceArgs{step: s, optimizerIdx: h.index, grads: grads})
 	h.setup.Optimizer.Apply(t.eng.Store, h.index, vars, gradientValues(grads), nil)
 	h.trace.manualSteps++
 }

@@ -232,7 +232,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	if !loss.Shape().IsScalar() || !loss.DType().IsFloat() {
 		panic(fmt.Sprintf("TrainingStep must return a floating-point scalar loss, got shape %s", loss.Shape()))
 	}
-	t.traceHooks(hookOnBeforeBackward, hookArgs{step: s, loss: loss})
+	t.traceHooks(hookOnBeforeBackward, traceArgs{step: s, loss: loss})
 	used := engine.TrainableVariables(store, s.graph)
 	t.checkLoaded(s.graph, used)
 	var vars []*model.Variable
@@ -265,7 +265,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 		}
 		grads[i] = Gradient{Variable: vars[i], Value: g}
 	}
-	t.traceHooks(hookOnAfterBackward, hookArgs{step: s, grads: grads})
+	t.traceHooks(hookOnAfterBackward, traceArgs{step: s, grads: grads})
 	outs := []*graph.Node{loss}
 	for _, l := range s.logs {
 		outs = append(outs, l.value)
@@ -296,7 +296,7 @@ func (a *automaticOptimization) finishTrace(s *Step, loss *graph.Node, opt int, 
 	} else {
 		ClipGradients(grads, t.cfg.GradientClipVal, t.cfg.GradientClipAlgorithm)
 	}
-	t.traceHooks(hookOnBeforeOptimizerStep, hookArgs{step: s, optimizerIdx: opt, grads: grads})
+	t.traceHooks(hookOnBeforeOptimizerStep, traceArgs{step: s, optimizerIdx: opt, grads: grads})
 	params := vars
 	if precision.Mixed() {
 		params = make([]*model.Variable, len(vars))
