@@ -282,10 +282,9 @@ func TestEvaluationLimits(t *testing.T) {
 type failingIterable struct{ ok int }
 
 func (f failingIterable) Iter(epoch int) iter.Seq2[data.Example, error] {
-	ds := regression(f.ok, 3)
 	return func(yield func(data.Example, error) bool) {
-		for _, e := range ds {
-			if !yield(e, nil) {
+		for e, err := range (iterable{f.ok}).Iter(epoch) {
+			if !yield(e, err) {
 				return
 			}
 		}
