@@ -12,6 +12,7 @@ type LoopPoint uint8
 
 // The recorded loop points. Their text form is what checkpoints hold.
 const (
+	// PointNone: no boundary recorded yet.
 	PointNone LoopPoint = iota
 	// PointTrainEpochStart: a training epoch started (OnTrainEpochStart).
 	PointTrainEpochStart
