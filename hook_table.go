@@ -141,81 +141,111 @@ type hookSpec struct {
 
 // hookTable is the table, indexed by hookID.
 var hookTable = [numHooks]hookSpec{
-	hookSetup: event(onCallback|onModule, func(h Setup, t *Trainer, a hookArgs) error { return h.Setup(t, a.stage) }),
-	hookTeardown: event(onCallback|onModule, func(h Teardown, t *Trainer, a hookArgs) error {
-		return h.Teardown(t, a.stage)
+	hookSetup: event(onCallback|onModule, func(h Setup) hookCall {
+		return func(t *Trainer, a hookArgs) error { return h.Setup(t, a.stage) }
 	}),
-	hookOnFitStart: event(onCallback|onModule, func(h OnFitStart, t *Trainer, _ hookArgs) error { return h.OnFitStart(t) }),
-	hookOnFitEnd:   event(onCallback|onModule, func(h OnFitEnd, t *Trainer, _ hookArgs) error { return h.OnFitEnd(t) }),
-	hookOnSanityCheckStart: event(onCallback|onModule, func(h OnSanityCheckStart, t *Trainer, _ hookArgs) error {
-		return h.OnSanityCheckStart(t)
+	hookTeardown: event(onCallback|onModule, func(h Teardown) hookCall {
+		return func(t *Trainer, a hookArgs) error { return h.Teardown(t, a.stage) }
 	}),
-	hookOnSanityCheckEnd: event(onCallback|onModule, func(h OnSanityCheckEnd, t *Trainer, _ hookArgs) error {
-		return h.OnSanityCheckEnd(t)
+	hookOnFitStart: event(onCallback|onModule, func(h OnFitStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnFitStart(t) }
 	}),
-	hookOnTrainStart: event(onCallback|onModule, func(h OnTrainStart, t *Trainer, _ hookArgs) error { return h.OnTrainStart(t) }),
-	hookOnTrainEnd:   event(onCallback|onModule, func(h OnTrainEnd, t *Trainer, _ hookArgs) error { return h.OnTrainEnd(t) }),
-	hookOnTrainEpochStart: event(onCallback|onModule, func(h OnTrainEpochStart, t *Trainer, _ hookArgs) error {
-		return h.OnTrainEpochStart(t)
+	hookOnFitEnd: event(onCallback|onModule, func(h OnFitEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnFitEnd(t) }
 	}),
-	hookOnTrainEpochEnd: event(onCallback|onModule, func(h OnTrainEpochEnd, t *Trainer, _ hookArgs) error {
-		return h.OnTrainEpochEnd(t)
+	hookOnSanityCheckStart: event(onCallback|onModule, func(h OnSanityCheckStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnSanityCheckStart(t) }
 	}),
-	hookOnTrainBatchStart: event(onCallback|onModule, func(h OnTrainBatchStart, t *Trainer, a hookArgs) error {
-		return h.OnTrainBatchStart(t, a.batch, a.batchIdx)
+	hookOnSanityCheckEnd: event(onCallback|onModule, func(h OnSanityCheckEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnSanityCheckEnd(t) }
 	}),
-	hookOnTrainBatchEnd: event(onCallback|onModule, func(h OnTrainBatchEnd, t *Trainer, a hookArgs) error {
-		return h.OnTrainBatchEnd(t, a.out, a.batch, a.batchIdx)
+	hookOnTrainStart: event(onCallback|onModule, func(h OnTrainStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTrainStart(t) }
 	}),
-	hookOnValidationStart: event(onCallback|onModule, func(h OnValidationStart, t *Trainer, _ hookArgs) error {
-		return h.OnValidationStart(t)
+	hookOnTrainEnd: event(onCallback|onModule, func(h OnTrainEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTrainEnd(t) }
 	}),
-	hookOnValidationEnd: event(onCallback|onModule, func(h OnValidationEnd, t *Trainer, _ hookArgs) error {
-		return h.OnValidationEnd(t)
+	hookOnTrainEpochStart: event(onCallback|onModule, func(h OnTrainEpochStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTrainEpochStart(t) }
 	}),
-	hookOnValidationEpochStart: event(onCallback|onModule, func(h OnValidationEpochStart, t *Trainer, _ hookArgs) error {
-		return h.OnValidationEpochStart(t)
+	hookOnTrainEpochEnd: event(onCallback|onModule, func(h OnTrainEpochEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTrainEpochEnd(t) }
 	}),
-	hookOnValidationEpochEnd: event(onCallback|onModule, func(h OnValidationEpochEnd, t *Trainer, _ hookArgs) error {
-		return h.OnValidationEpochEnd(t)
+	hookOnTrainBatchStart: event(onCallback|onModule, func(h OnTrainBatchStart) hookCall {
+		return func(t *Trainer, a hookArgs) error { return h.OnTrainBatchStart(t, a.batch, a.batchIdx) }
 	}),
-	hookOnValidationBatchStart: event(onCallback|onModule, func(h OnValidationBatchStart, t *Trainer, a hookArgs) error {
-		return h.OnValidationBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
+	hookOnTrainBatchEnd: event(onCallback|onModule, func(h OnTrainBatchEnd) hookCall {
+		return func(t *Trainer, a hookArgs) error { return h.OnTrainBatchEnd(t, a.out, a.batch, a.batchIdx) }
 	}),
-	hookOnValidationBatchEnd: event(onCallback|onModule, func(h OnValidationBatchEnd, t *Trainer, a hookArgs) error {
-		return h.OnValidationBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
+	hookOnValidationStart: event(onCallback|onModule, func(h OnValidationStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnValidationStart(t) }
 	}),
-	hookOnTestStart: event(onCallback|onModule, func(h OnTestStart, t *Trainer, _ hookArgs) error { return h.OnTestStart(t) }),
-	hookOnTestEnd:   event(onCallback|onModule, func(h OnTestEnd, t *Trainer, _ hookArgs) error { return h.OnTestEnd(t) }),
-	hookOnTestEpochStart: event(onCallback|onModule, func(h OnTestEpochStart, t *Trainer, _ hookArgs) error {
-		return h.OnTestEpochStart(t)
+	hookOnValidationEnd: event(onCallback|onModule, func(h OnValidationEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnValidationEnd(t) }
 	}),
-	hookOnTestEpochEnd: event(onCallback|onModule, func(h OnTestEpochEnd, t *Trainer, _ hookArgs) error {
-		return h.OnTestEpochEnd(t)
+	hookOnValidationEpochStart: event(onCallback|onModule, func(h OnValidationEpochStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnValidationEpochStart(t) }
 	}),
-	hookOnTestBatchStart: event(onCallback|onModule, func(h OnTestBatchStart, t *Trainer, a hookArgs) error {
-		return h.OnTestBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
+	hookOnValidationEpochEnd: event(onCallback|onModule, func(h OnValidationEpochEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnValidationEpochEnd(t) }
 	}),
-	hookOnTestBatchEnd: event(onCallback|onModule, func(h OnTestBatchEnd, t *Trainer, a hookArgs) error {
-		return h.OnTestBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
+	hookOnValidationBatchStart: event(onCallback|onModule, func(h OnValidationBatchStart) hookCall {
+		return func(t *Trainer, a hookArgs) error {
+			return h.OnValidationBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
+		}
 	}),
-	hookOnPredictStart: event(onCallback|onModule, func(h OnPredictStart, t *Trainer, _ hookArgs) error { return h.OnPredictStart(t) }),
-	hookOnPredictEnd:   event(onCallback|onModule, func(h OnPredictEnd, t *Trainer, _ hookArgs) error { return h.OnPredictEnd(t) }),
-	hookOnPredictEpochStart: event(onCallback|onModule, func(h OnPredictEpochStart, t *Trainer, _ hookArgs) error {
-		return h.OnPredictEpochStart(t)
+	hookOnValidationBatchEnd: event(onCallback|onModule, func(h OnValidationBatchEnd) hookCall {
+		return func(t *Trainer, a hookArgs) error {
+			return h.OnValidationBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
+		}
 	}),
-	hookOnPredictEpochEnd: event(onCallback|onModule, func(h OnPredictEpochEnd, t *Trainer, _ hookArgs) error {
-		return h.OnPredictEpochEnd(t)
+	hookOnTestStart: event(onCallback|onModule, func(h OnTestStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTestStart(t) }
 	}),
-	hookOnPredictBatchStart: event(onCallback|onModule, func(h OnPredictBatchStart, t *Trainer, a hookArgs) error {
-		return h.OnPredictBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
+	hookOnTestEnd: event(onCallback|onModule, func(h OnTestEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTestEnd(t) }
 	}),
-	hookOnPredictBatchEnd: event(onCallback|onModule, func(h OnPredictBatchEnd, t *Trainer, a hookArgs) error {
-		return h.OnPredictBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
+	hookOnTestEpochStart: event(onCallback|onModule, func(h OnTestEpochStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTestEpochStart(t) }
 	}),
-	hookOnException: event(onCallback|onModule, func(h OnException, t *Trainer, a hookArgs) error {
-		h.OnException(t, a.err)
-		return nil
+	hookOnTestEpochEnd: event(onCallback|onModule, func(h OnTestEpochEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnTestEpochEnd(t) }
+	}),
+	hookOnTestBatchStart: event(onCallback|onModule, func(h OnTestBatchStart) hookCall {
+		return func(t *Trainer, a hookArgs) error { return h.OnTestBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx) }
+	}),
+	hookOnTestBatchEnd: event(onCallback|onModule, func(h OnTestBatchEnd) hookCall {
+		return func(t *Trainer, a hookArgs) error {
+			return h.OnTestBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
+		}
+	}),
+	hookOnPredictStart: event(onCallback|onModule, func(h OnPredictStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnPredictStart(t) }
+	}),
+	hookOnPredictEnd: event(onCallback|onModule, func(h OnPredictEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnPredictEnd(t) }
+	}),
+	hookOnPredictEpochStart: event(onCallback|onModule, func(h OnPredictEpochStart) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnPredictEpochStart(t) }
+	}),
+	hookOnPredictEpochEnd: event(onCallback|onModule, func(h OnPredictEpochEnd) hookCall {
+		return func(t *Trainer, _ hookArgs) error { return h.OnPredictEpochEnd(t) }
+	}),
+	hookOnPredictBatchStart: event(onCallback|onModule, func(h OnPredictBatchStart) hookCall {
+		return func(t *Trainer, a hookArgs) error {
+			return h.OnPredictBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
+		}
+	}),
+	hookOnPredictBatchEnd: event(onCallback|onModule, func(h OnPredictBatchEnd) hookCall {
+		return func(t *Trainer, a hookArgs) error {
+			return h.OnPredictBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
+		}
+	}),
+	hookOnException: event(onCallback|onModule, func(h OnException) hookCall {
+		return func(t *Trainer, a hookArgs) error {
+			h.OnException(t, a.err)
+			return nil
+		}
 	}),
 	hookOnBeforeBackward:      traced(func(h OnBeforeBackward, a traceArgs) { h.OnBeforeBackward(a.step, a.loss) }),
 	hookOnAfterBackward:       traced(func(h OnAfterBackward, a traceArgs) { h.OnAfterBackward(a.step, a.grads) }),
@@ -238,11 +268,15 @@ var hookTable = [numHooks]hookSpec{
 	hookValDataloaders:        ask[ValDataloaders](onDataModule),
 	hookTestDataloaders:       ask[TestDataloaders](onDataModule),
 	hookPredictDataloaders:    ask[PredictDataloaders](onDataModule),
-	hookDataPreparer: dataEvent(func(h DataPreparer, _ *Trainer, _ hookArgs) error {
-		return h.PrepareData()
+	hookDataPreparer: dataEvent(func(h DataPreparer) hookCall {
+		return func(_ *Trainer, _ hookArgs) error { return h.PrepareData() }
 	}),
-	hookDataSetup:    dataEvent(func(h DataSetup, _ *Trainer, a hookArgs) error { return h.Setup(a.stage) }),
-	hookDataTeardown: dataEvent(func(h DataTeardown, _ *Trainer, a hookArgs) error { return h.Teardown(a.stage) }),
+	hookDataSetup: dataEvent(func(h DataSetup) hookCall {
+		return func(_ *Trainer, a hookArgs) error { return h.Setup(a.stage) }
+	}),
+	hookDataTeardown: dataEvent(func(h DataTeardown) hookCall {
+		return func(_ *Trainer, a hookArgs) error { return h.Teardown(a.stage) }
+	}),
 	hookDataStateful: ask[DataStateful](onDataModule),
 }
 
@@ -260,14 +294,15 @@ func init() {
 	}
 }
 
-// event is a per-event host hook's row.
-func event[T any](on targetKind, call func(h T, t *Trainer, a hookArgs) error) hookSpec {
-	return hookSpec{iface: reflect.TypeFor[T](), when: perEvent, on: on, bind: binder(call)}
+// event is a per-event host hook's row: bind returns the call of the hook
+// on h.
+func event[T any](on targetKind, bind func(h T) hookCall) hookSpec {
+	return hookSpec{iface: reflect.TypeFor[T](), when: perEvent, on: on, bind: func(h any) hookCall { return bind(h.(T)) }}
 }
 
 // dataEvent is a data module's per-event hook's row.
-func dataEvent[T any](call func(h T, t *Trainer, a hookArgs) error) hookSpec {
-	return hookSpec{iface: reflect.TypeFor[T](), when: perEvent, on: onDataModule, bind: binder(call)}
+func dataEvent[T any](bind func(h T) hookCall) hookSpec {
+	return event(onDataModule, bind)
 }
 
 // traced is a trace-time hook's row.
@@ -293,11 +328,3 @@ type hookCall func(t *Trainer, a hookArgs) error
 
 // traceCall is one target's trace-time hook, bound.
 type traceCall func(a traceArgs)
-
-// binder turns a typed call into the table's bind.
-func binder[T any](call func(h T, t *Trainer, a hookArgs) error) func(any) hookCall {
-	return func(h any) hookCall {
-		th := h.(T)
-		return func(t *Trainer, a hookArgs) error { return call(th, t, a) }
-	}
-}
