@@ -11,7 +11,6 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/checkpoint"
-	"github.com/voltml/volt/data"
 )
 
 // Version is volt's version, recorded in every checkpoint.
@@ -27,6 +26,10 @@ type resumePoint struct {
 	Batch          int  `json:"batch"`
 	ValidationDone bool `json:"validation_done"`
 }
+
+// inEpoch reports whether the run continues inside epoch Epoch (some of its
+// batches or a validation done) rather than at its start.
+func (r *resumePoint) inEpoch() bool { return r.Batch > 0 || r.ValidationDone }
 
 // metricState is a metric's epoch accumulator, saved so that a run resumed
 // mid-epoch logs the same epoch values as one that never stopped.
@@ -86,7 +89,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: data.DefaultSeed(), Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -109,11 +112,8 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		}
 		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = t.callbackM, t.loggedM, t.progBarM
 		st.Callbacks = map[string][]byte{}
-		for _, tg := range t.targets {
-			s, ok := tg.value.(Stateful)
-			if !ok {
-				continue
-			}
+		for _, tg := range t.hooks.by[hookStateful] {
+			s := tg.value.(Stateful)
 			key := s.StateKey()
 			if _, dup := st.Callbacks[key]; dup {
 				return nil, fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
@@ -173,21 +173,24 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 }
 
 // resumePointNow says where a run restored from a checkpoint taken now
-// should continue.
+// should continue, from the point the last run recorded: inside a Fit's
+// training epoch, at the next unseen batch (after or before the validation
+// it scheduled); at or after a training epoch's end, with the next epoch;
+// anywhere else (before training, after it, in another kind of run), with
+// the epoch after the last completed one.
 func (t *Trainer) resumePointNow() *resumePoint {
 	p := &t.progress
-	epoch := int(p.Epoch.Total.Completed)
-	active := t.state.Status == StatusRunning || t.state.Status == StatusInterrupted || t.state.Status == StatusFailed
-	inEpoch := t.state.Fn == StageFit && active && p.Epoch.Total.Ready > p.Epoch.Total.Completed
-	if !inEpoch || p.Stage == "train_epoch_end" {
-		if inEpoch {
-			epoch++
-		}
-		return &resumePoint{Epoch: epoch}
+	switch {
+	case t.state.Fn != StageFit:
+	case p.At == PointTrainEpochEnd:
+		// The epoch's batches are processed; its completion may or may
+		// not be counted yet.
+		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
+	case p.At.inTrainEpoch():
+		// The epoch is not completed: Completed is its index.
+		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
 	}
-	done := int(p.TrainBatch.Current.Processed)
-	valDone := p.Stage == string(RunningValidate)+"_end" || p.Stage == string(RunningValidate)+"_epoch_end"
-	return &resumePoint{Epoch: epoch, Batch: done, ValidationDone: valDone}
+	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
 }
 
 // settle rolls every in-flight counter forward to completed: a checkpoint is
@@ -315,15 +318,15 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
-	if st.Seed != data.DefaultSeed() {
-		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", data.DefaultSeed())
-		data.SetDefaultSeed(st.Seed)
+	if st.Seed != t.cfg.seed {
+		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", t.cfg.seed)
+		t.cfg.seed = st.Seed
 	}
 	t.progress = st.Progress
 	t.resume = st.Resume
 	if r := st.Resume; r != nil {
 		e := int64(r.Epoch)
-		if r.Batch > 0 || r.ValidationDone {
+		if r.inEpoch() {
 			t.progress.Epoch.Total = Counter{Ready: e + 1, Started: e + 1, Processed: e, Completed: e}
 		} else {
 			t.progress.Epoch.Total = Counter{Ready: e, Started: e, Processed: e, Completed: e}
@@ -340,11 +343,8 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		m.seen, m.step, m.sum, m.weight, m.min, m.max = ms.Seen, ms.Step, ms.Sum, ms.Weight, ms.Min, ms.Max
 	}
 	t.callbackM, t.loggedM, t.progBarM = orEmpty(st.CallbackMetrics), orEmpty(st.LoggedMetrics), orEmpty(st.ProgBarMetrics)
-	for _, tg := range t.targets {
-		s, ok := tg.value.(Stateful)
-		if !ok {
-			continue
-		}
+	for _, tg := range t.hooks.by[hookStateful] {
+		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
 		if !ok {
 			t.sayOnce("no-state-"+s.StateKey(), "volt: checkpoint has no state for callback; it starts fresh", "callback", tg.name, "key", s.StateKey(), "checkpoint", path)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 
+	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
 )
@@ -117,6 +118,11 @@ type Config struct {
 
 	// Precision is "32-true" (default) or "64-true".
 	Precision string
+	// Seed seeds this trainer's variable initialisation and random ops, and
+	// the shuffling of the DataLoaders it runs that have no Seed of their
+	// own; it is saved in checkpoints and restored on resume. Nil means the
+	// seed set by SeedEverything (0 if never called) when NewTrainer runs.
+	Seed *uint64
 	// Backend selects GoMLX's backend ("go", or "xla:<plugin>" in builds
 	// with -tags xla); "" means $GOMLX_BACKEND, else "go".
 	Backend string
@@ -141,6 +147,7 @@ type resolved struct {
 	accumulate     int
 	precision      engine.Precision
 	backend        string
+	seed           uint64 // restored from a checkpoint on resume
 	// reduceGradients, when set, runs between the gradient and the apply
 	// programs of every automatic training step (the data-parallel
 	// all-reduce); nil compiles each step as one program.
@@ -280,6 +287,10 @@ func (c Config) validate() (resolved, error) {
 	r.backend = engine.ResolveBackendConfig(c.Backend)
 	if err := engine.CheckBackendConfig(r.backend); err != nil {
 		bad("Config.Backend: %v", err)
+	}
+	r.seed = data.DefaultSeed()
+	if c.Seed != nil {
+		r.seed = *c.Seed
 	}
 	if r.Log == nil {
 		r.Log = slog.Default()

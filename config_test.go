@@ -104,16 +104,65 @@ type noTrainer struct{}
 
 func (noTrainer) OnTrainEpochEnd() error { return nil }
 
+// badState has Stateful's methods, LoadState with another signature.
+type badState struct{ noTrainer }
+
+func (badState) StateKey() string             { return "bad" }
+func (badState) State() ([]byte, error)       { return nil, nil }
+func (badState) LoadState(state string) error { return nil }
+
+// keyless has State and LoadState but no StateKey, so volt would not save it.
+type keyless struct{ failingEpochEnd }
+
+func (keyless) State() ([]byte, error)   { return nil, nil }
+func (keyless) LoadState(b []byte) error { return nil }
+
+// badDataState is a data module whose LoadState has another signature.
+type badDataState struct{ volt.Loaders }
+
+func (badDataState) State() ([]byte, error) { return nil, nil }
+func (badDataState) LoadState([]byte)       {}
+
 func TestWrongSignaturesAreReported(t *testing.T) {
-	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	err := tr.Fit(t.Context(), &oldOptimizers{}, boringData())
-	want := "*volt_test.oldOptimizers has ConfigureOptimizers() *optim.Optimizer, want ConfigureOptimizers() volt.Optimizers (volt.OptimizerConfigurer)"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Fit error = %v, want it to contain %q", err, want)
+	const prefix = "a method has the name of a volt interface but not its signature, so volt would ignore it: "
+	tests := []struct {
+		name     string
+		module   volt.Module
+		callback volt.Callback
+		dm       volt.DataModule
+		want     string
+	}{
+		{name: "module optimizers", module: &oldOptimizers{},
+			want: "*volt_test.oldOptimizers has ConfigureOptimizers() *optim.Optimizer, want ConfigureOptimizers() volt.Optimizers (volt.OptimizerConfigurer)"},
+		{name: "callback hook", callback: noTrainer{},
+			want: "Config.Callbacks[0]: callback: " + prefix + "volt_test.noTrainer has OnTrainEpochEnd() error, want OnTrainEpochEnd(*volt.Trainer) error (volt.OnTrainEpochEnd)"},
+		{name: "callback state", callback: badState{},
+			want: "Config.Callbacks[0]: callback: " + prefix + "volt_test.badState has LoadState(string) error, want LoadState([]uint8) error (volt.Stateful)"},
+		{name: "callback state without key", callback: keyless{},
+			want: "volt_test.keyless has LoadState([]uint8) error but not all of volt.Stateful: needs StateKey() string"},
+		{name: "data module state", dm: badDataState{boringData()},
+			want: "data module: " + prefix + "volt_test.badDataState has LoadState([]uint8), want LoadState([]uint8) error (volt.DataStateful)"},
 	}
-	_, err = volt.NewTrainer(volt.Config{Callbacks: []volt.Callback{noTrainer{}}})
-	want = "Config.Callbacks[0]: callback: a method has the name of a volt interface but not its signature, so volt would ignore it: volt_test.noTrainer has OnTrainEpochEnd() error, want OnTrainEpochEnd(*volt.Trainer) error (volt.OnTrainEpochEnd)"
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("NewTrainer error = %v, want it to contain %q", err, want)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := quiet(volt.Config{MaxEpochs: 1})
+			if tc.callback != nil {
+				cfg.Callbacks = []volt.Callback{tc.callback}
+			}
+			tr, err := volt.NewTrainer(cfg)
+			if err == nil {
+				m, dm := tc.module, tc.dm
+				if m == nil {
+					m = &boring{}
+				}
+				if dm == nil {
+					dm = boringData()
+				}
+				err = tr.Fit(t.Context(), m, dm)
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error = %v, want it to contain %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -1,79 +1,135 @@
 package volt
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
+
+	"github.com/voltml/volt/internal/engine"
 )
 
-// target is one receiver of hooks: a callback or the module.
+// target is one receiver of hooks: a callback, the module or the data module.
 type target struct {
 	name  string
 	value any
+	call  hookCall  // the host hook bound to value
+	trace traceCall // the trace-time hook bound to value
 }
 
-// listeners is the typed list of targets that implement hook interface T,
-// resolved once per run (callbacks in order, then the module).
-type listeners[T any] struct {
-	items []T
-	names []string
+// hookSet is the hook table resolved for one run: for each hook, the targets
+// that implement it, in call order (callbacks as configured, then the
+// module; the data module for its own hooks).
+type hookSet struct {
+	by [numHooks][]target
 }
 
-func find[T any](targets []target) listeners[T] {
-	var l listeners[T]
-	for _, tg := range targets {
-		if h, ok := tg.value.(T); ok {
-			l.items = append(l.items, h)
-			l.names = append(l.names, tg.name)
+// resolveHooks finds, once per run, which targets implement which hooks.
+func resolveHooks(callbacks []Callback, fastDevRun bool, m Module, dm DataModule) *hookSet {
+	hs := &hookSet{}
+	for _, cb := range callbacks {
+		if _, skip := cb.(FastDevRunSkipped); skip && fastDevRun {
+			continue
+		}
+		hs.add(target{name: targetName(cb), value: cb}, onCallback)
+	}
+	hs.add(target{name: targetName(m), value: m}, onModule)
+	if dm != nil {
+		hs.add(target{name: targetName(dm), value: dm}, onDataModule)
+	}
+	return hs
+}
+
+// add registers tg, of kind, under every hook it implements.
+func (hs *hookSet) add(tg target, kind targetKind) {
+	typ := reflect.TypeOf(tg.value)
+	for id := range hookTable {
+		spec := &hookTable[id]
+		if spec.iface != nil && spec.on&kind != 0 && typ.Implements(spec.iface) {
+			bound := tg
+			if spec.bind != nil {
+				bound.call = spec.bind(tg.value)
+			}
+			if spec.bindTrace != nil {
+				bound.trace = spec.bindTrace(tg.value)
+			}
+			hs.by[id] = append(hs.by[id], bound)
 		}
 	}
-	return l
 }
 
-// call runs fn on each listener, setting the trainer's current hook name so
-// that Trainer.Log picks the right defaults, and wraps an error with the
-// listener and hook names.
-func (l listeners[T]) call(t *Trainer, fx string, fn func(T) error) error {
-	for i, h := range l.items {
-		prev := t.fx
-		t.fx = fx
-		err := fn(h)
+// has reports whether any target implements hook id.
+func (hs *hookSet) has(id hookID) bool { return hs != nil && len(hs.by[id]) > 0 }
+
+// emit calls hook id on every target that implements it, in order, and
+// returns the first error (the later targets are not called then). It is
+// the per-batch path: nothing to do costs a length check, and one deferred
+// recovery covers all the targets.
+func (t *Trainer) emit(id hookID, a hookArgs) error {
+	targets := t.hooks.by[id]
+	if len(targets) == 0 {
+		return nil
+	}
+	return t.dispatch(id, targets, a)
+}
+
+// dispatch is emit's loop.
+func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) {
+	i, prev := 0, t.fx
+	t.fx = id
+	defer func() {
 		t.fx = prev
-		if err != nil {
-			return &HookError{Target: l.names[i], Hook: fx, Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep(), Err: err}
+		err = t.hookFailed(id, targets[min(i, len(targets)-1)], err, recover())
+	}()
+	for ; i < len(targets); i++ {
+		if err = targets[i].call(t, a); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// callHook runs a rarely-called hook on every target that implements it.
-func callHook[T any](t *Trainer, fx string, fn func(T) error) error {
-	return find[T](t.targets).call(t, fx, fn)
-}
-
-// batchHooks are the per-batch hooks, resolved once per run so that the
-// batch loop pays nothing for hooks nobody implements.
-type batchHooks struct {
-	trainStart   listeners[OnTrainBatchStart]
-	trainEnd     listeners[OnTrainBatchEnd]
-	valStart     listeners[OnValidationBatchStart]
-	valEnd       listeners[OnValidationBatchEnd]
-	testStart    listeners[OnTestBatchStart]
-	testEnd      listeners[OnTestBatchEnd]
-	predictStart listeners[OnPredictBatchStart]
-	predictEnd   listeners[OnPredictBatchEnd]
-}
-
-func resolveBatchHooks(targets []target) batchHooks {
-	return batchHooks{
-		trainStart:   find[OnTrainBatchStart](targets),
-		trainEnd:     find[OnTrainBatchEnd](targets),
-		valStart:     find[OnValidationBatchStart](targets),
-		valEnd:       find[OnValidationBatchEnd](targets),
-		testStart:    find[OnTestBatchStart](targets),
-		testEnd:      find[OnTestBatchEnd](targets),
-		predictStart: find[OnPredictBatchStart](targets),
-		predictEnd:   find[OnPredictBatchEnd](targets),
+// emitAll calls hook id on every target that implements it, even after an
+// error, and joins the errors (Teardown, OnException).
+func (t *Trainer) emitAll(id hookID, a hookArgs) error {
+	var errs []error
+	for _, tg := range t.hooks.by[id] {
+		if err := t.dispatch(id, []target{tg}, a); err != nil {
+			errs = append(errs, err)
+		}
 	}
+	return errors.Join(errs...)
+}
+
+// traceHooks calls trace-time hook id on every target that implements it.
+// The step is being traced, so a failure panics on (GoMLX's way), as a
+// *HookError naming the target.
+func (t *Trainer) traceHooks(id hookID, a traceArgs) {
+	for _, tg := range t.hooks.by[id] {
+		if err := t.traceHook(id, tg, a); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// traceHook calls one trace-time hook, recovering a panic into an error.
+func (t *Trainer) traceHook(id hookID, tg target, a traceArgs) (err error) {
+	defer func() { err = t.hookFailed(id, tg, nil, recover()) }()
+	tg.trace(a)
+	return nil
+}
+
+// hookFailed turns what a hook call of tg returned (err) or raised
+// (recovered, nil if nothing) into the error dispatch returns: nil, or a
+// *HookError naming the target and the hook and saying where the run is.
+func (t *Trainer) hookFailed(id hookID, tg target, err error, recovered any) error {
+	if recovered != nil {
+		err = &engine.PanicError{Value: recovered, Stack: debug.Stack()}
+	}
+	if err == nil {
+		return nil
+	}
+	return &HookError{Target: tg.name, Hook: hookTable[id].name, Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep(), Err: err}
 }
 
 // targetName names a callback or module in errors: its type.
@@ -84,24 +140,21 @@ func targetName(v any) string {
 	return reflect.TypeOf(v).String()
 }
 
-// checkCallback rejects values that implement no hook at all.
+// checkCallback rejects values that implement no hook at all, or a method
+// named like a hook's with another signature.
 func checkCallback(cb Callback) error {
 	if cb == nil {
 		return fmt.Errorf("is nil")
 	}
-	if err := checkSignatures("callback", cb, optionalInterfaces); err != nil {
+	if err := checkSignatures("callback", cb, onCallback); err != nil {
 		return err
 	}
-	switch cb.(type) {
-	case Setup, Teardown, OnFitStart, OnFitEnd, OnSanityCheckStart, OnSanityCheckEnd,
-		OnTrainStart, OnTrainEnd, OnTrainEpochStart, OnTrainEpochEnd, OnTrainBatchStart, OnTrainBatchEnd,
-		OnValidationStart, OnValidationEnd, OnValidationEpochStart, OnValidationEpochEnd,
-		OnValidationBatchStart, OnValidationBatchEnd,
-		OnTestStart, OnTestEnd, OnTestEpochStart, OnTestEpochEnd, OnTestBatchStart, OnTestBatchEnd,
-		OnPredictStart, OnPredictEnd, OnPredictEpochStart, OnPredictEpochEnd,
-		OnPredictBatchStart, OnPredictBatchEnd, OnException,
-		OnBeforeBackward, OnAfterBackward, OnBeforeOptimizerStep, Stateful:
-		return nil
+	typ := reflect.TypeOf(cb)
+	for id := range hookTable {
+		spec := &hookTable[id]
+		if spec.iface != nil && spec.on&onCallback != 0 && spec.when != markerOnly && typ.Implements(spec.iface) {
+			return nil
+		}
 	}
 	return fmt.Errorf("%T implements no volt hook interface (OnTrainEpochEnd, OnValidationEnd, …); check the method names and signatures", cb)
 }

@@ -68,74 +68,69 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 // evalKind describes one evaluation loop (validation, test, sanity check):
 // its stage, its step and its hooks.
 type evalKind struct {
-	stage      RunningStage
-	stepName   string
-	step       func(s *Step, b Batch)
-	progress   *Tracker
-	start      func() error
-	epochStart func() error
-	epochEnd   func() error
-	end        func() error
-	batchStart func(b *data.Batch, batchIdx, dl int) error
-	batchEnd   func(out *StepOutput, b *data.Batch, batchIdx, dl int) error
+	stage    RunningStage
+	stepName string
+	step     func(s *Step, b Batch)
+	progress *Tracker
+	// epochEndPoint and endPoint are recorded before the epoch-end and
+	// end hooks.
+	epochEndPoint, endPoint LoopPoint
+	start                   func() error
+	epochStart              func() error
+	epochEnd                func() error
+	end                     func() error
+	batchStart              func(b *data.Batch, batchIdx, dl int) error
+	batchEnd                func(out *StepOutput, b *data.Batch, batchIdx, dl int) error
 }
 
 func (t *Trainer) valKind() evalKind {
-	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch}
+	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch, epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd}
 	if vs, ok := t.module.(ValidationStepper); ok {
 		k.step = vs.ValidationStep
 	}
 	k.start = func() error {
-		return callHook(t, "OnValidationStart", func(h OnValidationStart) error { return h.OnValidationStart(t) })
+		return t.emit(hookOnValidationStart, hookArgs{})
 	}
 	k.epochStart = func() error {
-		return callHook(t, "OnValidationEpochStart", func(h OnValidationEpochStart) error { return h.OnValidationEpochStart(t) })
+		return t.emit(hookOnValidationEpochStart, hookArgs{})
 	}
 	k.epochEnd = func() error {
-		return callHook(t, "OnValidationEpochEnd", func(h OnValidationEpochEnd) error { return h.OnValidationEpochEnd(t) })
+		return t.emit(hookOnValidationEpochEnd, hookArgs{})
 	}
 	k.end = func() error {
-		return callHook(t, "OnValidationEnd", func(h OnValidationEnd) error { return h.OnValidationEnd(t) })
+		return t.emit(hookOnValidationEnd, hookArgs{})
 	}
 	k.batchStart = func(b *data.Batch, i, dl int) error {
-		return t.batch.valStart.call(t, "OnValidationBatchStart", func(h OnValidationBatchStart) error {
-			return h.OnValidationBatchStart(t, b, i, dl)
-		})
+		return t.emit(hookOnValidationBatchStart, hookArgs{batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
-		return t.batch.valEnd.call(t, "OnValidationBatchEnd", func(h OnValidationBatchEnd) error {
-			return h.OnValidationBatchEnd(t, out, b, i, dl)
-		})
+		return t.emit(hookOnValidationBatchEnd, hookArgs{out: out, batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	return k
 }
 
 func (t *Trainer) testKind() evalKind {
-	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch}
+	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch, epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd}
 	if ts, ok := t.module.(TestStepper); ok {
 		k.step = ts.TestStep
 	}
 	k.start = func() error {
-		return callHook(t, "OnTestStart", func(h OnTestStart) error { return h.OnTestStart(t) })
+		return t.emit(hookOnTestStart, hookArgs{})
 	}
 	k.epochStart = func() error {
-		return callHook(t, "OnTestEpochStart", func(h OnTestEpochStart) error { return h.OnTestEpochStart(t) })
+		return t.emit(hookOnTestEpochStart, hookArgs{})
 	}
 	k.epochEnd = func() error {
-		return callHook(t, "OnTestEpochEnd", func(h OnTestEpochEnd) error { return h.OnTestEpochEnd(t) })
+		return t.emit(hookOnTestEpochEnd, hookArgs{})
 	}
 	k.end = func() error {
-		return callHook(t, "OnTestEnd", func(h OnTestEnd) error { return h.OnTestEnd(t) })
+		return t.emit(hookOnTestEnd, hookArgs{})
 	}
 	k.batchStart = func(b *data.Batch, i, dl int) error {
-		return t.batch.testStart.call(t, "OnTestBatchStart", func(h OnTestBatchStart) error {
-			return h.OnTestBatchStart(t, b, i, dl)
-		})
+		return t.emit(hookOnTestBatchStart, hookArgs{batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
-		return t.batch.testEnd.call(t, "OnTestBatchEnd", func(h OnTestBatchEnd) error {
-			return h.OnTestBatchEnd(t, out, b, i, dl)
-		})
+		return t.emit(hookOnTestBatchEnd, hookArgs{out: out, batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	return k
 }
@@ -144,7 +139,7 @@ func (t *Trainer) testKind() evalKind {
 // sanity-check hooks; its metrics are neither logged nor kept.
 func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits []int) error {
 	t.state.Stage = RunningSanityCheck
-	if err := callHook(t, "OnSanityCheckStart", func(h OnSanityCheckStart) error { return h.OnSanityCheckStart(t) }); err != nil {
+	if err := t.emit(hookOnSanityCheckStart, hookArgs{}); err != nil {
 		return err
 	}
 	saved := t.snapshotMetrics()
@@ -162,7 +157,7 @@ func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits
 	t.progress.ValBatch = progress
 	t.restoreMetrics(saved)
 	t.state.Stage = RunningSanityCheck
-	return callHook(t, "OnSanityCheckEnd", func(h OnSanityCheckEnd) error { return h.OnSanityCheckEnd(t) })
+	return t.emit(hookOnSanityCheckEnd, hookArgs{})
 }
 
 type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }
@@ -245,7 +240,10 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		}
 	}
 	res.epochValues(t.callbackM, nil, t.progBarM)
-	t.progress.Stage = string(kind.stage) + "_epoch_end"
+	t.progress.At = kind.epochEndPoint
+	if sanity {
+		t.progress.At = PointSanityCheckEpochEnd
+	}
 	if err := kind.epochEnd(); err != nil {
 		return nil, err
 	}
@@ -265,7 +263,10 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 			return nil, err
 		}
 	}
-	t.progress.Stage = string(kind.stage) + "_end"
+	t.progress.At = kind.endPoint
+	if sanity {
+		t.progress.At = PointSanityCheckEnd
+	}
 	if err := kind.end(); err != nil {
 		return nil, err
 	}

@@ -167,7 +167,7 @@ func (l *fitLoop) resolveValInterval() error {
 }
 func (l *fitLoop) run(ctx context.Context) error {
 	t := l.t
-	if err := callHook(t, "OnFitStart", func(h OnFitStart) error { return h.OnFitStart(t) }); err != nil {
+	if err := t.emit(hookOnFitStart, hookArgs{}); err != nil {
 		return err
 	}
 	if err := l.prepare(ctx); err != nil {
@@ -180,7 +180,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 		}
 	}
 	t.state.Stage = RunningTrain
-	if err := callHook(t, "OnTrainStart", func(h OnTrainStart) error { return h.OnTrainStart(t) }); err != nil {
+	if err := t.emit(hookOnTrainStart, hookArgs{}); err != nil {
 		return err
 	}
 	for {
@@ -193,10 +193,10 @@ func (l *fitLoop) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := callHook(t, "OnTrainEnd", func(h OnTrainEnd) error { return h.OnTrainEnd(t) }); err != nil {
+	if err := t.emit(hookOnTrainEnd, hookArgs{}); err != nil {
 		return err
 	}
-	return callHook(t, "OnFitEnd", func(h OnFitEnd) error { return h.OnFitEnd(t) })
+	return t.emit(hookOnFitEnd, hookArgs{})
 }
 
 // done returns why training should stop, or "".

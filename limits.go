@@ -84,14 +84,14 @@ func validLimit(field string, l BatchLimit) error {
 	case nil:
 	case Batches:
 		if v < 0 {
-			return fmt.Errorf("Config.%s: Batches must be >= 0, got %d", field, int(v))
+			return &fieldError{field, fmt.Errorf("volt.Batches must be >= 0, got %d", int(v))}
 		}
 	case Fraction:
 		if v < 0 || v > 1 || v != v {
-			return fmt.Errorf("Config.%s: Fraction must be in [0, 1], got %v", field, float64(v))
+			return &fieldError{field, fmt.Errorf("volt.Fraction must be in [0, 1], got %v", float64(v))}
 		}
 	default:
-		return fmt.Errorf("Config.%s: unknown limit %T; use volt.Batches(n) or volt.Fraction(f)", field, l)
+		return &fieldError{field, fmt.Errorf("unknown limit %T; use volt.Batches(n) or volt.Fraction(f)", l)}
 	}
 	return nil
 }
@@ -102,25 +102,25 @@ func validValInterval(c *Config) error {
 	case nil:
 	case Batches:
 		if v < 1 {
-			return fmt.Errorf("Config.ValCheckInterval: Batches must be >= 1, got %d", int(v))
+			return &fieldError{"ValCheckInterval", fmt.Errorf("volt.Batches must be >= 1, got %d", int(v))}
 		}
 	case Fraction:
 		if v <= 0 || v > 1 || v != v {
-			return fmt.Errorf("Config.ValCheckInterval: Fraction must be in (0, 1], got %v", float64(v))
+			return &fieldError{"ValCheckInterval", fmt.Errorf("volt.Fraction must be in (0, 1], got %v", float64(v))}
 		}
 	case AcrossEpochs:
 		if v < 1 {
-			return fmt.Errorf("Config.ValCheckInterval: AcrossEpochs must be >= 1, got %d", int(v))
+			return &fieldError{"ValCheckInterval", fmt.Errorf("volt.AcrossEpochs must be >= 1, got %d", int(v))}
 		}
 		if c.CheckValEveryNEpoch > 1 {
 			return fmt.Errorf("Config.ValCheckInterval=%s counts batches across epochs, so Config.CheckValEveryNEpoch=%d cannot apply; use one or the other", v, c.CheckValEveryNEpoch)
 		}
 	case Every:
 		if v <= 0 {
-			return fmt.Errorf("Config.ValCheckInterval: Every must be a positive duration, got %s", time.Duration(v))
+			return &fieldError{"ValCheckInterval", fmt.Errorf("volt.Every must be a positive duration, got %s", time.Duration(v))}
 		}
 	default:
-		return fmt.Errorf("Config.ValCheckInterval: unknown interval %T; use volt.Batches, volt.Fraction, volt.AcrossEpochs or volt.Every", v)
+		return &fieldError{"ValCheckInterval", fmt.Errorf("unknown interval %T; use volt.Batches, volt.Fraction, volt.AcrossEpochs or volt.Every", v)}
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func limitOf(field string, limit BatchLimit, n int) (int, error) {
 	}
 	k, err := limit.resolve(n)
 	if err != nil {
-		return 0, fmt.Errorf("Config.%s: %w", field, err)
+		return 0, &fieldError{field, err}
 	}
 	if k >= 0 && n >= 0 && k >= n {
 		return -1, nil
@@ -152,3 +152,15 @@ func effectiveBatches(n, k int) int {
 	}
 	return min(n, k)
 }
+
+// fieldError is an error in the value of Config field Field.
+type fieldError struct {
+	field string
+	err   error
+}
+
+// Error implements error: "Config.<field>: <err>".
+func (e *fieldError) Error() string { return "Config." + e.field + ": " + e.err.Error() }
+
+// Unwrap returns the error without the field.
+func (e *fieldError) Unwrap() error { return e.err }

@@ -46,7 +46,7 @@ func (t *Trainer) skipStepLogs() { t.trainRes.stepValues(nil) }
 // their own every n steps).
 func (t *Trainer) sendToLoggers(values map[string]float64) error {
 	err := t.logRow(values)
-	if t.progress.Stage == "train_epoch_end" {
+	if t.progress.At == PointTrainEpochEnd {
 		for _, l := range t.loggers {
 			if serr := l.Save(); serr != nil {
 				err = errors.Join(err, fmt.Errorf("logger %T: %w", l, serr))

@@ -164,8 +164,8 @@ func TestLoopControlErrors(t *testing.T) {
 		cfg  volt.Config
 		want []string
 	}{
-		{"fraction above 1", volt.Config{LimitTrainBatches: volt.Fraction(1.5)}, []string{"Config.LimitTrainBatches: Fraction must be in [0, 1], got 1.5"}},
-		{"val fraction 0", volt.Config{ValCheckInterval: volt.Fraction(0)}, []string{"Config.ValCheckInterval: Fraction must be in (0, 1], got 0"}},
+		{"fraction above 1", volt.Config{LimitTrainBatches: volt.Fraction(1.5)}, []string{"Config.LimitTrainBatches: volt.Fraction must be in [0, 1], got 1.5"}},
+		{"val fraction 0", volt.Config{ValCheckInterval: volt.Fraction(0)}, []string{"Config.ValCheckInterval: volt.Fraction must be in (0, 1], got 0"}},
 		{"across epochs with every n epochs", volt.Config{ValCheckInterval: volt.AcrossEpochs(10), CheckValEveryNEpoch: 2}, []string{"Config.ValCheckInterval=AcrossEpochs(10)", "Config.CheckValEveryNEpoch=2"}},
 		{"overfit and limit", volt.Config{OverfitBatches: volt.Batches(2), LimitTrainBatches: volt.Batches(3)}, []string{"Config.OverfitBatches and Config.LimitTrainBatches"}},
 		{"negative fast dev run", volt.Config{FastDevRun: -1}, []string{"Config.FastDevRun"}},
@@ -275,5 +275,36 @@ func TestEvaluationLimits(t *testing.T) {
 	}
 	if len(preds[0]) != 2 {
 		t.Errorf("Predict ran %d batches, want 2 (half of 4)", len(preds[0]))
+	}
+}
+
+// failingIterable yields ok examples, then an error.
+type failingIterable struct{ ok int }
+
+func (f failingIterable) Iter(epoch int) iter.Seq2[data.Example, error] {
+	return func(yield func(data.Example, error) bool) {
+		for e, err := range (iterable{f.ok}).Iter(epoch) {
+			if !yield(e, err) {
+				return
+			}
+		}
+		yield(data.Example{}, fmt.Errorf("disk on fire"))
+	}
+}
+
+// The training loop reads one batch ahead; an error in that batch must end
+// Fit with the loader's error, after the batches before it ran.
+func TestTrainingLoaderErrorAfterFirstBatch(t *testing.T) {
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm := volt.Loaders{Train: &data.DataLoader{Iterable: failingIterable{ok: 8}, BatchSize: 4}}
+	err = tr.Fit(t.Context(), &boring{}, dm)
+	if err == nil || !strings.Contains(err.Error(), "training loader, epoch 0, batch 2: ") || !strings.Contains(err.Error(), "disk on fire") {
+		t.Errorf("Fit error = %v, want the loader's error at batch 2", err)
+	}
+	if tr.GlobalStep() != 2 {
+		t.Errorf("global step %d, want the 2 batches before the error", tr.GlobalStep())
 	}
 }

@@ -166,10 +166,8 @@ func (t *Trainer) printSummary() {
 	if t.cfg.DisableModelSummary || t.eng == nil {
 		return
 	}
-	for _, tg := range t.targets {
-		if _, ok := tg.value.(ModelSummarizer); ok {
-			return
-		}
+	if t.hooks.has(hookModelSummarizer) {
+		return
 	}
 	s := Summarize(t.eng.Store, 1)
 	if len(s.Rows) == 0 {

@@ -299,14 +299,10 @@ func (a *automaticOptimization) updateSpec(s *Step, opt int) *engine.UpdateSpec 
 		return vars
 	}
 	spec.BeforeBackward = func(loss *graph.Node) {
-		for _, h := range find[OnBeforeBackward](t.targets).items {
-			h.OnBeforeBackward(s, loss)
-		}
+		t.traceHooks(hookOnBeforeBackward, traceArgs{step: s, loss: loss})
 	}
 	spec.AfterBackward = func(grads []Gradient) {
-		for _, h := range find[OnAfterBackward](t.targets).items {
-			h.OnAfterBackward(s, grads)
-		}
+		t.traceHooks(hookOnAfterBackward, traceArgs{step: s, grads: grads})
 	}
 	spec.Clip = func(grads []Gradient) {
 		if c, ok := t.module.(GradientClipper); ok {
@@ -316,9 +312,7 @@ func (a *automaticOptimization) updateSpec(s *Step, opt int) *engine.UpdateSpec 
 		}
 	}
 	spec.BeforeOptimizerStep = func(grads []Gradient) {
-		for _, h := range find[OnBeforeOptimizerStep](t.targets).items {
-			h.OnBeforeOptimizerStep(s, opt, grads)
-		}
+		t.traceHooks(hookOnBeforeOptimizerStep, traceArgs{step: s, grads: grads, optimizerIdx: opt})
 	}
 	return spec
 }

@@ -44,10 +44,10 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 	t.evalLoaders = loaders
 	p := &t.progress.PredictBatch
 	p.resetCurrent()
-	if err := callHook(t, "OnPredictStart", func(h OnPredictStart) error { return h.OnPredictStart(t) }); err != nil {
+	if err := t.emit(hookOnPredictStart, hookArgs{}); err != nil {
 		return nil, err
 	}
-	if err := callHook(t, "OnPredictEpochStart", func(h OnPredictEpochStart) error { return h.OnPredictEpochStart(t) }); err != nil {
+	if err := t.emit(hookOnPredictEpochStart, hookArgs{}); err != nil {
 		return nil, err
 	}
 	out := make([][]*tensors.Tensor, len(loaders))
@@ -72,9 +72,7 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 				return nil, fmt.Errorf("predict loader %d, batch %d: %w", dl, batchIdx, err)
 			}
 			p.ready()
-			if err := t.batch.predictStart.call(t, "OnPredictBatchStart", func(h OnPredictBatchStart) error {
-				return h.OnPredictBatchStart(t, b, batchIdx, dl)
-			}); err != nil {
+			if err := t.emit(hookOnPredictBatchStart, hookArgs{batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 				return nil, err
 			}
 			p.started()
@@ -85,9 +83,7 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 			p.processed()
 			out[dl] = append(out[dl], outs[0])
 			so := &StepOutput{Prediction: outs[0]}
-			if err := t.batch.predictEnd.call(t, "OnPredictBatchEnd", func(h OnPredictBatchEnd) error {
-				return h.OnPredictBatchEnd(t, so, b, batchIdx, dl)
-			}); err != nil {
+			if err := t.emit(hookOnPredictBatchEnd, hookArgs{out: so, batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 				return nil, err
 			}
 			p.completed()
@@ -97,10 +93,10 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 			}
 		}
 	}
-	if err := callHook(t, "OnPredictEpochEnd", func(h OnPredictEpochEnd) error { return h.OnPredictEpochEnd(t) }); err != nil {
+	if err := t.emit(hookOnPredictEpochEnd, hookArgs{}); err != nil {
 		return nil, err
 	}
-	if err := callHook(t, "OnPredictEnd", func(h OnPredictEnd) error { return h.OnPredictEnd(t) }); err != nil {
+	if err := t.emit(hookOnPredictEnd, hookArgs{}); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -42,6 +42,7 @@ type Progress struct {
 	PredictBatch Tracker `json:"predict_batch"`
 	// ValRuns counts validation runs inside Fit (not the sanity check).
 	ValRuns int64 `json:"val_runs"`
-	// Stage records where the loops were last: e.g. "train_batch_end".
-	Stage string `json:"stage"`
+	// At is the hook boundary the loops last crossed (saved as "stage",
+	// e.g. "train_batch_end").
+	At LoopPoint `json:"stage"`
 }

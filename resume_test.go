@@ -29,11 +29,12 @@ func (adamBoring) ConfigureOptimizers() volt.Optimizers {
 
 // saver writes a checkpoint at one moment of the run: after training batch
 // number atBatch (1-based, counted over the run), at the end of the
-// validation after it, or at the end of its epoch.
+// validation after it, or at the end of its epoch; or at the end of the
+// sanity check or of training.
 type saver struct {
 	path    string
 	atBatch int64
-	when    string // "batch", "validation", "epoch"
+	when    string // "batch", "validation", "epoch", "sanity check", "train end"
 	mem     *memLogger
 	mark    int   // rows logged before the save
 	step    int64 // global step at the save
@@ -51,8 +52,10 @@ func (s *saver) save(t *volt.Trainer, when string) error {
 func (s *saver) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
 	return s.save(t, "batch")
 }
-func (s *saver) OnValidationEnd(t *volt.Trainer) error { return s.save(t, "validation") }
-func (s *saver) OnTrainEpochEnd(t *volt.Trainer) error { return s.save(t, "epoch") }
+func (s *saver) OnValidationEnd(t *volt.Trainer) error  { return s.save(t, "validation") }
+func (s *saver) OnTrainEpochEnd(t *volt.Trainer) error  { return s.save(t, "epoch") }
+func (s *saver) OnSanityCheckEnd(t *volt.Trainer) error { return s.save(t, "sanity check") }
+func (s *saver) OnTrainEnd(t *volt.Trainer) error       { return s.save(t, "train end") }
 
 func resumeData() volt.Loaders {
 	return volt.Loaders{
@@ -77,6 +80,8 @@ func TestResumeParity(t *testing.T) {
 		{"after validation", 1, 8, "validation", nil},
 		{"epoch end", 1, 16, "epoch", nil},
 		{"last epoch end", 1, 24, "epoch", nil},
+		{"after the sanity check", 1, 0, "sanity check", nil},
+		{"after training", 1, 24, "train end", nil},
 		{"validation every half epoch, after the mid-epoch validation", 1, 12, "validation", volt.Fraction(0.5)},
 		{"validation every half epoch, before the mid-epoch validation", 1, 12, "batch", volt.Fraction(0.5)},
 		{"validation every half epoch with accumulation", 3, 10, "batch", volt.Fraction(0.5)},

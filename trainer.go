@@ -24,10 +24,9 @@ type Trainer struct {
 	state    State
 	progress Progress
 
-	module  Module
-	eng     *engine.Engine
-	targets []target
-	batch   batchHooks
+	module Module
+	eng    *engine.Engine
+	hooks  *hookSet // the run's hooks, resolved when it starts
 
 	auto        *automaticOptimization
 	trainLoader data.Loader   // the loader of the current Fit
@@ -43,7 +42,7 @@ type Trainer struct {
 	curBatch    int      // size of the batch being processed, for Log weights
 	curLoader   int
 	numLoaders  int
-	fx          string // the hook being called, for Log's defaults
+	fx          hookID // the hook being called, for Log's defaults
 
 	dataModule     DataModule
 	lastCheckpoint string       // the last file SaveCheckpoint wrote
@@ -158,7 +157,7 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
 		return
 	}
-	batchLevel := t.fx == "OnTrainBatchStart" || t.fx == "OnTrainBatchEnd"
+	batchLevel := t.fx == hookOnTrainBatchStart || t.fx == hookOnTrainBatchEnd
 	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
 	key := name + dataloaderSuffix(t.curLoader, t.numLoaders)
 	m, err := t.curRes.entry(key, o)
@@ -192,7 +191,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 	if err := t.cfg.precision.CheckBackend(backend); err != nil {
 		return fmt.Errorf("Config.Precision: %w", err)
 	}
-	eng, err := engine.New(backend, t.cfg.precision.DType(), int64(data.DefaultSeed()))
+	eng, err := engine.New(backend, t.cfg.precision.DType(), int64(t.cfg.seed))
 	if err != nil {
 		return err
 	}
@@ -219,7 +218,7 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 	if t.state.Status == StatusRunning {
 		return fmt.Errorf("volt: Trainer.%s called while the trainer is already running %s", fn, t.state.Fn)
 	}
-	if err := errors.Join(checkSignatures("module", m, optionalInterfaces), checkSignatures("data module", dm, dataInterfaces)); err != nil {
+	if err := errors.Join(checkSignatures("module", m, onModule), checkSignatures("data module", dm, onDataModule)); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
 	if err := t.ensureEngine(m); err != nil {
@@ -227,15 +226,7 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 	}
 	t.state = State{Fn: fn, Status: StatusRunning}
 	t.shouldStop, t.stopReason, t.skipEpoch = false, "", false
-	t.targets = t.targets[:0]
-	for _, cb := range t.cfg.Callbacks {
-		if _, skip := cb.(FastDevRunSkipped); skip && t.cfg.FastDevRun > 0 {
-			continue
-		}
-		t.targets = append(t.targets, target{name: targetName(cb), value: cb})
-	}
-	t.targets = append(t.targets, target{name: targetName(m), value: m})
-	t.batch = resolveBatchHooks(t.targets)
+	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
 	var opts runOptions
 	for _, o := range options {
@@ -258,11 +249,9 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 			t.state.Status = StatusFailed
 		}
 		if err != nil {
-			for _, h := range find[OnException](t.targets).items {
-				h.OnException(t, err)
-			}
+			err = errors.Join(err, t.emitAll(hookOnException, hookArgs{err: err}))
 		}
-		err = errors.Join(err, t.teardown(fn, dm))
+		err = errors.Join(err, t.emitAll(hookDataTeardown, hookArgs{stage: fn}), t.emitAll(hookTeardown, hookArgs{stage: fn}))
 		t.curRes = nil
 		switch {
 		case err == nil:
@@ -275,17 +264,13 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 		}
 	}()
 
-	if p, ok := dm.(DataPreparer); ok {
-		if err := p.PrepareData(); err != nil {
-			return fmt.Errorf("%T.PrepareData: %w", dm, err)
-		}
+	if err := t.emit(hookDataPreparer, hookArgs{}); err != nil {
+		return err
 	}
-	if s, ok := dm.(DataSetup); ok {
-		if err := s.Setup(fn); err != nil {
-			return fmt.Errorf("%T.Setup(%s): %w", dm, fn, err)
-		}
+	if err := t.emit(hookDataSetup, hookArgs{stage: fn}); err != nil {
+		return err
 	}
-	if err := callHook(t, "Setup", func(h Setup) error { return h.Setup(t, fn) }); err != nil {
+	if err := t.emit(hookSetup, hookArgs{stage: fn}); err != nil {
 		return err
 	}
 	if opts.ckptPath != "" {
@@ -293,25 +278,9 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 			return fmt.Errorf("volt: %w", err)
 		}
 	}
-	return body(ctx)
-}
-
-// teardown runs every Teardown, joining their errors.
-func (t *Trainer) teardown(fn Stage, dm DataModule) error {
-	var errs []error
-	if td, ok := dm.(DataTeardown); ok {
-		if err := td.Teardown(fn); err != nil {
-			errs = append(errs, fmt.Errorf("%T.Teardown(%s): %w", dm, fn, err))
-		}
-	}
-	for _, tg := range t.targets {
-		if h, ok := tg.value.(Teardown); ok {
-			if err := h.Teardown(t, fn); err != nil {
-				errs = append(errs, &HookError{Target: tg.name, Hook: "Teardown", Epoch: t.CurrentEpoch(), GlobalStep: t.GlobalStep(), Err: err})
-			}
-		}
-	}
-	return errors.Join(errs...)
+	// The loaders shuffle with this trainer's seed (restored on resume),
+	// not the process-wide one.
+	return body(data.WithSeed(ctx, t.cfg.seed))
 }
 
 // interrupted returns ctx's cause wrapped with where the run stopped.

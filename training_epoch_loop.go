@@ -19,7 +19,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
 	skip, valDone := 0, false
-	resumed := t.resume != nil && (t.resume.Batch > 0 || t.resume.ValidationDone)
+	resumed := t.resume != nil && t.resume.inEpoch()
 	if resumed {
 		skip, valDone = t.resume.Batch, t.resume.ValidationDone
 	} else {
@@ -36,8 +36,8 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t.state.Stage = RunningTrain
 	t.curRes, t.curLoader, t.numLoaders, t.curBatch = t.trainRes, 0, 1, 1
 	t.skipEpoch = false
-	p.Stage = "train_epoch_start"
-	if err := callHook(t, "OnTrainEpochStart", func(h OnTrainEpochStart) error { return h.OnTrainEpochStart(t) }); err != nil {
+	p.At = PointTrainEpochStart
+	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
 		return err
 	}
 	if !resumed {
@@ -61,8 +61,8 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1)); err != nil {
 		return err
 	}
-	p.Stage = "train_epoch_end"
-	if err := callHook(t, "OnTrainEpochEnd", func(h OnTrainEpochEnd) error { return h.OnTrainEpochEnd(t) }); err != nil {
+	p.At = PointTrainEpochEnd
+	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
 	}
 	if err := t.flushStepLogs(); err != nil {
@@ -107,8 +107,10 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 			nb, nerr, ok = next()
 			last = !ok
 		}
-		end, err := l.runBatch(ctx, b, last)
-		if err != nil {
+		// err, not a new variable: the look-ahead's error below must reach
+		// the check at the top of the next iteration.
+		var end bool
+		if end, err = l.runBatch(ctx, b, last); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -130,10 +132,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	batchIdx := int(p.TrainBatch.Current.Ready)
 	p.TrainBatch.ready()
 	t.curBatch = b.Size
-	p.Stage = "train_batch_start"
-	if err := t.batch.trainStart.call(t, "OnTrainBatchStart", func(h OnTrainBatchStart) error {
-		return h.OnTrainBatchStart(t, b, batchIdx)
-	}); err != nil {
+	p.At = PointTrainBatchStart
+	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
 	if t.skipEpoch {
@@ -159,10 +159,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		}
 	}
 	p.TrainBatch.processed()
-	p.Stage = "train_batch_end"
-	if err := t.batch.trainEnd.call(t, "OnTrainBatchEnd", func(h OnTrainBatchEnd) error {
-		return h.OnTrainBatchEnd(t, out, b, batchIdx)
-	}); err != nil {
+	p.At = PointTrainBatchEnd
+	if err := t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
 	p.TrainBatch.completed()

@@ -22,7 +22,7 @@ func (m *deep) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	h = layers.DenseWithBias(enc.In("layer1"), h, 4)
 	out := layers.DenseWithBias(s.Scope().In("head"), h, 1)
 	scale := s.Scope().In("stats").VariableWithValue("scale", float32(1)).SetTrainable(false)
-	out = graph.Mul(out, scale.ValueGraph(s.Graph()))
+	out = graph.Mul(out, scale.NodeValue(s.Graph()))
 	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{out})
 }
 

@@ -195,7 +195,7 @@ func (s *StochasticWeightAveraging) OnTrainEpochEnd(t *volt.Trainer) error { ret
 // averaged yet.
 func (s *StochasticWeightAveraging) catchUp(t *volt.Trainer) error {
 	p := t.Progress()
-	if p.Stage != "train_epoch_end" || p.Epoch.Total.Processed <= p.Epoch.Total.Completed {
+	if p.At != volt.PointTrainEpochEnd || p.Epoch.Total.Processed <= p.Epoch.Total.Completed {
 		return nil // not between an epoch's last batch and its end
 	}
 	e := t.CurrentEpoch()

@@ -32,6 +32,7 @@ var configHelp = map[string]string{
 	"OverfitBatches":                "OverfitBatches trains on the same first batches every epoch (shuffling off) and validates on them: Batches(n) or Fraction(f) of the training loader.",
 	"Precision":                     "Precision is \"32-true\" (default) or \"64-true\".",
 	"ReloadDataloadersEveryNEpochs": "ReloadDataloadersEveryNEpochs asks the data module for new loaders every n epochs; 0 never.",
+	"Seed":                          "Seed seeds this trainer's variable initialisation and random ops, and the shuffling of the DataLoaders it runs that have no Seed of their own; it is saved in checkpoints and restored on resume.",
 	"SignalCheckpointPath":          "SignalCheckpointPath is where that checkpoint goes; \"\" means LogDir()/checkpoints/interrupted.ckpt.",
 	"SummaryWriter":                 "DisableModelSummary turns off the table of the model's variables printed when Fit starts; SummaryWriter is where it goes (nil: stderr).",
 	"TerminateOnNaN":                "TerminateOnNaN stops training with an error when the loss or a parameter becomes NaN or infinite.",

@@ -55,7 +55,7 @@ func TestErrors(t *testing.T) {
 			want: []string{"a.yaml:3: mapping values are not allowed in this context"}},
 		{name: "fraction out of range (volt's own check)",
 			file: "trainer:\n  limit_train_batches: 1.5\n",
-			want: []string{"a.yaml:2: trainer.limit_train_batches: Fraction must be in [0, 1], got 1.5"}},
+			want: []string{"a.yaml:2: trainer.limit_train_batches: volt.Fraction must be in [0, 1], got 1.5"}},
 		{name: "unknown precision",
 			file: "trainer:\n  precision: 8-true\n",
 			want: []string{`a.yaml:2: trainer.precision: unknown precision "8-true"; valid: "32-true", "64-true", "bf16-mixed", "bf16-true", "16-mixed", "16-true"`}},

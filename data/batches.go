@@ -19,7 +19,7 @@ func (l *DataLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 		if l.Iterable != nil {
 			return l.iterableTasks(epoch, skip)
 		}
-		return l.mapTasks(l.order(epoch, l.seed()), skip)
+		return l.mapTasks(l.order(epoch, l.seedFor(ctx)), skip)
 	})
 }
 

@@ -37,8 +37,9 @@ type DataLoader struct {
 	BatchSize int
 	// Shuffle permutes the examples each epoch; map-style Dataset only.
 	Shuffle bool
-	// Seed is the shuffle seed; nil means DefaultSeed() at the time Batches
-	// (or Order) is called.
+	// Seed is the shuffle seed; nil means the seed of Batches' context
+	// (SeedFrom: the trainer's seed when a volt.Trainer runs the loader,
+	// else DefaultSeed() at the time Batches or Order is called).
 	Seed *uint64
 	// DropLast drops the final batch of an epoch when it is incomplete.
 	DropLast bool
@@ -113,12 +114,15 @@ func (l *DataLoader) Order(epoch int) []int {
 	return l.order(epoch, l.seed())
 }
 
-// seed returns the effective shuffle seed.
-func (l *DataLoader) seed() uint64 {
+// seed returns the effective shuffle seed outside Batches.
+func (l *DataLoader) seed() uint64 { return l.seedFor(context.Background()) }
+
+// seedFor returns the effective shuffle seed of a Batches call with ctx.
+func (l *DataLoader) seedFor(ctx context.Context) uint64 {
 	if l.Seed != nil {
 		return *l.Seed
 	}
-	return DefaultSeed()
+	return SeedFrom(ctx)
 }
 
 // order implements Order with an explicit seed.

@@ -1,9 +1,12 @@
 package data
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gomlx/gomlx/core/tensors"
 )
 
 func TestValidate(t *testing.T) {
@@ -142,5 +145,26 @@ func TestOrderSeeds(t *testing.T) {
 	l := &DataLoader{Dataset: numbered(30), BatchSize: 4, Shuffle: true}
 	if DefaultSeed() != 7 || !slices.Equal(l.Order(3), mk(7).Order(3)) {
 		t.Error("nil Seed does not use DefaultSeed()")
+	}
+
+	// A seed in Batches' context wins over DefaultSeed; an own Seed wins over both.
+	firstBatch := func(l *DataLoader, ctx context.Context) []int32 {
+		for b, err := range l.Batches(ctx, 3, 0) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tensors.MustCopyFlatData[int32](b.Labels[0])
+		}
+		return nil
+	}
+	ctx9 := WithSeed(t.Context(), 9)
+	if SeedFrom(ctx9) != 9 || SeedFrom(t.Context()) != 7 {
+		t.Errorf("SeedFrom: %d with WithSeed(9), %d without, want 9 and DefaultSeed() 7", SeedFrom(ctx9), SeedFrom(t.Context()))
+	}
+	if got, want := firstBatch(l, ctx9), firstBatch(mk(9), t.Context()); !slices.Equal(got, want) {
+		t.Errorf("nil Seed with WithSeed(9): first batch %v, want seed 9's %v", got, want)
+	}
+	if got, want := firstBatch(mk(2), ctx9), firstBatch(mk(2), t.Context()); !slices.Equal(got, want) {
+		t.Errorf("Seed 2 with WithSeed(9): first batch %v, want seed 2's %v", got, want)
 	}
 }

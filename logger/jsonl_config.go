@@ -32,5 +32,5 @@ func (cfg JSONLConfig) WithDir(d VersionDir) JSONLConfig {
 
 // versionDir returns the directory fields of cfg.
 func (cfg JSONLConfig) versionDir() VersionDir {
-	return VersionDir{SaveDir: cfg.SaveDir, Name: cfg.Name, Version: cfg.Version, VersionName: cfg.VersionName}
+	return VersionDir(cfg)
 }

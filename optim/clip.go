@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/gomlx/compute/dtypes"
-	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // graph ops read like math.
+	"github.com/gomlx/gomlx/core/graph"
 )
 
 // clipEps is the term torch.nn.utils.clip_grad_norm_ adds to the total norm
@@ -24,28 +24,28 @@ func checkNormType(fn string, p float64) {
 // of x's dtype: sum(|x|) for p = 1, sqrt(sum(x²)) for p = 2, max(|x|) for
 // p = math.Inf(1) and (sum(|x|^p))^(1/p) otherwise, like torch.norm. It
 // panics if p is not > 0.
-func NormOf(x *Node, p float64) *Node {
+func NormOf(x *graph.Node, p float64) *graph.Node {
 	checkNormType("NormOf", p)
 	g := x.Graph()
 	switch {
 	case math.IsInf(p, 1):
 		if x.Shape().Size() == 0 {
-			return ScalarZero(g, x.DType())
+			return graph.ScalarZero(g, x.DType())
 		}
-		return ReduceAllMax(Abs(x))
+		return graph.ReduceAllMax(graph.Abs(x))
 	case p == 1:
-		return ReduceAllSum(Abs(x))
+		return graph.ReduceAllSum(graph.Abs(x))
 	case p == 2:
-		return Sqrt(ReduceAllSum(Square(x)))
+		return graph.Sqrt(graph.ReduceAllSum(graph.Square(x)))
 	default:
-		c := func(v float64) *Node { return ConstAsDType(g, x.DType(), v) }
-		return Pow(ReduceAllSum(Pow(Abs(x), c(p))), c(1/p))
+		c := func(v float64) *graph.Node { return graph.ConstAsDType(g, x.DType(), v) }
+		return graph.Pow(graph.ReduceAllSum(graph.Pow(graph.Abs(x), c(p))), c(1/p))
 	}
 }
 
 // gradNormDType is the dtype of GradNorm's result: float64 if any gradient is
 // float64, float32 otherwise.
-func gradNormDType(grads []*Node) dtypes.DType {
+func gradNormDType(grads []*graph.Node) dtypes.DType {
 	for _, g := range grads {
 		if g.DType() == dtypes.Float64 {
 			return dtypes.Float64
@@ -60,23 +60,23 @@ func gradNormDType(grads []*Node) dtypes.DType {
 // per-tensor p-norms (their maximum for p = +Inf). The result is a scalar,
 // float64 if any gradient is float64 and float32 otherwise; each gradient is
 // converted to that dtype first. It panics if grads is empty or p is not > 0.
-func GradNorm(grads []*Node, p float64) *Node {
+func GradNorm(grads []*graph.Node, p float64) *graph.Node {
 	checkNormType("GradNorm", p)
 	if len(grads) == 0 {
 		panic("optim.GradNorm: grads is empty; pass at least one gradient")
 	}
 	dtype := gradNormDType(grads)
-	norms := make([]*Node, len(grads))
+	norms := make([]*graph.Node, len(grads))
 	for i, grad := range grads {
 		if grad.DType() != dtype {
-			grad = ConvertDType(grad, dtype)
+			grad = graph.ConvertDType(grad, dtype)
 		}
 		norms[i] = NormOf(grad, p)
 	}
 	if len(norms) == 1 {
 		return norms[0]
 	}
-	return NormOf(Stack(norms, 0), p)
+	return NormOf(graph.Stack(norms, 0), p)
 }
 
 // ClipByGlobalNorm scales all grads by min(1, maxNorm/(total+1e-6)), where
@@ -85,35 +85,35 @@ func GradNorm(grads []*Node, p float64) *Node {
 // its own dtype, and the total norm before clipping. As in PyTorch, a
 // non-finite total yields non-finite gradients. It panics if maxNorm is
 // negative or NaN, or p is not > 0.
-func ClipByGlobalNorm(grads []*Node, maxNorm, p float64) (clipped []*Node, total *Node) {
+func ClipByGlobalNorm(grads []*graph.Node, maxNorm, p float64) (clipped []*graph.Node, total *graph.Node) {
 	if math.IsNaN(maxNorm) || maxNorm < 0 {
 		panic(fmt.Sprintf("optim.ClipByGlobalNorm: maxNorm must be >= 0, got %v", maxNorm))
 	}
 	total = GradNorm(grads, p)
 	g := total.Graph()
 	dtype := total.DType()
-	coef := Div(ConstAsDType(g, dtype, maxNorm), AddScalar(total, clipEps))
-	coef = Min(coef, ScalarOne(g, dtype))
-	clipped = make([]*Node, len(grads))
+	coef := graph.Div(graph.ConstAsDType(g, dtype, maxNorm), graph.AddScalar(total, clipEps))
+	coef = graph.Min(coef, graph.ScalarOne(g, dtype))
+	clipped = make([]*graph.Node, len(grads))
 	for i, grad := range grads {
 		c := coef
 		if grad.DType() != dtype {
-			c = ConvertDType(coef, grad.DType())
+			c = graph.ConvertDType(coef, grad.DType())
 		}
-		clipped[i] = Mul(grad, c)
+		clipped[i] = graph.Mul(grad, c)
 	}
 	return clipped, total
 }
 
 // ClipByValue clamps every gradient element to [-v, v], like
 // torch.nn.utils.clip_grad_value_. It panics if v is negative or NaN.
-func ClipByValue(grads []*Node, v float64) []*Node {
+func ClipByValue(grads []*graph.Node, v float64) []*graph.Node {
 	if math.IsNaN(v) || v < 0 {
 		panic(fmt.Sprintf("optim.ClipByValue: v must be >= 0, got %v", v))
 	}
-	clipped := make([]*Node, len(grads))
+	clipped := make([]*graph.Node, len(grads))
 	for i, grad := range grads {
-		clipped[i] = ClipScalar(grad, -v, v)
+		clipped[i] = graph.ClipScalar(grad, -v, v)
 	}
 	return clipped
 }

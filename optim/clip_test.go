@@ -55,7 +55,7 @@ func runGraph(t *testing.T, shapes [][]int, inputs [][]float64, fn func(inputs [
 	for i, in := range inputs {
 		args[i] = tensors.FromFlatDataAndDimensions(in, shapes[i]...)
 	}
-	outs, err := exec.Exec(args...)
+	outs, err := exec.Call(args...)
 	if err != nil {
 		t.Fatal(err)
 	}

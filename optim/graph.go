@@ -5,7 +5,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
-	. "github.com/gomlx/gomlx/core/graph" //nolint:revive // graph ops read like math.
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
@@ -16,8 +16,8 @@ func StatePrefix(index int) string { return fmt.Sprintf("/volt/optimizer_%d", in
 // LRVariable returns (creating it on first use) the variable that holds the
 // learning rate of optimizer number index, in dtype.
 func (o *Optimizer) LRVariable(store *model.Store, index int, dtype dtypes.DType) *model.Variable {
-	v := store.VariableWithShape(StatePrefix(index)+"/lr", shapes.Make(dtype), func(g *Graph, s shapes.Shape) *Node {
-		return ConstAsDType(g, s.DType, o.LR)
+	v := store.VariableWithShape(StatePrefix(index)+"/lr", shapes.Make(dtype), func(g *graph.Graph, s shapes.Shape) *graph.Node {
+		return graph.ConstAsDType(g, s.DType, o.LR)
 	})
 	v.SetTrainable(false)
 	return v
@@ -42,7 +42,7 @@ func (o *Optimizer) lrVariableFor(store *model.Store, index int, params []*model
 
 // stepVariable returns the number of updates optimizer index has applied.
 func stepVariable(store *model.Store, index int) *model.Variable {
-	v := store.VariableWithShape(StatePrefix(index)+"/step", shapes.Make(dtypes.Int64), Zeros)
+	v := store.VariableWithShape(StatePrefix(index)+"/step", shapes.Make(dtypes.Int64), graph.Zeros)
 	v.SetTrainable(false)
 	return v
 }
@@ -50,7 +50,7 @@ func stepVariable(store *model.Store, index int) *model.Variable {
 // stateVariable returns a zero-initialised, non-trainable variable shaped like
 // param, named after it, that holds one kind of optimizer state.
 func stateVariable(store *model.Store, index int, param *model.Variable, kind string) *model.Variable {
-	v := store.VariableWithShape(StatePrefix(index)+param.Path()+"/"+kind, param.Shape(), Zeros)
+	v := store.VariableWithShape(StatePrefix(index)+param.Path()+"/"+kind, param.Shape(), graph.Zeros)
 	v.SetTrainable(false)
 	return v
 }
@@ -64,14 +64,14 @@ func stateVariable(store *model.Store, index int, param *model.Variable, kind st
 // shared by parameters of every dtype: Apply uses it if it exists (say,
 // created by LRVariable) and otherwise creates it in float64 if any parameter
 // is float64, float32 otherwise.
-func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variable, grads []*Node, gate *Node) {
+func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variable, grads []*graph.Node, gate *graph.Node) {
 	o.ApplyWithLRScales(store, index, params, grads, nil, gate)
 }
 
 // ApplyWithLRScales is Apply with a learning-rate multiplier per parameter
 // (parameter groups): lrScales[i], when lrScales and it are not nil, is a
 // scalar node multiplying the learning rate for params[i].
-func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*model.Variable, grads, lrScales []*Node, gate *Node) {
+func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*model.Variable, grads, lrScales []*graph.Node, gate *graph.Node) {
 	if len(params) != len(grads) {
 		panic(fmt.Sprintf("optim.Apply: %d parameters but %d gradients", len(params), len(grads)))
 	}
@@ -80,21 +80,21 @@ func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*m
 	}
 	g := grads[0].Graph()
 	stepVar := stepVariable(store, index)
-	step := AddScalar(stepVar.NodeValue(g), 1)
-	set := func(v *model.Variable, value *Node) {
+	step := graph.AddScalar(stepVar.NodeValue(g), 1)
+	set := func(v *model.Variable, value *graph.Node) {
 		if value.DType() != v.DType() {
-			value = ConvertDType(value, v.DType())
+			value = graph.ConvertDType(value, v.DType())
 		}
 		if gate != nil {
-			value = Where(gate, value, v.NodeValue(g))
+			value = graph.Where(gate, value, v.NodeValue(g))
 		}
 		v.SetNodeValue(value)
 	}
 	// read returns a variable's value in the working dtype.
-	read := func(v *model.Variable, dtype dtypes.DType) *Node {
+	read := func(v *model.Variable, dtype dtypes.DType) *graph.Node {
 		n := v.NodeValue(g)
 		if n.DType() != dtype {
-			n = ConvertDType(n, dtype)
+			n = graph.ConvertDType(n, dtype)
 		}
 		return n
 	}
@@ -110,70 +110,70 @@ func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*m
 		}
 		lr := lrVar.NodeValue(g)
 		if lr.DType() != dtype {
-			lr = ConvertDType(lr, dtype)
+			lr = graph.ConvertDType(lr, dtype)
 		}
 		if lrScales != nil && lrScales[i] != nil {
-			lr = Mul(lr, ConvertDType(lrScales[i], dtype))
+			lr = graph.Mul(lr, graph.ConvertDType(lrScales[i], dtype))
 		}
-		t := ConvertDType(step, dtype)
+		t := graph.ConvertDType(step, dtype)
 		param := read(p, dtype)
 		grad := grads[i]
 		if grad.DType() != dtype {
-			grad = ConvertDType(grad, dtype)
+			grad = graph.ConvertDType(grad, dtype)
 		}
-		c := func(x float64) *Node { return ConstAsDType(g, dtype, x) }
+		c := func(x float64) *graph.Node { return graph.ConstAsDType(g, dtype, x) }
 		switch o.Kind {
 		case KindSGD:
 			if o.WeightDecay != 0 {
-				grad = Add(grad, Mul(c(o.WeightDecay), param))
+				grad = graph.Add(grad, graph.Mul(c(o.WeightDecay), param))
 			}
 			if o.Momentum != 0 {
 				bufVar := stateVariable(store, index, p, "momentum_buffer")
-				buf := Add(Mul(c(o.Momentum), read(bufVar, dtype)), Mul(c(1-o.Dampening), grad))
+				buf := graph.Add(graph.Mul(c(o.Momentum), read(bufVar, dtype)), graph.Mul(c(1-o.Dampening), grad))
 				// PyTorch starts the buffer at the first gradient, undampened.
-				buf = Where(Equal(t, c(1)), grad, buf)
+				buf = graph.Where(graph.Equal(t, c(1)), grad, buf)
 				set(bufVar, buf)
 				if o.Nesterov {
-					grad = Add(grad, Mul(c(o.Momentum), buf))
+					grad = graph.Add(grad, graph.Mul(c(o.Momentum), buf))
 				} else {
 					grad = buf
 				}
 			}
-			set(p, Sub(param, Mul(lr, grad)))
+			set(p, graph.Sub(param, graph.Mul(lr, grad)))
 		case KindAdam, KindAdamW:
 			if o.Kind == KindAdamW {
-				param = Mul(param, Sub(c(1), Mul(lr, c(o.WeightDecay))))
+				param = graph.Mul(param, graph.Sub(c(1), graph.Mul(lr, c(o.WeightDecay))))
 			} else if o.WeightDecay != 0 {
-				grad = Add(grad, Mul(c(o.WeightDecay), param))
+				grad = graph.Add(grad, graph.Mul(c(o.WeightDecay), param))
 			}
 			b1, b2 := c(o.Betas[0]), c(o.Betas[1])
 			mVar := stateVariable(store, index, p, "exp_avg")
 			vVar := stateVariable(store, index, p, "exp_avg_sq")
-			m := Add(Mul(b1, read(mVar, dtype)), Mul(OneMinus(b1), grad))
-			v := Add(Mul(b2, read(vVar, dtype)), Mul(OneMinus(b2), Square(grad)))
+			m := graph.Add(graph.Mul(b1, read(mVar, dtype)), graph.Mul(graph.OneMinus(b1), grad))
+			v := graph.Add(graph.Mul(b2, read(vVar, dtype)), graph.Mul(graph.OneMinus(b2), graph.Square(grad)))
 			set(mVar, m)
 			set(vVar, v)
-			biasCorrection1 := OneMinus(Pow(b1, t))
-			biasCorrection2Sqrt := Sqrt(OneMinus(Pow(b2, t)))
-			stepSize := Div(lr, biasCorrection1)
-			denom := Add(Div(Sqrt(v), biasCorrection2Sqrt), c(o.Eps))
-			set(p, Sub(param, Mul(stepSize, Div(m, denom))))
+			biasCorrection1 := graph.OneMinus(graph.Pow(b1, t))
+			biasCorrection2Sqrt := graph.Sqrt(graph.OneMinus(graph.Pow(b2, t)))
+			stepSize := graph.Div(lr, biasCorrection1)
+			denom := graph.Add(graph.Div(graph.Sqrt(v), biasCorrection2Sqrt), c(o.Eps))
+			set(p, graph.Sub(param, graph.Mul(stepSize, graph.Div(m, denom))))
 		case KindRMSProp:
 			if o.WeightDecay != 0 {
-				grad = Add(grad, Mul(c(o.WeightDecay), param))
+				grad = graph.Add(grad, graph.Mul(c(o.WeightDecay), param))
 			}
 			alpha := c(o.Alpha)
 			sqVar := stateVariable(store, index, p, "square_avg")
-			sq := Add(Mul(alpha, read(sqVar, dtype)), Mul(OneMinus(alpha), Square(grad)))
+			sq := graph.Add(graph.Mul(alpha, read(sqVar, dtype)), graph.Mul(graph.OneMinus(alpha), graph.Square(grad)))
 			set(sqVar, sq)
-			avg := Add(Sqrt(sq), c(o.Eps))
+			avg := graph.Add(graph.Sqrt(sq), c(o.Eps))
 			if o.Momentum > 0 {
 				bufVar := stateVariable(store, index, p, "momentum_buffer")
-				buf := Add(Mul(c(o.Momentum), read(bufVar, dtype)), Div(grad, avg))
+				buf := graph.Add(graph.Mul(c(o.Momentum), read(bufVar, dtype)), graph.Div(grad, avg))
 				set(bufVar, buf)
-				set(p, Sub(param, Mul(lr, buf)))
+				set(p, graph.Sub(param, graph.Mul(lr, buf)))
 			} else {
-				set(p, Sub(param, Mul(lr, Div(grad, avg))))
+				set(p, graph.Sub(param, graph.Mul(lr, graph.Div(grad, avg))))
 			}
 		default:
 			panic(fmt.Sprintf("optim: unknown optimizer kind %q", o.Kind))
