@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"time"
 
@@ -27,6 +28,7 @@ func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunO
 			t.signals = watchSignals()
 			defer func() { t.signals.stop(); t.signals = nil }()
 		}
+		defer loop.closeFirst()
 		return loop.run(ctx)
 	})
 }
@@ -36,6 +38,7 @@ type fitLoop struct {
 	t          *Trainer
 	dm         DataModule
 	ckpt       *defaultCheckpoint
+	first      *openEpoch // the iteration prepare started, until an epoch takes it
 	train      data.Loader
 	val        []data.Loader
 	validating bool
@@ -229,19 +232,49 @@ func (t *Trainer) canStopEarly() bool {
 
 // prepare traces the training step on the first training batch before
 // training starts (see automaticOptimization.prepare).
+//
+// The batch it pulls is the first one the epoch trains on: the loader's
+// iteration stays open (l.first) and runBatches continues it, so a streaming
+// loader is read once, and a resumed run pulls from its resume point.
 func (l *fitLoop) prepare(ctx context.Context) error {
 	t := l.t
 	if l.trainLimit == 0 {
 		return nil
 	}
-	for b, err := range l.train.Batches(ctx, t.CurrentEpoch(), 0) {
-		if err != nil {
-			return fmt.Errorf("training loader: %w", err)
-		}
-		if err := t.auto.prepare(b); err != nil {
-			return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: err}
-		}
-		break
+	epoch, skip := t.CurrentEpoch(), 0
+	if t.resume != nil && t.resume.inEpoch() {
+		skip = t.resume.Batch
+	}
+	next, stop := iter.Pull2(l.train.Batches(ctx, epoch, skip))
+	b, err, ok := next()
+	if !ok {
+		stop()
+		return nil
+	}
+	l.first = &openEpoch{epoch: epoch, skip: skip, batch: b, err: err, next: next, stop: stop}
+	if err != nil {
+		return fmt.Errorf("training loader: %w", err)
+	}
+	if err := t.auto.prepare(b); err != nil {
+		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: err}
 	}
 	return nil
+}
+
+// openEpoch is a training epoch's iteration that prepare started: its first
+// batch (or error) and the rest.
+type openEpoch struct {
+	epoch, skip int
+	batch       *data.Batch
+	err         error
+	next        func() (*data.Batch, error, bool)
+	stop        func()
+}
+
+// closeFirst stops the iteration prepare opened, if no epoch took it.
+func (l *fitLoop) closeFirst() {
+	if l.first != nil {
+		l.first.stop()
+		l.first = nil
+	}
 }

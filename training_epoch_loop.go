@@ -90,9 +90,22 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 	if l.trainLimit == 0 {
 		return nil
 	}
-	next, stop := iter.Pull2(l.train.Batches(ctx, epoch, skip))
-	defer stop()
-	b, err, ok := next()
+	var next func() (*data.Batch, error, bool)
+	var b *data.Batch
+	var err error
+	ok := true
+	if f := l.first; f != nil && f.epoch == epoch && f.skip == skip {
+		// The iteration prepare opened: its first batch is this one.
+		l.first = nil
+		next, b, err = f.next, f.batch, f.err
+		defer f.stop()
+	} else {
+		l.closeFirst()
+		var stop func()
+		next, stop = iter.Pull2(l.train.Batches(ctx, epoch, skip))
+		defer stop()
+		b, err, ok = next()
+	}
 	for idx := skip; ok; idx++ {
 		if err != nil {
 			if ctx.Err() != nil {

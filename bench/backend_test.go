@@ -121,8 +121,9 @@ func lockstepFits(b *testing.B, n net, runners []runner, numBatches, warmup, ste
 			defer turns.leave(i)
 			turns.wait(i)
 			errs[i] = t.Fit(context.Background(), &module{net: n}, volt.Loaders{Train: l})
-			if errs[i] == nil && t.GlobalStep() != int64(warmup+steps) {
-				b.Errorf("runner %d: volt ran %d steps, want %d", i, t.GlobalStep(), warmup+steps)
+			// Every batch handed out is trained on, the last one included.
+			if errs[i] == nil && t.GlobalStep() != int64(warmup+steps+1) {
+				b.Errorf("runner %d: volt ran %d steps, want %d", i, t.GlobalStep(), warmup+steps+1)
 			}
 		})
 	}

@@ -73,9 +73,7 @@ func benchVolt(b *testing.B, n net, bs []*data.Batch, callbacks ...volt.Callback
 	if err := t.Fit(context.Background(), &module{net: n}, volt.Loaders{Train: l}); err != nil {
 		b.Fatal(err)
 	}
-	// The fit loop fetches a batch ahead: the batch handed before b.Loop
-	// said stop is never trained on.
-	if want := int64(warmup + b.N - 1); t.GlobalStep() != want {
+	if want := int64(warmup + b.N); t.GlobalStep() != want {
 		b.Fatalf("volt ran %d steps, want %d", t.GlobalStep(), want)
 	}
 	reportStep(b, float32(t.CallbackMetrics()["train_loss"]))
