@@ -17,11 +17,13 @@
 #
 #   GOTOOLCHAIN=auto GOEXPERIMENT=simd bench/mnist_e2e.sh        # from the repository root
 #   RUNS=5 bench/mnist_e2e.sh
+#   VOLT_ARGS='-refresh 1ns' bench/mnist_e2e.sh  # extra flags for the example (here: redraw per batch)
 #
 # Needs script (util-linux) and /usr/bin/time (GNU time).
 set -euo pipefail
 export GOEXPERIMENT="${GOEXPERIMENT:-simd}"
 runs="${RUNS:-3}"
+volt_args="${VOLT_ARGS:-}"
 for tool in script /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "mnist_e2e.sh: $tool is needed" >&2; exit 2; }
 done
@@ -53,11 +55,11 @@ measure() {
 
 for run in $(seq "$runs"); do
 	if ((run % 2)); then
-		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root"
+		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root" $volt_args
 		measure raw "$run" "$tmp/rawmnist"
 	else
 		measure raw "$run" "$tmp/rawmnist"
-		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root"
+		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root" $volt_args
 	fi
 done
 
