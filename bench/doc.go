@@ -36,10 +36,26 @@
 // losses for the first steps, i.e. that they run the same step on the same
 // data from the same initial weights.
 //
+// BenchmarkBackendModes (backend_test.go) decided engine.DefaultBackend:
+// volt's fit loop on the Go backend's default execution mode and on
+// ops_sequential, the two fits taking turns step by step, for the MLP, the
+// logistic regression and a small CNN. BenchmarkProgressBar
+// (progress_test.go) measures, the same way, what callback.ProgressBar
+// adds to a step and how often it writes.
+//
+// Outside the test binary, mnist_e2e.sh measures whole processes: the MNIST
+// example (one epoch, validation, test, every default on, its progress bar
+// on a pseudo-terminal) against cmd/rawmnist, the same run written with
+// GoMLX alone.
+//
 // Run, and compare the handwritten/volt pairs with benchstat:
 //
 //	GOEXPERIMENT=simd go test -run '^$' -bench . -count 6 ./bench | tee new.txt
 //	benchstat -col /loop new.txt
 //
-// (add -benchtime 4s to give loop=paired more samples).
+// (add -benchtime 4s to give loop=paired more samples), and
+//
+//	GOEXPERIMENT=simd go test -run '^$' -bench 'BackendModes/model=(mlp|logreg)' -benchtime 300x -count 6 ./bench
+//	GOEXPERIMENT=simd go test -run '^$' -bench 'BackendModes/model=cnn' -benchtime 4x -count 3 ./bench
+//	GOEXPERIMENT=simd bench/mnist_e2e.sh
 package bench

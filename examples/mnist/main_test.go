@@ -10,7 +10,8 @@ import (
 // TestExampleTrainsAFewSteps runs the example end to end on real MNIST with a
 // few optimization steps and checks what it prints: the results on stdout,
 // the progress (plain lines here, a bytes.Buffer being no terminal) on
-// stderr, and with -progress=false an epoch line on stdout instead.
+// stderr, with -progress=false an epoch line on stdout instead, and with
+// -timing the timing line on stderr.
 func TestExampleTrainsAFewSteps(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -20,6 +21,7 @@ func TestExampleTrainsAFewSteps(t *testing.T) {
 	}{
 		{"progress", nil, "test_loss=", "epoch 0/0 step 120 train_loss="},
 		{"progress=false", []string{"-progress=false"}, "epoch 0: step 120 train_loss=", ""},
+		{"timing", []string{"-timing"}, "test_loss=", "timing: first_step_s="},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

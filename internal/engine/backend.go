@@ -22,7 +22,10 @@ const BackendEnvVar = compute.ConfigEnvVar
 // mode runs independent ops side by side, which leaves a big op on one core;
 // measured with volt's fit loop on 2 cores (bench.BenchmarkBackendModes,
 // both modes taking turns step by step), ops_sequential takes 0.75× the
-// time per step of a logistic regression and 0.99× of the MNIST MLP.
+// time per step of a logistic regression and 0.99× of the MNIST MLP, even
+// with other processes loading both cores; a small CNN comes out about even
+// (0.69–1.06×, but up to 1.46× under load: an op split over the cores waits
+// for its slowest part).
 // Config.Backend or $GOMLX_BACKEND ("go" for GoMLX's default mode) override it.
 const DefaultBackend = "go:ops_sequential"
 
