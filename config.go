@@ -116,15 +116,22 @@ type Config struct {
 	// Callbacks are called before the module for each hook, in this order.
 	Callbacks []Callback
 
-	// Precision is "32-true" (default) or "64-true".
+	// Precision is the numeric policy, as Lightning's precision flag:
+	// "32-true" (default), "64-true", "bf16-true" and "16-true" (the model,
+	// its gradients and the optimizer state in that dtype), "bf16-mixed" and
+	// "16-mixed" (the model computes in bfloat16/float16 while float32
+	// master weights and optimizer state are updated; "16-mixed" also scales
+	// the loss dynamically and skips steps whose gradients overflow).
 	Precision string
 	// Seed seeds this trainer's variable initialisation and random ops, and
 	// the shuffling of the DataLoaders it runs that have no Seed of their
 	// own; it is saved in checkpoints and restored on resume. Nil means the
 	// seed set by SeedEverything (0 if never called) when NewTrainer runs.
 	Seed *uint64
-	// Backend selects GoMLX's backend ("go", or "xla:<plugin>" in builds
-	// with -tags xla); "" means $GOMLX_BACKEND, else "go".
+	// Backend selects GoMLX's backend: "go" (the pure-Go backend, running
+	// independent ops side by side), "go:ops_sequential" (one op at a time,
+	// each on every core), or "xla:<plugin>" in builds with -tags xla; ""
+	// means $GOMLX_BACKEND, else "go:ops_sequential".
 	Backend string
 
 	// Log receives volt's own messages (why a run stopped, what was

@@ -5,7 +5,7 @@ package cli
 // configHelp is the first sentence of the doc comment of each volt.Config field.
 var configHelp = map[string]string{
 	"AccumulateGradBatches":         "AccumulateGradBatches sums the gradients of this many batches before each optimizer step (the loss is scaled by 1/AccumulateGradBatches; the last, partial window of an epoch still steps); 0 means 1.",
-	"Backend":                       "Backend selects GoMLX's backend (\"go\", or \"xla:<plugin>\" in builds with -tags xla); \"\" means $GOMLX_BACKEND, else \"go\".",
+	"Backend":                       "Backend selects GoMLX's backend: \"go\" (the pure-Go backend, running independent ops side by side), \"go:ops_sequential\" (one op at a time, each on every core), or \"xla:<plugin>\" in builds with -tags xla; \"\" means $GOMLX_BACKEND, else \"go:ops_sequential\".",
 	"Callbacks":                     "Callbacks are called before the module for each hook, in this order.",
 	"CheckValEveryNEpoch":           "CheckValEveryNEpoch runs validation in every n-th training epoch; 0 means 1.",
 	"DefaultRootDir":                "DefaultRootDir is where the default logger writes; \"\" means \".\".",
@@ -30,7 +30,7 @@ var configHelp = map[string]string{
 	"MinSteps":                      "MinSteps keeps training at least this many optimization steps.",
 	"NumSanityValSteps":             "NumSanityValSteps is the number of validation batches run before training to catch bugs early: nil means 2, 0 turns the check off, -1 runs the whole validation set.",
 	"OverfitBatches":                "OverfitBatches trains on the same first batches every epoch (shuffling off) and validates on them: Batches(n) or Fraction(f) of the training loader.",
-	"Precision":                     "Precision is \"32-true\" (default) or \"64-true\".",
+	"Precision":                     "Precision is the numeric policy, as Lightning's precision flag: \"32-true\" (default), \"64-true\", \"bf16-true\" and \"16-true\" (the model, its gradients and the optimizer state in that dtype), \"bf16-mixed\" and \"16-mixed\" (the model computes in bfloat16/float16 while float32 master weights and optimizer state are updated; \"16-mixed\" also scales the loss dynamically and skips steps whose gradients overflow).",
 	"ReloadDataloadersEveryNEpochs": "ReloadDataloadersEveryNEpochs asks the data module for new loaders every n epochs; 0 never.",
 	"Seed":                          "Seed seeds this trainer's variable initialisation and random ops, and the shuffling of the DataLoaders it runs that have no Seed of their own; it is saved in checkpoints and restored on resume.",
 	"SignalCheckpointPath":          "SignalCheckpointPath is where that checkpoint goes; \"\" means LogDir()/checkpoints/interrupted.ckpt.",
