@@ -41,30 +41,30 @@ type metricState struct {
 	Logger  bool      `json:"logger"`
 	Reduce  Reduction `json:"reduce"`
 	Seen    bool      `json:"seen"`
-	Step    float64   `json:"step"`
-	Sum     float64   `json:"sum"`
-	Weight  float64   `json:"weight"`
-	Min     float64   `json:"min"`
-	Max     float64   `json:"max"`
+	Step    jsonFloat `json:"step"`
+	Sum     jsonFloat `json:"sum"`
+	Weight  jsonFloat `json:"weight"`
+	Min     jsonFloat `json:"min"`
+	Max     jsonFloat `json:"max"`
 }
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
 type trainerState struct {
-	Progress        Progress           `json:"progress"`
-	Resume          *resumePoint       `json:"resume,omitempty"`
-	Seed            uint64             `json:"seed"`
-	Accumulate      int                `json:"accumulate_grad_batches"`
-	TrainMetrics    []metricState      `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]float64 `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]float64 `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]float64 `json:"progress_bar_metrics,omitempty"`
-	Callbacks       map[string][]byte  `json:"callbacks,omitempty"`
-	DataModule      []byte             `json:"datamodule,omitempty"`
-	HParams         map[string]any     `json:"hparams,omitempty"`
-	Frozen          []string           `json:"frozen,omitempty"`
-	Scaler          []byte             `json:"loss_scaler,omitempty"`
-	Schedulers      [][]byte           `json:"schedulers,omitempty"`
-	WeightsOnly     bool               `json:"weights_only,omitempty"`
+	Progress        Progress             `json:"progress"`
+	Resume          *resumePoint         `json:"resume,omitempty"`
+	Seed            uint64               `json:"seed"`
+	Accumulate      int                  `json:"accumulate_grad_batches"`
+	TrainMetrics    []metricState        `json:"train_metrics,omitempty"`
+	CallbackMetrics map[string]jsonFloat `json:"callback_metrics,omitempty"`
+	LoggedMetrics   map[string]jsonFloat `json:"logged_metrics,omitempty"`
+	ProgBarMetrics  map[string]jsonFloat `json:"progress_bar_metrics,omitempty"`
+	Callbacks       map[string][]byte    `json:"callbacks,omitempty"`
+	DataModule      []byte               `json:"datamodule,omitempty"`
+	HParams         map[string]any       `json:"hparams,omitempty"`
+	Frozen          []string             `json:"frozen,omitempty"`
+	Scaler          []byte               `json:"loss_scaler,omitempty"`
+	Schedulers      [][]byte             `json:"schedulers,omitempty"`
+	WeightsOnly     bool                 `json:"weights_only,omitempty"`
 }
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
@@ -106,11 +106,11 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		for _, m := range t.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Step: m.step,
-				Sum: m.sum, Weight: m.weight, Min: m.min, Max: m.max,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen,
+				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
-		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = t.callbackM, t.loggedM, t.progBarM
+		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.callbackM), toJSONFloats(t.loggedM), toJSONFloats(t.progBarM)
 		st.Callbacks = map[string][]byte{}
 		for _, tg := range t.hooks.by[hookStateful] {
 			s := tg.value.(Stateful)
@@ -340,9 +340,10 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		if err != nil {
 			return err
 		}
-		m.seen, m.step, m.sum, m.weight, m.min, m.max = ms.Seen, ms.Step, ms.Sum, ms.Weight, ms.Min, ms.Max
+		m.seen = ms.Seen
+		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
-	t.callbackM, t.loggedM, t.progBarM = orEmpty(st.CallbackMetrics), orEmpty(st.LoggedMetrics), orEmpty(st.ProgBarMetrics)
+	t.callbackM, t.loggedM, t.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
 	for _, tg := range t.hooks.by[hookStateful] {
 		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
@@ -366,13 +367,6 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	}
 	t.restoredSchedulers = &st.Schedulers
 	return nil
-}
-
-func orEmpty(m map[string]float64) map[string]float64 {
-	if m == nil {
-		return map[string]float64{}
-	}
-	return maps.Clone(m)
 }
 
 // checkLoaded runs once, at the first trace after a restore: in strict mode
