@@ -222,7 +222,10 @@ type runOptions struct {
 }
 
 // FromCheckpoint restores the state saved at path before the run: "last" is
-// the last checkpoint this trainer saved, "best" the best one of a callback
+// the last checkpoint this trainer saved or, in a new process, the newest
+// .ckpt file in this configuration's checkpoint directories (every version
+// of the logger's run directory, every ModelCheckpoint's Dirpath), so that
+// a restart after a crash resumes; "best" is the best one of a callback
 // that tracks it (ModelCheckpoint). Fit resumes exactly where the checkpoint
 // was taken; Validate, Test and Predict load the weights.
 func FromCheckpoint(path string) RunOption { return func(o *runOptions) { o.ckptPath = path } }
@@ -235,14 +238,12 @@ func NonStrict() RunOption { return func(o *runOptions) { o.nonStrict = true } }
 // BestModelPather is implemented by callbacks that track the best checkpoint.
 type BestModelPather interface{ BestModelPath() string }
 
-// resolveCheckpointPath turns "last" and "best" into files.
+// resolveCheckpointPath turns "last" (findLastCheckpoint) and "best" into
+// files.
 func (t *Trainer) resolveCheckpointPath(path string) (string, error) {
 	switch path {
 	case "last":
-		if t.lastCheckpoint == "" {
-			return "", errors.New(`FromCheckpoint("last"): this trainer has not saved a checkpoint yet`)
-		}
-		return t.lastCheckpoint, nil
+		return t.findLastCheckpoint()
 	case "best":
 		for _, cb := range t.cfg.Callbacks {
 			if b, ok := cb.(BestModelPather); ok && b.BestModelPath() != "" {
