@@ -20,7 +20,7 @@ type CNN struct {
 func (m *CNN) logits(s *volt.Step, images *graph.Node) *graph.Node {
 	x := graph.Reshape(images, images.Shape().Dimensions[0], 28, 28, 1) // channels last
 	for i, filters := range []int{32, 64} {
-		x = layers.Convolution(s.Scope().In("conv_%d", i), x).Filters(filters).KernelSize(3).Done()
+		x = layers.Convolution(s.Scope().In("conv_%d", i), x).Channels(filters).KernelSize(3).Done()
 		x = graph.MaxPool(activation.Relu(x)).Window(2).Done()
 	}
 	x = graph.Reshape(x, x.Shape().Dimensions[0], -1)
