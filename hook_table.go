@@ -57,6 +57,7 @@ const (
 	hookStateful
 	hookCheckpointer
 	hookBestModelPather
+	hookCheckpointDirer
 	hookModelSummarizer
 	hookFastDevRunSkipped
 	hookValidationStepper
@@ -253,6 +254,7 @@ var hookTable = [numHooks]hookSpec{
 	hookStateful:              ask[Stateful](onCallback | onModule),
 	hookCheckpointer:          marker[Checkpointer](),
 	hookBestModelPather:       marker[BestModelPather](),
+	hookCheckpointDirer:       marker[CheckpointDirer](),
 	hookModelSummarizer:       marker[ModelSummarizer](),
 	hookFastDevRunSkipped:     marker[FastDevRunSkipped](),
 	hookValidationStepper:     ask[ValidationStepper](onModule),
