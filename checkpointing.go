@@ -65,6 +65,9 @@ type trainerState struct {
 	Scaler          []byte               `json:"loss_scaler,omitempty"`
 	Schedulers      [][]byte             `json:"schedulers,omitempty"`
 	WeightsOnly     bool                 `json:"weights_only,omitempty"`
+	// LogDir is where the saving run's loggers wrote, so that a resumed run
+	// can say where the earlier rows are.
+	LogDir string `json:"log_dir,omitempty"`
 }
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
@@ -89,7 +92,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly, LogDir: t.LogDir()}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -319,6 +322,10 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
+	if dir := t.LogDir(); st.LogDir != "" && dir != st.LogDir && len(t.loggers) > 0 {
+		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
+			"checkpoint", path)
+	}
 	if st.Seed != t.cfg.seed {
 		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", t.cfg.seed)
 		t.cfg.seed = st.Seed

@@ -1,6 +1,8 @@
 package volt_test
 
 import (
+	"bytes"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -252,12 +254,18 @@ func TestLastCheckpointInANewProcess(t *testing.T) {
 	if err := first.Fit(t.Context(), &boring{}, boringData()); err != nil {
 		t.Fatal(err)
 	}
-	second, err := volt.NewTrainer(cfg(3))
+	var said bytes.Buffer
+	secondCfg := cfg(3)
+	secondCfg.Log = slog.New(slog.NewTextHandler(&said, nil))
+	second, err := volt.NewTrainer(secondCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := second.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last")); err != nil {
 		t.Fatal(err)
+	}
+	if want := "the run it resumes logged to " + first.LogDir(); !strings.Contains(said.String(), want) {
+		t.Errorf("the resumed run did not say where the earlier rows are (%q):\n%s", want, said.String())
 	}
 	if second.GlobalStep() != 12 || second.CurrentEpoch() != 3 {
 		t.Errorf("resumed run ended at epoch %d, step %d; want 3 and 12 (2 epochs restored, 1 trained)", second.CurrentEpoch(), second.GlobalStep())
