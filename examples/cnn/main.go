@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/digits"
 	"io"
 	"log/slog"
 	"os"
@@ -78,7 +79,7 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	model := &CNN{LR: 1e-3}
+	model := &digits.CNN{LR: 1e-3}
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		return err
 	}
