@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/checkpoint"
 )
@@ -164,6 +165,11 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		}
 		f.Tensors = append(f.Tensors, ct)
 	}
+	if !weightsOnly {
+		if err := t.appendMetricState(f); err != nil {
+			return nil, err
+		}
+	}
 	state, err := json.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the trainer state: %w", err)
@@ -287,10 +293,15 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	l := &loadCheck{path: path, loaded: map[string]bool{}, strict: !opts.nonStrict}
 	store := t.eng.Store
 	var mismatched []string
+	metricState := map[string]*tensors.Tensor{}
 	for _, ct := range f.Tensors {
 		val, err := ct.ToGoMLX()
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: tensor %s: %w", path, ct.Name, err)
+		}
+		if key, ok := strings.CutPrefix(ct.Name, metricStatePrefix); ok {
+			metricState[key] = val
+			continue
 		}
 		v := store.GetVariable(ct.Name)
 		if v == nil {
@@ -312,6 +323,9 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	t.loaded = l
 	if fn != StageFit {
 		return nil
+	}
+	if err := t.trainMetrics.carry.Restore(metricState); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return t.restoreState(path, &st)
 }

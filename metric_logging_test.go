@@ -1,0 +1,357 @@
+package volt_test
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/metrics"
+)
+
+// fixedLoader yields the same batches every epoch.
+type fixedLoader struct{ batches []*data.Batch }
+
+func (l *fixedLoader) NumBatches() int { return len(l.batches) }
+
+func (l *fixedLoader) Batches(_ context.Context, _, skip int) iter.Seq2[*data.Batch, error] {
+	return func(yield func(*data.Batch, error) bool) {
+		for _, b := range l.batches[skip:] {
+			if !yield(b, nil) {
+				return
+			}
+		}
+	}
+}
+
+// goldenF1 reads a case of the metrics package's torchmetrics goldens: its
+// batches (float32 logits, int32 labels) and torchmetrics' value.
+func goldenF1(t *testing.T, name string) ([]*data.Batch, float64) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("metrics", "testdata", "goldens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type tensor struct {
+		Dims []int             `json:"dims"`
+		Data []json.RawMessage `json:"data"` // numbers, or strings such as "nan"
+	}
+	var file struct {
+		Cases []struct {
+			Name    string `json:"name"`
+			Batches []struct {
+				Preds, Target tensor
+			} `json:"batches"`
+			Value tensor `json:"value"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(raw, &file); err != nil {
+		t.Fatal(err)
+	}
+	num := func(r json.RawMessage) float64 {
+		var v float64
+		if err := json.Unmarshal(r, &v); err != nil {
+			t.Fatalf("golden %s: %s is not a number: %v", name, r, err)
+		}
+		return v
+	}
+	for _, c := range file.Cases {
+		if c.Name != name {
+			continue
+		}
+		var batches []*data.Batch
+		for _, b := range c.Batches {
+			logits := make([]float32, len(b.Preds.Data))
+			for i, v := range b.Preds.Data {
+				logits[i] = float32(num(v))
+			}
+			labels := make([]int32, len(b.Target.Data))
+			for i, v := range b.Target.Data {
+				labels[i] = int32(num(v))
+			}
+			batches = append(batches, &data.Batch{
+				Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(logits, b.Preds.Dims...)},
+				Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(labels, b.Target.Dims...)},
+				Size:   len(labels),
+			})
+		}
+		return batches, num(c.Value.Data[0])
+	}
+	t.Fatalf("no golden case %q", name)
+	return nil, 0
+}
+
+// metricModule's predictions are its inputs (logits) times a weight that
+// stays 1 (the loss has no gradient), so its metrics are torchmetrics' of the
+// golden batches. It logs macro F1 and accuracy in every step.
+type metricModule struct {
+	f1, acc metrics.Metric
+	traces  map[volt.RunningStage]int
+	opts    []volt.LogOption // of the training step's logs
+}
+
+func newMetricModule(t *testing.T, opts ...volt.LogOption) *metricModule {
+	t.Helper()
+	f1, err := metrics.NewF1(metrics.Multiclass(4), metrics.Macro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := metrics.NewAccuracy(metrics.Multiclass(4), metrics.Micro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &metricModule{f1: f1, acc: acc, traces: map[volt.RunningStage]int{}, opts: opts}
+}
+
+func (m *metricModule) preds(s *volt.Step, b volt.Batch) *graph.Node {
+	m.traces[s.Stage()]++
+	w := s.Scope().VariableWithValue("w", float32(1)).ValueGraph(s.Graph())
+	return graph.Mul(b.Input(0), w)
+}
+
+func (m *metricModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	p := m.preds(s, b)
+	s.LogMetric("train_f1", m.f1, p, b.Label(0), m.opts...)
+	s.LogMetric("train_acc", m.acc, p, b.Label(0), m.opts...)
+	return graph.MulScalar(graph.ReduceAllSum(p), 0)
+}
+
+func (m *metricModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	p := m.preds(s, b)
+	s.LogMetric("val_f1", m.f1, p, b.Label(0))
+	s.LogMetric("val_acc", m.acc, p, b.Label(0))
+}
+
+func (m *metricModule) TestStep(s *volt.Step, b volt.Batch) {
+	s.LogMetric("test_f1", m.f1, m.preds(s, b), b.Label(0))
+}
+
+// TestLogMetricEpochF1IsTorchmetrics: the epoch F1 logged through the
+// trainer is torchmetrics' F1 of all the epoch's samples, not the mean of the
+// batches' F1s; the state is reset for every run.
+func TestLogMetricEpochF1IsTorchmetrics(t *testing.T) {
+	batches, want := goldenF1(t, "mc_f1_macro")
+	tr, err := volt.NewTrainer(quiet(volt.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMetricModule(t)
+	for run := range 2 { // the second run starts from a reset state
+		res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := res[0]["val_f1"]; math.Abs(got-want) > 1e-6 {
+			t.Errorf("run %d: val_f1 = %.9f, torchmetrics %.9f", run, got, want)
+		}
+	}
+	res, err := tr.Test(t.Context(), m, volt.Loaders{Test: []data.Loader{&fixedLoader{batches}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res[0]["test_f1"]; math.Abs(got-want) > 1e-6 {
+		t.Errorf("test_f1 = %.9f, torchmetrics %.9f", got, want)
+	}
+	// The batch-size-weighted mean of each batch's F1 (each batch validated
+	// alone) is another number: averaging would be visible.
+	var sum, n float64
+	for _, b := range batches {
+		res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{[]*data.Batch{b}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += res[0]["val_f1"] * float64(b.Size)
+		n += float64(b.Size)
+	}
+	if mean := sum / n; math.Abs(mean-want) < 1e-3 {
+		t.Errorf("mean of batch F1s %.6f is close to the epoch F1 %.6f: the golden cannot tell them apart", mean, want)
+	}
+}
+
+// TestLogMetricNoRetracePerBatch: evaluation metric state is carried as
+// program inputs, so validating batches of one shape traces the step twice
+// (creating the state, then with the state as an input), not once per batch,
+// and a second run with unchanged weights not at all.
+func TestLogMetricNoRetracePerBatch(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	var same []*data.Batch
+	for range 6 {
+		same = append(same, batches[0])
+	}
+	tr, err := volt.NewTrainer(quiet(volt.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMetricModule(t)
+	for run, want := range []int{2, 2} {
+		if _, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{same}}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.traces[volt.RunningValidate]; got != want {
+			t.Errorf("after run %d: %d traces of ValidationStep for %d batches of one shape, want %d", run, got, len(same), want)
+		}
+	}
+}
+
+// TestLogMetricMonitoredByCallbacks: a validation metric's epoch value is in
+// CallbackMetrics, where EarlyStopping reads it (strict: a missing monitor
+// is an error); F1 is torchmetrics', accuracy the one computed here.
+func TestLogMetricMonitoredByCallbacks(t *testing.T) {
+	batches, wantF1 := goldenF1(t, "mc_f1_macro")
+	var right, total float64
+	for _, b := range batches {
+		right += batchAccuracy(b) * float64(b.Size)
+		total += float64(b.Size)
+	}
+	wantAcc := right / total
+	es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_f1", Mode: "max", Patience: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 6, Callbacks: []volt.Callback{es}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
+	dm := volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches}}}
+	if err := tr.Fit(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	cb := tr.CallbackMetrics()
+	for name, want := range map[string]float64{"val_f1": wantF1, "train_f1": wantF1, "val_acc": wantAcc, "train_acc": wantAcc} {
+		if got, ok := cb[name]; !ok || math.Abs(got-want) > 1e-6 {
+			t.Errorf("CallbackMetrics[%q] = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	// val_f1 never improves after the first epoch: patience 1 stops at the second.
+	if tr.CurrentEpoch() >= 5 {
+		t.Errorf("EarlyStopping on val_f1 did not stop the run (epoch %d)", tr.CurrentEpoch())
+	}
+}
+
+// batchAccuracy is the top-1 accuracy of one golden batch, computed here.
+func batchAccuracy(b *data.Batch) float64 {
+	logits := tensors.MustCopyFlatData[float32](b.Inputs[0])
+	labels := tensors.MustCopyFlatData[int32](b.Labels[0])
+	right := 0
+	for i, y := range labels {
+		best := 0
+		for c := 1; c < 4; c++ {
+			if logits[i*4+c] > logits[i*4+best] {
+				best = c
+			}
+		}
+		if int32(best) == y {
+			right++
+		}
+	}
+	return float64(right) / float64(len(labels))
+}
+
+// TestLogMetricStepCadence: a metric logged per step and per epoch reaches
+// the loggers as name_step on the logging cadence's steps, with that batch's
+// own value, and as name_epoch at the epoch's end with the epoch's value.
+func TestLogMetricStepCadence(t *testing.T) {
+	batches, wantAcc := goldenF1(t, "mc_accuracy_micro")
+	mem := &memLogger{}
+	cfg := quiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 2, Loggers: []logger.Logger{mem}})
+	cfg.DisableLoggers = false
+	tr, err := volt.NewTrainer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMetricModule(t, volt.OnStep(true), volt.OnEpoch(true))
+	if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
+		t.Fatal(err)
+	}
+	var steps []int64
+	epochs := 0
+	for i, row := range mem.rows {
+		if v, ok := row["train_acc_step"]; ok {
+			steps = append(steps, mem.steps[i])
+			want := batchAccuracy(batches[mem.steps[i]%int64(len(batches))])
+			if math.Abs(v-want) > 1e-9 {
+				t.Errorf("step %d: train_acc_step %v, the batch's accuracy %v", mem.steps[i], v, want)
+			}
+		}
+		if v, ok := row["train_acc_epoch"]; ok {
+			epochs++
+			if math.Abs(v-wantAcc) > 1e-6 {
+				t.Errorf("train_acc_epoch %v, torchmetrics %v (state not reset per epoch?)", v, wantAcc)
+			}
+		}
+	}
+	if want := []int64{1, 3, 5, 7}; !slicesEqual(steps, want) {
+		t.Errorf("train_acc_step logged at steps %v, want %v (every 2nd step)", steps, want)
+	}
+	if epochs != 2 {
+		t.Errorf("train_acc_epoch logged %d times, want 2", epochs)
+	}
+}
+
+func slicesEqual(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestLogMetricResumeMidEpoch: a checkpoint taken mid-epoch holds the
+// training metrics' state; the resumed run's epoch values are bitwise the
+// uninterrupted run's.
+func TestLogMetricResumeMidEpoch(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	path := filepath.Join(t.TempDir(), "metric.ckpt")
+	dm := func() volt.Loaders { return volt.Loaders{Train: &fixedLoader{batches}} }
+	cfg := quiet(volt.Config{MaxEpochs: 2})
+	full := &memLogger{}
+	sv := &saver{path: path, atBatch: 6, when: "batch", mem: full}
+	cfg.Callbacks = []volt.Callback{sv}
+	u, err := volt.NewTrainer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []volt.LogOption{volt.OnStep(false), volt.OnEpoch(true)}
+	if err := u.Fit(t.Context(), newMetricModule(t, opts...), dm()); err != nil {
+		t.Fatal(err)
+	}
+	if !sv.saved {
+		t.Fatal("the checkpoint was not saved")
+	}
+	cfg.Callbacks = nil
+	r, err := volt.NewTrainer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Fit(t.Context(), newMetricModule(t, opts...), dm(), volt.FromCheckpoint(path)); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"train_f1", "train_acc"} {
+		a, b := u.CallbackMetrics()[name], r.CallbackMetrics()[name]
+		if math.Float64bits(a) != math.Float64bits(b) {
+			t.Errorf("%s: uninterrupted %v, resumed %v", name, a, b)
+		}
+	}
+	// Without the state the resumed epoch would cover two batches only.
+	fresh, _ := volt.NewTrainer(cfg)
+	if err := fresh.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches[2:]}}); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.CallbackMetrics()["train_f1"] == r.CallbackMetrics()["train_f1"] {
+		t.Errorf("train_f1 of the last two batches alone equals the resumed epoch's: the test cannot tell")
+	}
+}
