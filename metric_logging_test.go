@@ -7,12 +7,14 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/metrics"
@@ -332,6 +334,25 @@ func TestLogMetricResumeMidEpoch(t *testing.T) {
 	if !sv.saved {
 		t.Fatal("the checkpoint was not saved")
 	}
+	// The state is in the checkpoint, not among the model's variables.
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stateTensors []string
+	for _, ct := range f.Tensors {
+		if strings.Contains(ct.Name, "train_f1") || strings.Contains(ct.Name, "train_acc") {
+			stateTensors = append(stateTensors, ct.Name)
+		}
+	}
+	if len(stateTensors) == 0 || !strings.HasPrefix(stateTensors[0], "/volt/metric_state/state/") {
+		t.Errorf("checkpoint metric state tensors %q, want some under /volt/metric_state/state/", stateTensors)
+	}
+	for v := range u.Store().IterVariables() {
+		if strings.Contains(v.Path(), "train_") || (v.Trainable && v.Path() != "/w") {
+			t.Errorf("store variable %s (trainable %v): metric state must stay out of the model", v.Path(), v.Trainable)
+		}
+	}
 	cfg.Callbacks = nil
 	r, err := volt.NewTrainer(cfg)
 	if err != nil {
@@ -353,5 +374,109 @@ func TestLogMetricResumeMidEpoch(t *testing.T) {
 	}
 	if fresh.CallbackMetrics()["train_f1"] == r.CallbackMetrics()["train_f1"] {
 		t.Errorf("train_f1 of the last two batches alone equals the resumed epoch's: the test cannot tell")
+	}
+}
+
+// collectionModule logs a metrics.Collection in its validation step.
+type collectionModule struct {
+	metricModule
+	c *metrics.Collection
+}
+
+func (m *collectionModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	s.LogMetrics(m.c, m.preds(s, b), b.Label(0))
+}
+
+// TestLogMetricsCollection: a collection's metrics share one state and each
+// logs its epoch value (macro F1: torchmetrics'; micro F1: the accuracy,
+// computed here).
+func TestLogMetricsCollection(t *testing.T) {
+	batches, wantMacro := goldenF1(t, "mc_f1_macro")
+	var right, total float64
+	for _, b := range batches {
+		right += batchAccuracy(b) * float64(b.Size)
+		total += float64(b.Size)
+	}
+	wantMicro := right / total // micro F1 of single-label predictions is the accuracy
+	macro, err := metrics.NewF1(metrics.Multiclass(4), metrics.Macro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	micro, err := metrics.NewF1(metrics.Multiclass(4), metrics.Micro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := metrics.NewCollection(metrics.Named{Name: "val_f1_macro", Metric: macro}, metrics.Named{Name: "val_f1_micro", Metric: micro})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := volt.NewTrainer(quiet(volt.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &collectionModule{metricModule: *newMetricModule(t), c: c}
+	res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"val_f1_macro": wantMacro, "val_f1_micro": wantMicro} {
+		if got := res[0][name]; math.Abs(got-want) > 1e-6 {
+			t.Errorf("%s = %.9f, want %.9f", name, got, want)
+		}
+	}
+}
+
+// badMetricModule logs what its validation step is given.
+type badMetricModule struct {
+	metricModule
+	log func(s *volt.Step, preds, target *graph.Node)
+}
+
+func (m *badMetricModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	m.log(s, m.preds(s, b), b.Label(0))
+}
+
+// TestLogMetricErrors: what LogMetric cannot log is an error naming it.
+func TestLogMetricErrors(t *testing.T) {
+	perClass, err := metrics.NewF1(metrics.Multiclass(4), metrics.NoAverage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := metrics.NewAUROC(metrics.Multiclass(4), metrics.Macro, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	macro, err := metrics.NewF1(metrics.Multiclass(4), metrics.Macro)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		log  func(s *volt.Step, preds, target *graph.Node)
+		want string
+	}{
+		{"a vector value", func(s *volt.Step, p, y *graph.Node) { s.LogMetric("val_f1", perClass, p, y) },
+			`logged metric "val_f1": metric value has shape [4]`},
+		{"a state that grows", func(s *volt.Step, p, y *graph.Node) { s.LogMetric("val_auroc", exact, p, y) },
+			"the trainer carries fixed-size states only"},
+		{"a name logged twice", func(s *volt.Step, p, y *graph.Node) {
+			s.Log("val_f1", graph.ReduceAllMean(p))
+			s.LogMetric("val_f1", macro, p, y)
+		}, `"val_f1" is logged twice in the same step`},
+		{"a nil metric", func(s *volt.Step, p, y *graph.Node) { s.LogMetric("val_f1", nil, p, y) }, "nil metric"},
+	}
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := volt.NewTrainer(quiet(volt.Config{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &badMetricModule{metricModule: *newMetricModule(t), log: tc.log}
+			_, err = tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
+			if err == nil || !contains(err.Error(), tc.want) {
+				t.Fatalf("Validate error = %v, want it to contain %q", err, tc.want)
+			}
+		})
 	}
 }
