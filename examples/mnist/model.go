@@ -7,8 +7,23 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/metrics"
 	"github.com/voltml/volt/optim"
 )
+
+// accuracy and macroF1 are the metrics the evaluation steps log. A metric is
+// a description (its state is kept per logged name by the trainer), so one
+// value serves validation and test alike.
+var accuracy, macroF1 = mustMetric(metrics.NewAccuracy(metrics.Multiclass(10), metrics.Micro)),
+	mustMetric(metrics.NewF1(metrics.Multiclass(10), metrics.Macro))
+
+// mustMetric returns m, panicking on a constructor's error (fixed arguments).
+func mustMetric(m *metrics.StatScoresMetric, err error) metrics.Metric {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
 
 // MLP classifies 28×28 digits with two hidden ReLU layers.
 type MLP struct {
@@ -43,18 +58,31 @@ func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return l
 }
 
-// ValidationStep implements volt.ValidationStepper.
+// ValidationStep implements volt.ValidationStepper: the loss, and the
+// accuracy and macro F1 of the whole validation set (metrics whose counts
+// the compiled step accumulates).
 func (m *MLP) ValidationStep(s *volt.Step, b volt.Batch) {
-	l, acc := m.lossAndAccuracy(s, b)
+	logits, labels, l := m.evaluate(s, b)
 	s.Log("val_loss", l, volt.ProgBar)
-	s.Log("val_acc", acc, volt.ProgBar)
+	s.LogMetric("val_acc", accuracy, logits, labels, volt.ProgBar)
+	s.LogMetric("val_f1", macroF1, logits, labels)
 }
 
 // TestStep implements volt.TestStepper.
 func (m *MLP) TestStep(s *volt.Step, b volt.Batch) {
-	l, acc := m.lossAndAccuracy(s, b)
+	logits, labels, l := m.evaluate(s, b)
 	s.Log("test_loss", l)
-	s.Log("test_acc", acc)
+	s.LogMetric("test_acc", accuracy, logits, labels)
+	s.LogMetric("test_f1", macroF1, logits, labels)
+}
+
+// evaluate returns a batch's logits, its labels as int32 and the mean
+// cross-entropy.
+func (m *MLP) evaluate(s *volt.Step, b volt.Batch) (logits, labels, l *graph.Node) {
+	logits = m.logits(s, b.Input(0))
+	labels = graph.ConvertDType(b.Label(0), dtypes.Int32)
+	l = loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
+	return logits, labels, l
 }
 
 // PredictStep implements volt.PredictStepper: the predicted class.
