@@ -480,3 +480,42 @@ func TestLogMetricErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestLogMetricTrainingStepForms: the training metric's epoch value is
+// torchmetrics' whatever form the step takes: one program, the two programs
+// of gradient accumulation sharing the state, or the split step of data
+// parallelism (the state is carried by the gradient program).
+func TestLogMetricTrainingStepForms(t *testing.T) {
+	batches, want := goldenF1(t, "mc_f1_macro")
+	tests := []struct {
+		name       string
+		accumulate int
+		split      bool
+	}{
+		{"one program", 1, false},
+		{"accumulation over 3 batches", 3, false},
+		{"split step", 1, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: tc.accumulate}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			if tc.split {
+				volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })
+			}
+			m := newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
+			if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
+				t.Fatal(err)
+			}
+			if got := tr.CallbackMetrics()["train_f1"]; math.Abs(got-want) > 1e-6 {
+				t.Errorf("train_f1 = %.9f, torchmetrics %.9f", got, want)
+			}
+			if tc.split && calls == 0 {
+				t.Error("the gradient reducer never ran: the step was not split")
+			}
+		})
+	}
+}
