@@ -104,6 +104,9 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		st.Progress = t.progress
 		st.Resume = t.resumePointNow()
 		st.Progress.settle()
+		if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
+			return nil, err
+		}
 		for _, m := range t.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,

@@ -241,7 +241,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 			return nil, err
 		}
 	}
-	if err := res.computeMetrics(); err != nil {
+	if err := res.computeMetrics(nil); err != nil {
 		return nil, err
 	}
 	res.epochValues(t.callbackM, nil, t.progBarM)

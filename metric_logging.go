@@ -164,8 +164,22 @@ func scalarOf(vals map[string]metrics.Value, member, key string) (float64, error
 }
 
 // computeMetrics sets the epoch value of every metric object logged this
-// epoch from its accumulated state (one Compute per LogMetric call).
-func (r *results) computeMetrics() error {
+// epoch from its accumulated state (one Compute per LogMetric call). table,
+// when not nil, gives their sources to entries restored from a checkpoint
+// that no step has logged to since (a run resumed after an epoch's last
+// batch).
+func (r *results) computeMetrics(table *metricTable) error {
+	if table != nil {
+		for _, srcs := range table.logs {
+			for _, src := range srcs {
+				for _, name := range src.names {
+					if m, ok := r.byKey[name]; ok && m.src == nil {
+						m.src, m.member = src, name
+					}
+				}
+			}
+		}
+	}
 	cache := map[*metricSource]map[string]metrics.Value{}
 	for _, m := range r.order {
 		if m.src == nil || !m.seen || !m.opts.onEpoch {
@@ -184,6 +198,10 @@ func (r *results) computeMetrics() error {
 			return err
 		}
 		m.epoch = v
+		// The scalar accumulators hold the value too: a checkpoint saves
+		// them, and a run resumed with no batch left in the epoch (whose
+		// step is then never traced) reads the value from them.
+		m.sum, m.weight, m.min, m.max = v, 1, v, v
 	}
 	return nil
 }

@@ -322,6 +322,39 @@ func TestLogMetricResumeMidEpoch(t *testing.T) {
 	cfg := quiet(volt.Config{MaxEpochs: 2})
 	full := &memLogger{}
 	sv := &saver{path: path, atBatch: 6, when: "batch", mem: full}
+	testResume(t, cfg, sv, dm)
+	// Without the state the resumed epoch would cover two batches only.
+	fresh, _ := volt.NewTrainer(cfg)
+	if err := fresh.Fit(t.Context(), newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), volt.Loaders{Train: &fixedLoader{batches[2:]}}); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := volt.NewTrainer(cfg)
+	if err := r.Fit(t.Context(), newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), dm(), volt.FromCheckpoint(path)); err != nil {
+		t.Fatal(err)
+	}
+	if fresh.CallbackMetrics()["train_f1"] == r.CallbackMetrics()["train_f1"] {
+		t.Errorf("train_f1 of the last two batches alone equals the resumed epoch's: the test cannot tell")
+	}
+}
+
+// TestLogMetricResumeAfterLastBatch: a checkpoint taken at the validation
+// after an epoch's last batch resumes with no batch left in the epoch; the
+// epoch value still comes from the restored state.
+func TestLogMetricResumeAfterLastBatch(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	path := filepath.Join(t.TempDir(), "metric.ckpt")
+	dm := func() volt.Loaders {
+		return volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches[:1]}}}
+	}
+	sv := &saver{path: path, atBatch: 4, when: "validation", mem: &memLogger{}}
+	testResume(t, quiet(volt.Config{MaxEpochs: 1}), sv, dm) // the resumed epoch is the last
+}
+
+// testResume runs Fit with sv saving a checkpoint on the way, then resumes
+// a fresh trainer from it, and compares the training metrics bitwise.
+func testResume(t *testing.T, cfg volt.Config, sv *saver, dm func() volt.Loaders) {
+	t.Helper()
+	path := sv.path
 	cfg.Callbacks = []volt.Callback{sv}
 	u, err := volt.NewTrainer(cfg)
 	if err != nil {
@@ -366,14 +399,6 @@ func TestLogMetricResumeMidEpoch(t *testing.T) {
 		if math.Float64bits(a) != math.Float64bits(b) {
 			t.Errorf("%s: uninterrupted %v, resumed %v", name, a, b)
 		}
-	}
-	// Without the state the resumed epoch would cover two batches only.
-	fresh, _ := volt.NewTrainer(cfg)
-	if err := fresh.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches[2:]}}); err != nil {
-		t.Fatal(err)
-	}
-	if fresh.CallbackMetrics()["train_f1"] == r.CallbackMetrics()["train_f1"] {
-		t.Errorf("train_f1 of the last two batches alone equals the resumed epoch's: the test cannot tell")
 	}
 }
 

@@ -57,7 +57,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to the schedulers and OnTrainEpochEnd, then
 	// logged with whatever it logs.
-	if err := t.trainRes.computeMetrics(); err != nil {
+	if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
 		return err
 	}
 	t.trainRes.epochValues(t.callbackM, nil, t.progBarM)
