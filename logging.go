@@ -36,6 +36,11 @@ func (t *Trainer) flushStepLogs() error {
 	if err := t.trainRes.stepValues(row); err != nil {
 		return err
 	}
+	for _, m := range t.trainRes.order {
+		if _, ok := row[m.stepKey]; ok && m.src != nil {
+			t.publishStep(m) // a metric object's step value exists on the cadence only
+		}
+	}
 	return t.sendToLoggers(row)
 }
 

@@ -298,6 +298,11 @@ func TestLogMetricStepCadence(t *testing.T) {
 	if epochs != 2 {
 		t.Errorf("train_acc_epoch logged %d times, want 2", epochs)
 	}
+	// The last logged step value (step 7, the second epoch's last batch) is
+	// also the one callbacks see.
+	if got, want := tr.CallbackMetrics()["train_acc_step"], batchAccuracy(batches[3]); got != want {
+		t.Errorf("CallbackMetrics[train_acc_step] = %v, the last logged batch's accuracy %v", got, want)
+	}
 }
 
 func slicesEqual(a, b []int64) bool {
