@@ -116,7 +116,7 @@ func newMetricModule(t *testing.T, opts ...volt.LogOption) *metricModule {
 
 func (m *metricModule) preds(s *volt.Step, b volt.Batch) *graph.Node {
 	m.traces[s.Stage()]++
-	w := s.Scope().VariableWithValue("w", float32(1)).ValueGraph(s.Graph())
+	w := s.Scope().VariableWithValue("w", float32(1)).NodeValue(s.Graph())
 	return graph.Mul(b.Input(0), w)
 }
 
