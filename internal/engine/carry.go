@@ -52,13 +52,17 @@ func NewCarry() *Carry {
 // Node returns, inside g (a graph being traced by a program that carries c),
 // the current value of slot key, creating the slot with value initial on
 // first use (or with the value Restore gave it). It panics outside such a
-// trace, or when initial's shape differs from the slot's.
+// trace, or when initial's shape differs from the slot's or the restored
+// value's.
 func (c *Carry) Node(g *graph.Graph, key string, initial *tensors.Tensor) *graph.Node {
 	tr := c.trace(g, key)
 	i, ok := c.byKey[key]
 	if !ok {
 		value := initial
-		if p, ok := c.pending[key]; ok && p.Shape().Equal(initial.Shape()) {
+		if p, ok := c.pending[key]; ok {
+			if !p.Shape().Equal(initial.Shape()) {
+				panic(fmt.Sprintf("carried state %q: restored shape %s, the state has %s", key, p.Shape(), initial.Shape()))
+			}
 			value = p
 			delete(c.pending, key)
 		}
