@@ -511,20 +511,34 @@ func TestLogMetricErrors(t *testing.T) {
 	}
 }
 
+// manualMetricModule is metricModule in manual optimization.
+type manualMetricModule struct{ *metricModule }
+
+func (m *manualMetricModule) AutomaticOptimization() bool { return false }
+
+func (m *manualMetricModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	l := m.metricModule.TrainingStep(s, b)
+	s.Optimizers()[0].Step(l)
+	return l
+}
+
 // TestLogMetricTrainingStepForms: the training metric's epoch value is
 // torchmetrics' whatever form the step takes: one program, the two programs
-// of gradient accumulation sharing the state, or the split step of data
-// parallelism (the state is carried by the gradient program).
+// of gradient accumulation sharing the state, the split step of data
+// parallelism (the state is carried by the gradient program), or a manual
+// step.
 func TestLogMetricTrainingStepForms(t *testing.T) {
 	batches, want := goldenF1(t, "mc_f1_macro")
 	tests := []struct {
 		name       string
 		accumulate int
 		split      bool
+		manual     bool
 	}{
-		{"one program", 1, false},
-		{"accumulation over 3 batches", 3, false},
-		{"split step", 1, true},
+		{"one program", 1, false, false},
+		{"accumulation over 3 batches", 3, false, false},
+		{"split step", 1, true, false},
+		{"manual optimization", 1, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -536,7 +550,10 @@ func TestLogMetricTrainingStepForms(t *testing.T) {
 			if tc.split {
 				volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })
 			}
-			m := newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
+			var m volt.Module = newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
+			if tc.manual {
+				m = &manualMetricModule{m.(*metricModule)}
+			}
 			if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
 				t.Fatal(err)
 			}
