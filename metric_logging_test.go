@@ -117,7 +117,7 @@ func newMetricModule(t *testing.T, opts ...volt.LogOption) *metricModule {
 func (m *metricModule) preds(s *volt.Step, b volt.Batch) *graph.Node {
 	m.traces[s.Stage()]++
 	w := s.Scope().VariableWithValue("w", float32(1)).NodeValue(s.Graph())
-	return graph.Mul(b.Input(0), w)
+	return graph.Mul(b.Input(0), graph.ConvertDType(w, b.Input(0).DType()))
 }
 
 func (m *metricModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
@@ -534,15 +534,17 @@ func TestLogMetricTrainingStepForms(t *testing.T) {
 		accumulate int
 		split      bool
 		manual     bool
+		precision  string
 	}{
-		{"one program", 1, false, false},
-		{"accumulation over 3 batches", 3, false, false},
-		{"split step", 1, true, false},
-		{"manual optimization", 1, false, true},
+		{"one program", 1, false, false, ""},
+		{"accumulation over 3 batches", 3, false, false, ""},
+		{"split step", 1, true, false, ""},
+		{"manual optimization", 1, false, true, ""},
+		{"bf16-mixed (float32 masters, made by a forward pass)", 1, false, false, "bf16-mixed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: tc.accumulate}))
+			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: tc.accumulate, Precision: tc.precision}))
 			if err != nil {
 				t.Fatal(err)
 			}
