@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/checkpoint"
 )
@@ -106,6 +107,9 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		st.Progress = t.progress
 		st.Resume = t.resumePointNow()
 		st.Progress.settle()
+		if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
+			return nil, err
+		}
 		for _, m := range t.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
@@ -166,6 +170,11 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			return nil, err
 		}
 		f.Tensors = append(f.Tensors, ct)
+	}
+	if !weightsOnly {
+		if err := t.appendMetricState(f); err != nil {
+			return nil, err
+		}
 	}
 	state, err := json.Marshal(st)
 	if err != nil {
@@ -291,10 +300,15 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	l := &loadCheck{path: path, loaded: map[string]bool{}, strict: !opts.nonStrict}
 	store := t.eng.Store
 	var mismatched []string
+	metricState := map[string]*tensors.Tensor{}
 	for _, ct := range f.Tensors {
 		val, err := ct.ToGoMLX()
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: tensor %s: %w", path, ct.Name, err)
+		}
+		if key, ok := strings.CutPrefix(ct.Name, metricStatePrefix); ok {
+			metricState[key] = val
+			continue
 		}
 		v := store.GetVariable(ct.Name)
 		if v == nil {
@@ -316,6 +330,9 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	t.loaded = l
 	if fn != StageFit {
 		return nil
+	}
+	if err := t.trainMetrics.carry.Restore(metricState); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return t.restoreState(path, &st)
 }

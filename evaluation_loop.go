@@ -182,6 +182,7 @@ type evalProgram struct {
 	prog    *engine.Program
 	metrics map[graph.GraphId][]*metric
 	traced  []stepLog
+	table   *metricTable // metric objects logged, their carried state
 }
 
 // evalProgramFor returns the compiled step of kind for loader i of n.
@@ -190,11 +191,11 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 	if ep, ok := t.evals[key]; ok {
 		return ep, nil
 	}
-	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}}
+	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable()}
 	var err error
 	ep.prog, err = t.eng.Compile(kind.stepName, engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		g := graphOf(inputs, labels)
-		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i}
+		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i, metrics: ep.table}
 		kind.step(s, Batch{Inputs: inputs, Labels: labels})
 		t.checkLoaded(g, engine.TrainableVariables(t.eng.Store, g))
 		ep.traced = s.logs
@@ -207,6 +208,7 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 	if err != nil {
 		return nil, err
 	}
+	ep.prog.SetCarry(ep.table.carry)
 	t.evals[key] = ep
 	return ep, nil
 }
@@ -238,6 +240,9 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limits[dl]); err != nil {
 			return nil, err
 		}
+	}
+	if err := res.computeMetrics(nil); err != nil {
+		return nil, err
 	}
 	res.epochValues(t.callbackM, nil, t.progBarM)
 	t.progress.At = kind.epochEndPoint
@@ -303,6 +308,9 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 			ms, err = t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
 			if err == nil {
 				err = t.record(ms, outs[1:], b.Size)
+			}
+			if err == nil {
+				err = t.recordMetricLogs(ep.table, gid, res, dl, n)
 			}
 		}
 		if err != nil {

@@ -33,12 +33,19 @@ func (t *Trainer) logStep() int64 { return max(t.progress.OptimizerSteps-1, 0) }
 // (or skip) to the loggers.
 func (t *Trainer) flushStepLogs() error {
 	row := map[string]float64{}
-	t.trainRes.stepValues(row)
+	if err := t.trainRes.stepValues(row); err != nil {
+		return err
+	}
+	for _, m := range t.trainRes.order {
+		if _, ok := row[m.stepKey]; ok && m.src != nil {
+			t.publishStep(m) // a metric object's step value exists on the cadence only
+		}
+	}
 	return t.sendToLoggers(row)
 }
 
 // skipStepLogs drops the step values of a batch that is not at the cadence.
-func (t *Trainer) skipStepLogs() { t.trainRes.stepValues(nil) }
+func (t *Trainer) skipStepLogs() { _ = t.trainRes.stepValues(nil) }
 
 // sendToLoggers adds the epoch (during Fit) and sends values to every logger.
 // At the end of a training epoch it also flushes them (Logger.Save), so that

@@ -20,6 +20,12 @@ type metric struct {
 	weight            float64
 	min               float64
 	max               float64
+	// src is set for a metric object (Step.LogMetric): its values come from
+	// the carried state, member names its value in src; epoch is the last
+	// epoch value computed (results.computeMetrics).
+	src    *metricSource
+	member string
+	epoch  float64
 }
 
 // newMetric returns an empty metric for key.
@@ -49,6 +55,9 @@ func (m *metric) add(v float64, batchSize int) {
 }
 
 func (m *metric) epochValue() float64 {
+	if m.src != nil {
+		return m.epoch
+	}
 	switch m.opts.reduce {
 	case Sum:
 		return m.sum
@@ -85,14 +94,21 @@ func (r *results) entry(key string, opts logOptions) (*metric, error) {
 }
 
 // stepValues adds to out the step values logged since the last call that go
-// to the loggers, and marks every value as sent.
-func (r *results) stepValues(out map[string]float64) {
+// to the loggers, and marks every value as sent. The step values of metric
+// objects are computed here, only when they are sent.
+func (r *results) stepValues(out map[string]float64) error {
 	for _, m := range r.order {
 		if out != nil && m.fresh && m.opts.onStep && m.opts.logger {
+			if m.src != nil {
+				if err := m.computeStepValue(); err != nil {
+					return err
+				}
+			}
 			out[m.stepKey] = m.step
 		}
 		m.fresh = false
 	}
+	return nil
 }
 
 // reset forgets the values of an epoch; entries stay so compiled steps can
@@ -100,6 +116,9 @@ func (r *results) stepValues(out map[string]float64) {
 func (r *results) reset() {
 	for _, m := range r.order {
 		m.seen, m.fresh = false, false
+		if m.src != nil {
+			m.src.resetState()
+		}
 	}
 }
 

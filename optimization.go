@@ -224,13 +224,18 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		})
 	} else {
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
-			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t}
+			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.trainMetrics}
 			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
 			return a.forward(tp, s, loss, nil)
 		}, a.updateFn(tp, opt), a.reduce)
 	}
 	if err != nil {
 		return nil, err
+	}
+	if tp.manual != nil {
+		tp.manual.SetCarry(t.trainMetrics.carry)
+	} else {
+		tp.step.SetCarry(t.trainMetrics.carry)
 	}
 	a.programs[key] = tp
 	return tp, nil

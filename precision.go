@@ -40,7 +40,7 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 	// copies before executing it.
 	var trainable []string
 	prog, err := t.eng.Compile("MixedPrecisionInit", engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
-		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t}
+		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metricsOff: true}
 		loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels})
 		trainable = trainable[:0]
 		for _, v := range engine.TrainableVariables(t.eng.Store, s.graph) {

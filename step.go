@@ -6,8 +6,10 @@ import (
 	"slices"
 
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/metrics"
 )
 
 // Step is handed to the step functions while they are traced into a graph.
@@ -22,6 +24,12 @@ type Step struct {
 	logs          []stepLog
 	trainer       *Trainer
 	handles       []*OptimizerHandle // manual optimization only
+	// metrics receives the metric objects logged (LogMetric); metricSrcs
+	// are those of this step. metricsOff makes LogMetric do nothing (a
+	// forward pass that is not a step).
+	metrics    *metricTable
+	metricSrcs []*metricSource
+	metricsOff bool
 }
 
 // stepLog is one value logged in a step function.
@@ -58,10 +66,8 @@ func (s *Step) Log(name string, value *graph.Node, opts ...LogOption) {
 	if name == "" {
 		panic("volt.Step.Log: empty metric name")
 	}
-	for _, l := range s.logs {
-		if l.name == name {
-			panic(fmt.Sprintf("volt.Step.Log: %q is logged twice in the same step", name))
-		}
+	if s.logged(name) {
+		panic(fmt.Sprintf("volt.Step.Log: %q is logged twice in the same step", name))
 	}
 	v, err := engine.ToScalar(value)
 	if err != nil {
@@ -75,4 +81,48 @@ func (s *Step) LogDict(values map[string]*graph.Node, opts ...LogOption) {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		s.Log(name, values[name], opts...)
 	}
+}
+
+// LogMetric folds a batch's preds and target into metric m and logs its
+// value under name (Lightning's self.log(name, metric)). The metric's state
+// is carried by the compiled step and updated inside it: no host transfer
+// per batch. The epoch value (OnEpoch, the default in validation and test
+// steps) is m's Compute of the state accumulated over the epoch (F1 over
+// every sample, not a mean of batch F1s); it is what callbacks read in
+// CallbackMetrics. The step value (OnStep, the default in training steps) is
+// the Compute of the batch's own state, computed only when it is logged (at
+// the logging cadence). The state is reset at the start of every epoch of
+// training and every validation or test run, and saved in full checkpoints.
+//
+// m must have a scalar value (Average Micro, Macro or Weighted, not
+// NoAverage) and fixed-size states (curve metrics with thresholds). Options
+// are those of Log; Reduce does not apply. With several optimizers the
+// training step runs once per optimizer, and so does the update.
+func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *graph.Node, opts ...LogOption) {
+	if m == nil {
+		panic(fmt.Sprintf("volt.Step.LogMetric(%q): nil metric", name))
+	}
+	s.logMetricSource(&metricSource{
+		names:   []string{name},
+		opts:    resolveLogOptions(defaultLogOptions(s.stage, true), opts),
+		updater: m,
+		compute: func(state []*tensors.Tensor) (map[string]metrics.Value, error) {
+			v, err := m.Compute(state)
+			return map[string]metrics.Value{name: v}, err
+		},
+	}, preds, target)
+}
+
+// LogMetrics folds a batch into every metric of c (one update per shared
+// state) and logs each under its name in c, as LogMetric does.
+func (s *Step) LogMetrics(c *metrics.Collection, preds, target *graph.Node, opts ...LogOption) {
+	if c == nil {
+		panic("volt.Step.LogMetrics: nil collection")
+	}
+	s.logMetricSource(&metricSource{
+		names:   c.Names(),
+		opts:    resolveLogOptions(defaultLogOptions(s.stage, true), opts),
+		updater: c,
+		compute: c.Compute,
+	}, preds, target)
 }

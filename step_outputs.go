@@ -46,6 +46,9 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, nil, err
 	}
+	if err := t.recordMetricLogs(t.trainMetrics, gid, t.trainRes, 0, 1); err != nil {
+		return nil, nil, err
+	}
 	rest = rest[len(info.metrics):]
 	if len(rest) == 0 {
 		return outs[0], info, nil

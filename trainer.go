@@ -37,12 +37,15 @@ type Trainer struct {
 	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
 	evals       map[evalKey]*evalProgram
 	trainRes    *results
-	evalRes     map[RunningStage]*results
-	curRes      *results // receives Trainer.Log calls; nil outside runs
-	curBatch    int      // size of the batch being processed, for Log weights
-	curLoader   int
-	numLoaders  int
-	fx          hookID // the hook being called, for Log's defaults
+	// trainMetrics holds the metric objects the training steps log and the
+	// state they carry.
+	trainMetrics *metricTable
+	evalRes      map[RunningStage]*results
+	curRes       *results // receives Trainer.Log calls; nil outside runs
+	curBatch     int      // size of the batch being processed, for Log weights
+	curLoader    int
+	numLoaders   int
+	fx           hookID // the hook being called, for Log's defaults
 
 	dataModule     DataModule
 	lastCheckpoint string       // the last file SaveCheckpoint wrote
@@ -204,6 +207,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 	}
 	t.auto = nil
 	t.evals = map[evalKey]*evalProgram{}
+	t.trainMetrics = newMetricTable()
 	t.trainRes = newResults()
 	t.evalRes = map[RunningStage]*results{}
 	return nil

@@ -57,6 +57,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to the schedulers and OnTrainEpochEnd, then
 	// logged with whatever it logs.
+	if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
+		return err
+	}
 	t.trainRes.epochValues(t.callbackM, nil, t.progBarM)
 	if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1)); err != nil {
 		return err

@@ -39,19 +39,21 @@
 // per-class counts; the curve metrics of one Task and thresholds keep one set
 // of scores.
 //
-// Once the trainer integrates metrics, a module will log them as Lightning
-// users log torchmetrics objects (a sketch; the names are a proposal):
+// A module logs a metric as Lightning users log torchmetrics objects:
 //
 //	type Classifier struct{ F1, Acc *metrics.StatScoresMetric }
 //
 //	func (m *Classifier) ValidationStep(s *volt.Step, b volt.Batch) {
 //		logits := m.forward(s.Scope(), b.Input(0))
 //		s.LogMetric("val_f1", m.F1, logits, b.Label(0))   // epoch value: F1 of the whole epoch
-//		s.LogMetric("val_acc", m.Acc, logits, b.Label(0)) // shares F1's counts
+//		s.LogMetric("val_acc", m.Acc, logits, b.Label(0))
 //	}
 //
-// Until then, Bind runs a metric against a model.Store the way the engine
-// will: Bound.Update inside the step's graph function (plus Bound.BatchState
-// on steps that log the step value), Bound.State and the metric's Compute at
-// epoch end, Bound.Reset before the next. See Example.
+// (volt.Step.LogMetrics logs a Collection.) The trainer carries the
+// fixed-size states as extra inputs and outputs of the compiled step, not as
+// model variables (see volt's Step.LogMetric); it does not take ReduceCat
+// states yet. Bind runs a metric against a model.Store instead, for code that
+// drives GoMLX itself: Bound.Update inside the step's graph function (plus
+// Bound.BatchState on steps that log the step value), Bound.State and the
+// metric's Compute at epoch end, Bound.Reset before the next. See Example.
 package metrics

@@ -13,7 +13,8 @@
 // plain lines elsewhere (one per epoch, and one every -progress-every
 // optimization steps). -progress=false turns it off; the epochs are then
 // summed up in a line each on stdout. Stdout ends with test_loss=… and
-// test_acc=… in every case.
+// test_acc=… test_f1=… in every case (accuracy and macro F1 of the whole test
+// set, from volt/metrics).
 package main
 
 import (
@@ -129,7 +130,7 @@ func run(args []string, out, errOut io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
-	fmt.Fprintf(out, "test_acc=%.4f\n", results[0]["test_acc"])
+	fmt.Fprintf(out, "test_acc=%.4f test_f1=%.4f\n", results[0]["test_acc"], results[0]["test_f1"])
 	if clock != nil {
 		clock.report(errOut)
 	}
@@ -143,8 +144,8 @@ type epochPrinter struct{ out io.Writer }
 // OnTrainEpochEnd implements volt.OnTrainEpochEnd.
 func (p epochPrinter) OnTrainEpochEnd(t *volt.Trainer) error {
 	m := t.CallbackMetrics()
-	fmt.Fprintf(p.out, "epoch %d: step %d train_loss=%.4f train_acc=%.4f val_loss=%.4f val_acc=%.4f\n",
-		t.CurrentEpoch(), t.GlobalStep(), m["train_loss"], m["train_acc_epoch"], m["val_loss"], m["val_acc"])
+	fmt.Fprintf(p.out, "epoch %d: step %d train_loss=%.4f train_acc=%.4f val_loss=%.4f val_acc=%.4f val_f1=%.4f\n",
+		t.CurrentEpoch(), t.GlobalStep(), m["train_loss"], m["train_acc_epoch"], m["val_loss"], m["val_acc"], m["val_f1"])
 	return nil
 }
 

@@ -2,7 +2,7 @@ package main
 
 import (
 	"bytes"
-	"strconv"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -31,17 +31,18 @@ func TestExampleTrainsAFewSteps(t *testing.T) {
 			}
 			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 			last := lines[len(lines)-1]
-			value, ok := strings.CutPrefix(last, "test_acc=")
-			if !ok {
-				t.Fatalf("last line %q does not start with test_acc=", last)
-			}
-			acc, err := strconv.ParseFloat(value, 64)
-			if err != nil {
-				t.Fatal(err)
+			var acc, f1 float64
+			if _, err := fmt.Sscanf(last, "test_acc=%g test_f1=%g", &acc, &f1); err != nil {
+				t.Fatalf("last line %q is not test_acc=… test_f1=…: %v", last, err)
 			}
 			// 120 Adam steps already get well past chance (0.1).
 			if acc < 0.8 {
 				t.Errorf("test_acc=%v after 120 steps, want >= 0.8", acc)
+			}
+			// Macro F1 over the whole test set: past chance too, and not
+			// the accuracy under another name.
+			if f1 < 0.7 || f1 > 1 || f1 == acc {
+				t.Errorf("test_f1=%v after 120 steps (test_acc=%v), want in [0.7, 1] and not the accuracy", f1, acc)
 			}
 			if !hasLinePrefix(out.String(), tc.wantStdout) {
 				t.Errorf("no line %q… on stdout:\n%s", tc.wantStdout, out.String())

@@ -108,8 +108,8 @@ func TestExampleProgressBarOnTerminal(t *testing.T) {
 			lines = append(lines, line)
 		}
 	}
-	if n := len(lines); n < 2 || lines[n-1] != "exit=0" || !regexp.MustCompile(`^test_acc=0\.\d{4}$`).MatchString(lines[n-2]) {
-		t.Fatalf("the screen does not end with test_acc=… and exit=0:\n%s", screen)
+	if n := len(lines); n < 2 || lines[n-1] != "exit=0" || !regexp.MustCompile(`^test_acc=0\.\d{4} test_f1=0\.\d{4}$`).MatchString(lines[n-2]) {
+		t.Fatalf("the screen does not end with test_acc=… test_f1=… and exit=0:\n%s", screen)
 	}
 	if !hasLinePrefix(screen, "test_loss=") {
 		t.Errorf("no test_loss= line:\n%s", screen)
@@ -207,7 +207,7 @@ func TestExampleProgressPlainLines(t *testing.T) {
 			t.Errorf("stderr line %d\n%q\ndoes not match %s", i+1, got[i], re)
 		}
 	}
-	if !regexp.MustCompile(`^test_loss=\d\.\d{4}\ntest_acc=0\.\d{4}\n$`).MatchString(stdout.String()) {
-		t.Errorf("stdout %q, want test_loss=… and test_acc=…", stdout.String())
+	if !regexp.MustCompile(`^test_loss=\d\.\d{4}\ntest_acc=0\.\d{4} test_f1=0\.\d{4}\n$`).MatchString(stdout.String()) {
+		t.Errorf("stdout %q, want test_loss=… and test_acc=… test_f1=…", stdout.String())
 	}
 }

@@ -52,8 +52,15 @@
 //
 // State that an evaluation step updates (a metric's running counts, say)
 // must therefore not live in variables on this backend: each batch would
-// retrace. It belongs in tensors the program takes as inputs and returns as
-// outputs, carried by the engine between batches.
+// retrace. It is a Carry instead: tensors the program takes as extra inputs
+// and returns as extra outputs, held by the engine between batches (on the
+// Go backend, where the outputs were written: no copy). A slot is created
+// while tracing, so the first run of a program that creates one traces once
+// more on its second run, with the slot as an input; after that, none
+// (TestCarryAccumulatesWithoutRetrace). volt's training steps carry their
+// metric state the same way, so that one mechanism serves every step and the
+// state never becomes a model variable (trainable, summarised, or loaded
+// strictly from a checkpoint).
 //
 // # One program per input shape
 //

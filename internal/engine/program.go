@@ -81,6 +81,20 @@ type Program struct {
 	// rawInputs feeds the inputs as they are, without the cast of
 	// floating-point data to the compute dtype.
 	rawInputs bool
+	// carry, when set, is state the program takes after the labels and
+	// returns after its outputs; carried says, per traced graph, how many
+	// carried outputs it returns.
+	carry     *Carry
+	carried   map[graph.GraphId]int
+	numLabels int
+}
+
+// SetCarry makes the program take every slot of c as extra inputs (after
+// the labels) and return their next values as extra outputs, which Run
+// strips from its result and stores in c. Call it before the first run.
+func (p *Program) SetCarry(c *Carry) {
+	p.carry = c
+	p.carried = map[graph.GraphId]int{}
 }
 
 // embeddedValue is a variable and the value it had when a graph embedded it.
@@ -108,10 +122,23 @@ func (p *Program) newExec() error {
 		}
 		p.traces++
 		inputs, labels := all[:p.numInputs], all[p.numInputs:]
+		var carried []*graph.Node
+		if p.carry != nil {
+			labels, carried = all[p.numInputs:p.numInputs+p.numLabels], all[p.numInputs+p.numLabels:]
+		}
 		if !p.rawInputs {
 			inputs, labels = castFloats(inputs, e.DType), castFloats(labels, e.DType)
 		}
-		return p.fn(scope, inputs, labels)
+		if p.carry == nil || len(all) == 0 {
+			return p.fn(scope, inputs, labels)
+		}
+		g := all[0].Graph()
+		p.carry.beginTrace(g, carried)
+		defer func() { p.carry.tracing = nil }()
+		outs := p.fn(scope, inputs, labels)
+		extra := p.carry.endTrace()
+		p.carried[g.GraphId()] = len(extra)
+		return append(outs, extra...)
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
@@ -187,13 +214,16 @@ func castFloats(nodes []*graph.Node, dtype dtypes.DType) []*graph.Node {
 // the graph that ran (graphs differ per input shape). Panics raised while
 // tracing or running are returned as errors.
 func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.GraphId, err error) {
-	p.numInputs = len(b.Inputs)
+	p.numInputs, p.numLabels = len(b.Inputs), len(b.Labels)
 	p.args = p.args[:0]
 	for _, t := range b.Inputs {
 		p.args = append(p.args, t)
 	}
 	for _, t := range b.Labels {
 		p.args = append(p.args, t)
+	}
+	if p.carry != nil {
+		p.args = p.carry.args(p.args)
 	}
 	if err := p.refresh(); err != nil {
 		return nil, 0, err
@@ -210,16 +240,26 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", p.name, err)
 	}
+	if p.carry != nil {
+		n := p.carried[graphID]
+		p.carry.store(outputs[len(outputs)-n:])
+		outputs = outputs[:len(outputs)-n]
+	}
 	return outputs, graphID, nil
 }
 
 // Compile traces and compiles the program for the shapes of b's tensors
 // without running it (variables are created, not initialised).
 func (p *Program) Compile(b *data.Batch) error {
-	p.numInputs = len(b.Inputs)
+	p.numInputs, p.numLabels = len(b.Inputs), len(b.Labels)
 	var shapes []shapes.Shape
 	for _, t := range append(append([]*tensors.Tensor{}, b.Inputs...), b.Labels...) {
 		shapes = append(shapes, t.Shape())
+	}
+	if p.carry != nil {
+		for _, s := range p.carry.slots {
+			shapes = append(shapes, s.value.Shape())
+		}
 	}
 	if err := p.refresh(); err != nil {
 		return err

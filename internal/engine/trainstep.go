@@ -113,6 +113,16 @@ func (ts *TrainStep) spec(g *graph.Graph) *UpdateSpec {
 	return spec
 }
 
+// SetCarry makes the step carry c (Program.SetCarry): the fused program,
+// or the gradient program of a split step, where the forward pass is.
+func (ts *TrainStep) SetCarry(c *Carry) {
+	if ts.whole != nil {
+		ts.whole.SetCarry(c)
+		return
+	}
+	ts.grads.SetCarry(c)
+}
+
 // Split reports whether the step runs as two programs.
 func (ts *TrainStep) Split() bool { return ts.reduce != nil }
 

@@ -9,17 +9,39 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/metrics"
 )
 
 // LogitsFn computes the [batch, 10] class scores of flattened [batch, 784]
 // images.
 type LogitsFn func(s *volt.Step, images *graph.Node) *graph.Node
 
+// accuracy and macroF1 are the metrics the evaluation steps log. A metric is
+// a description (the trainer keeps its state per logged name), so one value
+// serves validation and test alike.
+var accuracy, macroF1 = mustMetric(metrics.NewAccuracy(metrics.Multiclass(10), metrics.Micro)),
+	mustMetric(metrics.NewF1(metrics.Multiclass(10), metrics.Macro))
+
+// mustMetric returns m, panicking on a constructor's error (fixed arguments).
+func mustMetric(m *metrics.StatScoresMetric, err error) metrics.Metric {
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// evaluate returns a batch's logits, its labels as int32 ([batch]) and the
+// mean cross-entropy.
+func evaluate(s *volt.Step, b volt.Batch, logitsOf LogitsFn) (logits, labels, l *graph.Node) {
+	logits = logitsOf(s, b.Input(0))
+	labels = graph.ConvertDType(b.Label(0), dtypes.Int32)
+	l = loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
+	return logits, labels, l
+}
+
 // lossAndAccuracy returns the mean cross-entropy and the accuracy of a batch.
 func lossAndAccuracy(s *volt.Step, b volt.Batch, logitsOf LogitsFn) (*graph.Node, *graph.Node) {
-	logits := logitsOf(s, b.Input(0))
-	labels := graph.ConvertDType(b.Label(0), dtypes.Int32) // [batch]
-	l := loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
+	logits, labels, l := evaluate(s, b, logitsOf)
 	correct := graph.Equal(graph.ArgMax(logits, -1, dtypes.Int32), labels)
 	return l, graph.ReduceAllMean(graph.ConvertDType(correct, logits.DType()))
 }
@@ -33,18 +55,22 @@ func TrainingStep(s *volt.Step, b volt.Batch, logits LogitsFn) *graph.Node {
 	return l
 }
 
-// ValidationStep logs val_loss and val_acc.
-func ValidationStep(s *volt.Step, b volt.Batch, logits LogitsFn) {
-	l, acc := lossAndAccuracy(s, b, logits)
+// ValidationStep logs val_loss, and the accuracy and macro F1 of the whole
+// validation set as val_acc and val_f1 (metrics whose counts the compiled
+// step accumulates).
+func ValidationStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
+	logits, labels, l := evaluate(s, b, logitsOf)
 	s.Log("val_loss", l, volt.ProgBar)
-	s.Log("val_acc", acc, volt.ProgBar)
+	s.LogMetric("val_acc", accuracy, logits, labels, volt.ProgBar)
+	s.LogMetric("val_f1", macroF1, logits, labels)
 }
 
-// TestStep logs test_loss and test_acc.
-func TestStep(s *volt.Step, b volt.Batch, logits LogitsFn) {
-	l, acc := lossAndAccuracy(s, b, logits)
+// TestStep logs test_loss, test_acc and test_f1 (as ValidationStep).
+func TestStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
+	logits, labels, l := evaluate(s, b, logitsOf)
 	s.Log("test_loss", l)
-	s.Log("test_acc", acc)
+	s.LogMetric("test_acc", accuracy, logits, labels)
+	s.LogMetric("test_f1", macroF1, logits, labels)
 }
 
 // PredictStep returns the predicted class of each image.

@@ -1,0 +1,256 @@
+package volt
+
+// This file binds the metric objects a step logs (Step.LogMetric) to the
+// state the compiled step carries, and turns that state into logged values.
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/metrics"
+)
+
+// metricTable is the metric objects logged by the steps of the programs that
+// share one carry (the training steps, or one evaluation loader's step).
+type metricTable struct {
+	carry *engine.Carry
+	logs  map[graph.GraphId][]*metricSource
+}
+
+func newMetricTable() *metricTable {
+	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}}
+}
+
+// metricSource is one LogMetric (or LogMetrics) call: the metric, the carry
+// slots of its state and, when it is logged per step, of the batch's state.
+type metricSource struct {
+	carry     *engine.Carry
+	names     []string // the values it logs: the metric's name, or the collection's names
+	opts      logOptions
+	updater   metrics.Updater
+	compute   func(state []*tensors.Tensor) (map[string]metrics.Value, error)
+	stateKeys []string
+	batchKeys []string // empty unless opts.onStep
+}
+
+// logMetricSource traces u's update into the step's graph and records it.
+func (s *Step) logMetricSource(src *metricSource, preds, target *graph.Node) {
+	what := fmt.Sprintf("volt.Step.LogMetric(%q)", src.names)
+	if s.metricsOff {
+		return // a forward pass that is not a step (mixed precision's masters)
+	}
+	if s.metrics == nil {
+		panic(what + ": metrics are logged in training, validation and test steps only")
+	}
+	for _, name := range src.names {
+		if name == "" {
+			panic(what + ": empty metric name")
+		}
+		if s.logged(name) {
+			panic(fmt.Sprintf("%s: %q is logged twice in the same step", what, name))
+		}
+	}
+	specs := src.updater.States()
+	if _, err := metrics.NewState(src.updater); err != nil {
+		panic(fmt.Sprintf("%s: %v", what, err))
+	}
+	for _, spec := range specs {
+		if spec.Reduce == metrics.ReduceCat {
+			panic(fmt.Sprintf("%s: state %q grows with the data (ReduceCat); the trainer carries fixed-size states only: use the binned form (thresholds) of curve metrics", what, spec.Name))
+		}
+	}
+	carry := s.metrics.carry
+	src.carry = carry
+	g := s.graph
+	prefix := src.names[0]
+	if len(src.names) > 1 {
+		prefix = "" // a collection's state names already start with its metrics' names
+	}
+	state := make([]*graph.Node, len(specs))
+	for i, spec := range specs {
+		key := slotKey("state", prefix, spec.Name)
+		src.stateKeys = append(src.stateKeys, key)
+		state[i] = carry.Node(g, key, metrics.InitialTensor(spec))
+	}
+	next := src.updater.Update(state, preds, target)
+	if len(next) != len(specs) {
+		panic(fmt.Sprintf("%s: Update returned %d nodes for %d states", what, len(next), len(specs)))
+	}
+	for i, spec := range specs {
+		carry.Set(src.stateKeys[i], graph.ConvertDType(next[i], spec.DType))
+	}
+	if src.opts.onStep {
+		initial := make([]*graph.Node, len(specs))
+		for i, spec := range specs {
+			key := slotKey("batch", prefix, spec.Name)
+			src.batchKeys = append(src.batchKeys, key)
+			carry.Node(g, key, metrics.InitialTensor(spec))
+			initial[i] = graph.ConstTensor(g, metrics.InitialTensor(spec))
+		}
+		batch := src.updater.Update(initial, preds, target)
+		for i, spec := range specs {
+			carry.Set(src.batchKeys[i], graph.ConvertDType(batch[i], spec.DType))
+		}
+	}
+	s.metricSrcs = append(s.metricSrcs, src)
+	gid := g.GraphId()
+	s.metrics.logs[gid] = append(s.metrics.logs[gid], src)
+}
+
+// slotKey names a carry slot: "state/val_f1/tp".
+func slotKey(kind, prefix, name string) string {
+	if prefix == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + prefix + "/" + name
+}
+
+// logged reports whether name is already logged in this step.
+func (s *Step) logged(name string) bool {
+	for _, l := range s.logs {
+		if l.name == name {
+			return true
+		}
+	}
+	for _, src := range s.metricSrcs {
+		for _, n := range src.names {
+			if n == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// recordMetricLogs marks the metrics logged by graph gid as logged in this
+// step: their values are computed from the carried state when read.
+func (t *Trainer) recordMetricLogs(table *metricTable, gid graph.GraphId, res *results, loader, numLoaders int) error {
+	for _, src := range table.logs[gid] {
+		for _, name := range src.names {
+			m, err := res.entry(name+dataloaderSuffix(loader, numLoaders), src.opts)
+			if err != nil {
+				return err
+			}
+			m.src, m.member = src, name
+			m.seen, m.fresh = true, true
+		}
+	}
+	return nil
+}
+
+// values computes the metric's values from the carried slots keys.
+func (src *metricSource) values(keys []string) (map[string]metrics.Value, error) {
+	state := make([]*tensors.Tensor, len(keys))
+	for i, k := range keys {
+		if state[i] = src.carry.Value(k); state[i] == nil {
+			return nil, fmt.Errorf("metric %v: no state %q", src.names, k)
+		}
+	}
+	return src.compute(state)
+}
+
+// scalarOf returns the scalar value of member in vals.
+func scalarOf(vals map[string]metrics.Value, member, key string) (float64, error) {
+	v, err := vals[member].Scalar()
+	if err != nil {
+		return 0, fmt.Errorf("logged metric %q: %w; log metrics with a scalar value (Average Micro, Macro or Weighted)", key, err)
+	}
+	return v, nil
+}
+
+// computeMetrics sets the epoch value of every metric object logged this
+// epoch from its accumulated state (one Compute per LogMetric call). table,
+// when not nil, gives their sources to entries restored from a checkpoint
+// that no step has logged to since (a run resumed after an epoch's last
+// batch).
+func (r *results) computeMetrics(table *metricTable) error {
+	if table != nil {
+		for _, srcs := range table.logs {
+			for _, src := range srcs {
+				for _, name := range src.names {
+					if m, ok := r.byKey[name]; ok && m.src == nil {
+						m.src, m.member = src, name
+					}
+				}
+			}
+		}
+	}
+	cache := map[*metricSource]map[string]metrics.Value{}
+	for _, m := range r.order {
+		if m.src == nil || !m.seen || !m.opts.onEpoch {
+			continue
+		}
+		vals, ok := cache[m.src]
+		if !ok {
+			var err error
+			if vals, err = m.src.values(m.src.stateKeys); err != nil {
+				return fmt.Errorf("logged metric %q: %w", m.key, err)
+			}
+			cache[m.src] = vals
+		}
+		v, err := scalarOf(vals, m.member, m.key)
+		if err != nil {
+			return err
+		}
+		m.epoch = v
+		// The scalar accumulators hold the value too: a checkpoint saves
+		// them, and a run resumed with no batch left in the epoch (whose
+		// step is then never traced) reads the value from them.
+		m.sum, m.weight, m.min, m.max = v, 1, v, v
+	}
+	return nil
+}
+
+// computeStepValue sets the step value of a metric object logged per step
+// from the last batch's state.
+func (m *metric) computeStepValue() error {
+	vals, err := m.src.values(m.src.batchKeys)
+	if err != nil {
+		return fmt.Errorf("logged metric %q: %w", m.key, err)
+	}
+	m.step, err = scalarOf(vals, m.member, m.key)
+	return err
+}
+
+// resetState sets the carried state of a metric object back to its initial value.
+func (src *metricSource) resetState() {
+	for _, k := range src.stateKeys {
+		src.carry.Reset(k)
+	}
+}
+
+// metricStateTensors returns the training metrics' carried state by slot
+// key (for checkpoints): states only, not the per-batch values.
+func (t *Trainer) metricStateTensors() map[string]*tensors.Tensor {
+	out := map[string]*tensors.Tensor{}
+	if t.trainMetrics == nil {
+		return out
+	}
+	for _, k := range t.trainMetrics.carry.Keys("state/") {
+		out[k] = t.trainMetrics.carry.Value(k)
+	}
+	return out
+}
+
+// metricStatePrefix starts the names of the training metrics' carried state
+// in checkpoint files ("/volt/metric_state/state/train_f1/tp").
+const metricStatePrefix = internalPrefix + "metric_state/"
+
+// appendMetricState adds the training metrics' carried state to f.
+func (t *Trainer) appendMetricState(f *checkpoint.File) error {
+	state := t.metricStateTensors()
+	for _, key := range slices.Sorted(maps.Keys(state)) {
+		val := state[key]
+		ct, err := checkpoint.FromGoMLX(metricStatePrefix+key, val)
+		if err != nil {
+			return fmt.Errorf("metric state %s: %w", key, err)
+		}
+		f.Tensors = append(f.Tensors, ct)
+	}
+	return nil
+}

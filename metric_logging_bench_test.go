@@ -1,0 +1,93 @@
+package volt_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/metrics"
+)
+
+// benchMetricModule is a dense classifier of 10 classes whose validation
+// step logs its metrics (none, or three).
+type benchMetricModule struct {
+	boring
+	metrics    []metrics.Metric
+	collection *metrics.Collection
+}
+
+func (m *benchMetricModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	logits := layers.DenseWithBias(s.Scope().In("dense"), b.Input(0), 10)
+	s.Log("val_loss", graph.ReduceAllMean(graph.Square(logits)))
+	for i, mt := range m.metrics {
+		s.LogMetric([]string{"val_f1", "val_acc", "val_precision"}[i], mt, logits, b.Label(0))
+	}
+	if m.collection != nil {
+		s.LogMetrics(m.collection, logits, b.Label(0))
+	}
+}
+
+// BenchmarkValidationMetrics: one validation run of 32 batches of 64
+// examples logging no metric object, or three (macro F1, accuracy, weighted
+// precision), each on its own or as one Collection (one set of counts).
+// Compare the two with benchstat; ns/batch is the cost per step.
+func BenchmarkValidationMetrics(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var batches []*data.Batch
+	for range 32 {
+		x := make([]float32, 64*32)
+		for i := range x {
+			x[i] = rng.Float32()
+		}
+		y := make([]int32, 64)
+		for i := range y {
+			y[i] = int32(rng.IntN(10))
+		}
+		batches = append(batches, &data.Batch{Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, 64, 32)},
+			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
+	}
+	must := func(m *metrics.StatScoresMetric, err error) metrics.Metric {
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m
+	}
+	three := []metrics.Metric{
+		must(metrics.NewF1(metrics.Multiclass(10), metrics.Macro)),
+		must(metrics.NewAccuracy(metrics.Multiclass(10), metrics.Micro)),
+		must(metrics.NewPrecision(metrics.Multiclass(10), metrics.Weighted)),
+	}
+	shared, err := metrics.NewCollection(metrics.Named{Name: "val_f1", Metric: three[0]},
+		metrics.Named{Name: "val_acc", Metric: three[1]}, metrics.Named{Name: "val_precision", Metric: three[2]})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name       string
+		metrics    []metrics.Metric
+		collection *metrics.Collection
+	}{{"none", nil, nil}, {"three", three, nil}, {"three-collection", nil, shared}} {
+		b.Run(bc.name, func(b *testing.B) {
+			tr, err := volt.NewTrainer(quiet(volt.Config{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := &benchMetricModule{metrics: bc.metrics, collection: bc.collection}
+			dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
+			if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := tr.Validate(b.Context(), m, dm); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
+		})
+	}
+}
