@@ -90,6 +90,9 @@ func LRFind(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataMod
 	return res, nil
 }
 
+// optimDefault is volt's optimizer for modules without ConfigureOptimizers.
+func optimDefault() *optim.Optimizer { return optim.Adam(1e-3) }
+
 // sweepModule is the module during the sweep: its training step, with its one
 // optimizer driven by the sweep's schedule.
 type sweepModule struct {
@@ -104,7 +107,7 @@ func (s *sweepModule) ConfigureOptimizers() volt.Optimizers {
 	if c, ok := s.Module.(volt.OptimizerConfigurer); ok {
 		setups = c.ConfigureOptimizers()
 	} else {
-		setups = volt.Optimize(optim.Adam(1e-3))
+		setups = volt.Optimize(optimDefault())
 	}
 	if len(setups) != 1 {
 		panic(fmt.Sprintf("tuner.LRFind: %T.ConfigureOptimizers returned %d optimizers; the learning-rate finder works with one", s.Module, len(setups)))
