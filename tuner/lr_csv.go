@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+
+	"github.com/voltml/volt/report"
 )
 
 // WriteCSV writes the curve as CSV: a header step,lr,loss,suggested and one
@@ -36,6 +38,20 @@ func (r *LRFindResult) WriteCSVFile(path string) error {
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("tuner: LR curve CSV %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteHTMLFile writes a self-contained page with the curve and the
+// suggestion to path.
+func (r *LRFindResult) WriteHTMLFile(path string) error {
+	var b bytes.Buffer
+	c := report.LRCurve{LRs: r.LRs, Losses: r.Losses, Suggested: r.SuggestedIndex, LogLR: r.Mode != Linear}
+	if err := report.WriteLRCurveHTML(&b, c); err != nil {
+		return fmt.Errorf("tuner: LR curve page %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("tuner: LR curve page: %w", err)
 	}
 	return nil
 }

@@ -87,6 +87,11 @@ func LRFind(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataMod
 			return res, err
 		}
 	}
+	if o.HTMLPath != "" {
+		if err := res.WriteHTMLFile(o.HTMLPath); err != nil {
+			return res, err
+		}
+	}
 	return res, nil
 }
 

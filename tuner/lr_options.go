@@ -30,6 +30,9 @@ type LRFindOptions struct {
 	// CSVPath, when set, receives the curve as CSV (step,lr,loss) and a
 	// suggestion line.
 	CSVPath string
+	// HTMLPath, when set, receives a self-contained page with the curve and
+	// the suggestion (report.WriteLRCurveHTML).
+	HTMLPath string
 }
 
 // beta is the smoothing factor of the loss (Lightning's _LRCallback default).

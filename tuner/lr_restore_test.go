@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/voltml/volt"
@@ -37,6 +38,7 @@ func TestLRFindLeavesTrainerBitwise(t *testing.T) {
 			opts := LRFindOptions{MinLR: 1e-4, MaxLR: 1, NumTraining: 30}
 			if tc.apply {
 				opts.Apply = func(lr float64) { m.LR = lr }
+				opts.CSVPath, opts.HTMLPath = filepath.Join(dir, "lr.csv"), filepath.Join(dir, "lr.html")
 			}
 			res, err := LRFind(ctx, tr, m, d.loaders(), opts)
 			if err != nil {
@@ -61,6 +63,22 @@ func TestLRFindLeavesTrainerBitwise(t *testing.T) {
 			}
 			if !reflect.DeepEqual(progress, tr.Progress()) {
 				t.Errorf("progress changed: %+v, was %+v", tr.Progress(), progress)
+			}
+			if tc.apply {
+				csv, err := os.ReadFile(opts.CSVPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n := strings.Count(string(csv), "\n"); n != len(res.Losses)+1 {
+					t.Errorf("CSV has %d lines, want %d", n, len(res.Losses)+1)
+				}
+				page, err := os.ReadFile(opts.HTMLPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(page), `class="suggestion"`) {
+					t.Errorf("the page does not mark the suggestion")
+				}
 			}
 			wantLR := 0.01
 			if tc.apply {
