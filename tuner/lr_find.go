@@ -65,6 +65,7 @@ func LRFind(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataMod
 	cfg.NumSanityValSteps = &zero
 	cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true
 	cfg.HandleSignals = false
+	cfg.Log = quiet(cfg.Log)
 	st, err := volt.NewTrainer(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("tuner.LRFind: the sweep's trainer: %w", err)
