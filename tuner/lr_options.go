@@ -21,7 +21,8 @@ type LRFindOptions struct {
 	// NoEarlyStop runs all NumTraining steps.
 	NoEarlyStop bool
 	// SkipBegin and SkipEnd are the points the suggestion ignores at each end
-	// of the curve (defaults 10 and 1; set the *Set fields to use 0).
+	// of the curve; 0 takes Lightning's defaults, 10 and 1 (Lightning's
+	// skip_end=0 would leave no point at all).
 	SkipBegin, SkipEnd int
 	// Apply, when set, receives the suggested rate (the module's learning-rate
 	// field, typically: func(lr float64) { m.LR = lr }); it is not called when
