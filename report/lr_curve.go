@@ -60,16 +60,30 @@ func LRCurveSVG(c LRCurve) (string, error) {
 		}
 		fmt.Fprintf(&b, `<text x="%g" y="%.1f" font-size="11" text-anchor="end">%s</text>`, left-6, sy(v)+4, html.EscapeString(formatTick(v, ystep)))
 	}
-	label := func(x float64) string {
-		if c.LogLR {
-			return formatLogTick(math.Pow(10, x))
-		}
-		return formatValue(x)
+	type xTick struct {
+		x    float64
+		text string
 	}
-	for _, x := range []float64{xlo, (xlo + xhi) / 2, xhi} {
-		fmt.Fprintf(&b, `<text x="%.1f" y="%g" font-size="11" text-anchor="middle">%s</text>`, sx(x), h-bottom+16, html.EscapeString(label(x)))
+	var xticks []xTick
+	if c.LogLR {
+		major, _ := LogTicks(math.Pow(10, xlo), math.Pow(10, xhi))
+		for _, v := range major {
+			xticks = append(xticks, xTick{math.Log10(v), formatLogTick(v)})
+		}
+	} else {
+		ticks, step := NiceTicks(xlo, xhi, 5)
+		for _, v := range ticks {
+			xticks = append(xticks, xTick{v, formatTick(v, step)})
+		}
+	}
+	for _, t := range xticks {
+		if t.x < xlo-1e-9 || t.x > xhi+1e-9 {
+			continue
+		}
+		fmt.Fprintf(&b, `<text x="%.1f" y="%g" font-size="11" text-anchor="middle">%s</text>`, sx(t.x), h-bottom+16, html.EscapeString(t.text))
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="%g" font-size="11" text-anchor="middle">learning rate%s</text>`, left+(w-left-right)/2, h-6, map[bool]string{true: " (log)", false: ""}[c.LogLR])
+	fmt.Fprintf(&b, `<text x="14" y="%g" font-size="11" text-anchor="middle" transform="rotate(-90 14 %g)">smoothed loss</text>`, top+(h-top-bottom)/2, top+(h-top-bottom)/2)
 	b.WriteString(`<polyline fill="none" stroke="#1f77b4" stroke-width="1.5" points="`)
 	for i, l := range c.Losses {
 		if math.IsNaN(l) || math.IsInf(l, 0) || (c.LogLR && c.LRs[i] <= 0) {
