@@ -21,6 +21,7 @@ type lrGolden struct {
 		MaxLR          float64    `json:"max_lr"`
 		NumTraining    int        `json:"num_training"`
 		Threshold      *float64   `json:"early_stop_threshold"`
+		Accumulate     int        `json:"accumulate_grad_batches"`
 		LR             []float64  `json:"lr"`
 		Loss           []*float64 `json:"loss"`
 		Suggestion     *float64   `json:"suggestion"`
@@ -91,14 +92,14 @@ func TestLRFindMatchesLightning(t *testing.T) {
 	g := loadLRGolden(t)
 	d := loadLinearData(t)
 	for _, s := range g.Sweeps {
-		t.Run(s.Mode+"_"+strconv.Itoa(s.NumTraining), func(t *testing.T) {
+		t.Run(s.Mode+"_"+strconv.Itoa(s.NumTraining)+"_accumulate_"+strconv.Itoa(s.Accumulate), func(t *testing.T) {
 			opts := LRFindOptions{MinLR: s.MinLR, MaxLR: s.MaxLR, NumTraining: s.NumTraining, Mode: s.Mode}
 			if s.Threshold == nil {
 				opts.NoEarlyStop = true
 			} else {
 				opts.EarlyStopThreshold = *s.Threshold
 			}
-			tr := newTrainer(t, volt.Config{})
+			tr := newTrainer(t, volt.Config{AccumulateGradBatches: s.Accumulate})
 			res, err := LRFind(context.Background(), tr, &linearModule{LR: 0.1, init: d}, d.loaders(), opts)
 			if err != nil {
 				t.Fatal(err)

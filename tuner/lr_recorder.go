@@ -52,6 +52,10 @@ func (r *lrRecorder) OnTrainBatchEnd(t *volt.Trainer, out *volt.StepOutput, _ *d
 		r.losses = append(r.losses, math.NaN())
 		return nil
 	}
+	// Lightning records the loss its closure returns, divided by the
+	// accumulation factor; the suggestion and the early stop do not depend on
+	// that scale, the curve's values do.
+	loss /= float64(max(t.AccumulateGradBatches(), 1))
 	step := t.GlobalStep()
 	r.avg = beta*r.avg + (1-beta)*loss
 	smoothed := r.avg / (1 - pow(beta, float64(step+1)))

@@ -49,17 +49,17 @@ def data(n, batch, seed=0):
     return DataLoader(TensorDataset(x, y), batch_size=batch, shuffle=False)
 
 
-def sweep(mode, min_lr, max_lr, num_training, threshold):
+def sweep(mode, min_lr, max_lr, num_training, threshold, accumulate=1):
     torch.manual_seed(0)
     model = Model()
     trainer = pl.Trainer(max_epochs=-1, logger=False, enable_progress_bar=False, enable_model_summary=False,
                          enable_checkpointing=False, default_root_dir=tempfile.mkdtemp(), accelerator="cpu",
-                         devices=1, num_sanity_val_steps=0)
+                         devices=1, num_sanity_val_steps=0, accumulate_grad_batches=accumulate)
     f = Tuner(trainer).lr_find(model, train_dataloaders=data(16, 4), min_lr=min_lr, max_lr=max_lr,
                                num_training=num_training, mode=mode, early_stop_threshold=threshold, update_attr=False)
     sugg = f.suggestion()
     return {"mode": mode, "min_lr": min_lr, "max_lr": max_lr, "num_training": num_training,
-            "early_stop_threshold": threshold, "lr": f.results["lr"],
+            "early_stop_threshold": threshold, "accumulate_grad_batches": accumulate, "lr": f.results["lr"],
             "loss": [None if not math.isfinite(v) else v for v in f.results["loss"]],
             "suggestion": sugg, "suggestion_index": f._optimal_idx}
 
@@ -83,6 +83,7 @@ def main():
             sweep("linear", 1e-3, 0.3, 30, 4.0),
             sweep("exponential", 1e-3, 10.0, 50, 4.0),  # diverges: stops early
             sweep("exponential", 1e-5, 0.5, 25, None),
+            sweep("exponential", 1e-4, 1.0, 20, 4.0, accumulate=2),
         ],
         "curves": [
             curve("noisy_tanh", noisy),
