@@ -1,0 +1,38 @@
+package volt_test
+
+import (
+	"testing"
+
+	"github.com/voltml/volt"
+)
+
+// TestTrainerConfig: Config returns the configuration given, with the seed the
+// trainer uses filled in.
+func TestTrainerConfig(t *testing.T) {
+	seven := uint64(7)
+	for _, tc := range []struct {
+		name string
+		seed *uint64
+	}{{"seed given", &seven}, {"default seed", nil}} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := volt.NewTrainer(volt.Config{MaxEpochs: 3, Seed: tc.seed, DisableLoggers: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := tr.Config()
+			if c.MaxEpochs != 3 || !c.DisableLoggers {
+				t.Errorf("Config() = %+v, want MaxEpochs 3 and DisableLoggers", c)
+			}
+			if c.Seed == nil || (tc.seed != nil && *c.Seed != *tc.seed) {
+				t.Errorf("Config().Seed = %v, want %v", c.Seed, tc.seed)
+			}
+			again, err := volt.NewTrainer(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *again.Config().Seed != *c.Seed {
+				t.Errorf("a trainer made from Config() has seed %d, want %d", *again.Config().Seed, *c.Seed)
+			}
+		})
+	}
+}
