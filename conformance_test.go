@@ -623,26 +623,6 @@ type knownDivergence struct {
 // makes the test fail until it is removed. VOLT_CONFORMANCE_DUMP=1 logs both
 // hook sequences side by side.
 var knownDivergences = map[string][]knownDivergence{
-	// Item 1: the training epoch aggregates are computed after validation
-	// and the monitors act at OnValidationEnd, so train_loss_epoch is
-	// missing at epoch 0. Lightning: aggregates exist before
-	// on_train_epoch_end, monitors act there (after the other callbacks and
-	// the module), checkpointing last.
-	"monitor_train_epoch_metric": {
-		{"1", `hooks: run 1: #41 lightning "Model.on_validation_end e0 s4", volt "Callback.on_exception e0 s4" (lengths 139, 44)`},
-		{"1", `lr: #4 lightning "0.100000", volt "(end)" (lengths 12, 4)`},
-		{"1", `monitors: #1 lightning "metrics@on_train_epoch_end e0 s4 {train_loss=13.695557 train_loss_epoch=13.695557 train_loss_step=5.170704 val_loss=1.419859}", volt "(end)" (lengths 6, 1)`},
-		{"1", `checkpoints: #0 lightning "epoch=0-train_loss_epoch=13.695557.ckpt e0 s4", volt "(end)" (lengths 3, 0)`},
-		{"1", `early_stopping: #0 lightning "13.695557", volt "(end)" (lengths 3, 0)`},
-		{"1", `final: lightning epoch=3 global_step=12 should_stop=false, volt epoch=0 global_step=4 should_stop=false`},
-		{"1", `failure: lightning succeeded, volt failed: *volt_test.earlyStoppingSpy.OnValidationEnd (epoch 0, global step 4): EarlyStopping conditioned on metric "train_loss_epoch" which is not available; available metrics: train_loss, train_loss_step, val_loss (set EarlyStoppingConfig.Strict to false to skip the check)`},
-	},
-	// Item 1: with validation once per epoch at its end, Lightning's
-	// EarlyStopping and ModelCheckpoint act at on_train_epoch_end after the
-	// module's hook; volt's act at OnValidationEnd, before the module's.
-	"monitor_val_metric": {
-		{"1", `hooks: run 1: #41 lightning "Model.on_validation_end e0 s4", volt "EarlyStopping.check e0 s4" (lengths 139, 139)`},
-	},
 	// Item 2: Lightning steps an epoch-interval scheduler inside the epoch's
 	// last training batch (before on_train_batch_end) and a plateau
 	// scheduler after on_train_epoch_end; volt steps both after the
@@ -661,15 +641,15 @@ var knownDivergences = map[string][]knownDivergence{
 	"stop_requested_mid_epoch": {
 		{"3", `hooks: run 1: #17 lightning "Callback.on_validation_start e0 s2", volt "Callback.on_train_epoch_end e0 s2" (lengths 41, 25)`},
 	},
-	// Items 1 and 4, resuming: run 1 saves at OnValidationEnd (item 1). In
-	// run 2 Lightning restores the module's state before the callbacks' and
-	// calls on_load_checkpoint before restoring the counters (volt: callbacks
-	// first, counters already restored); behind that first difference, volt
-	// skips the sanity check on resume (Lightning runs it) and, resumed from
-	// a checkpoint taken at validation end, calls OnTrainEpochStart and
-	// OnTrainEpochEnd of the finished epoch 0 again.
+	// Resuming. Run 1: Lightning writes last.ckpt by saving the state a
+	// second time (on_save_checkpoint hooks again); volt's ModelCheckpoint
+	// copies the file it just wrote (the state is collected once). Run 2
+	// (item 4): Lightning restores the module's state before the callbacks'
+	// and calls on_load_checkpoint before restoring the counters (volt:
+	// callbacks first, counters already restored); behind that, volt skips
+	// the sanity check on resume (Lightning runs it).
 	"resume_from_last_checkpoint": {
-		{"1, 4", `hooks: run 1: #58 lightning "Model.on_validation_end e0 s4", volt "ModelCheckpoint.save e0 s4" (lengths 73, 71); run 2: #2 lightning "Model.on_load_checkpoint e0 s0", volt "Callback.on_load_checkpoint e0 s4" (lengths 75, 59)`},
+		{"4", `hooks: run 1: #65 lightning "Callback.on_save_checkpoint e0 s4", volt "Callback.on_train_end e1 s4" (lengths 73, 71); run 2: #2 lightning "Model.on_load_checkpoint e0 s0", volt "Callback.on_load_checkpoint e1 s4" (lengths 75, 55)`},
 	},
 	// Item 4: after a failure volt calls OnException and then Teardown;
 	// Lightning 2.2.5 calls on_exception only (no teardown hooks).

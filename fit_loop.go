@@ -139,6 +139,16 @@ func (l *fitLoop) loadData() error {
 	return l.resolveValInterval()
 }
 
+// ValidatesOncePerEpoch reports whether Fit's validation is set to run once
+// per training epoch, after its last batch: Config.ValCheckInterval unset
+// (or Fraction(1)) and CheckValEveryNEpoch 1. Lightning's monitoring
+// callbacks (EarlyStopping, ModelCheckpoint) then act at the end of the
+// training epoch rather than at the end of validation.
+func (t *Trainer) ValidatesOncePerEpoch() bool {
+	v := t.cfg.ValCheckInterval
+	return (v == nil || v == Fraction(1)) && t.cfg.valEveryEpochs == 1
+}
+
 // resolveValInterval turns Config.ValCheckInterval into a batch count or a
 // duration, checking it against the epoch's length.
 func (l *fitLoop) resolveValInterval() error {
