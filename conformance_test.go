@@ -636,11 +636,6 @@ var knownDivergences = map[string][]knownDivergence{
 	"scheduler_plateau_on_val_metric": {
 		{"2", `hooks: run 1: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
 	},
-	// Item 3: a stop requested mid-epoch skips that epoch's validation in
-	// volt; Lightning still validates at the end of the epoch.
-	"stop_requested_mid_epoch": {
-		{"3", `hooks: run 1: #17 lightning "Callback.on_validation_start e0 s2", volt "Callback.on_train_epoch_end e0 s2" (lengths 41, 25)`},
-	},
 	// Resuming. Run 1: Lightning writes last.ckpt by saving the state a
 	// second time (on_save_checkpoint hooks again); volt's ModelCheckpoint
 	// copies the file it just wrote (the state is collected once). Run 2

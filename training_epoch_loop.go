@@ -210,13 +210,20 @@ func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
 		return false
 	}
 	epoch := t.CurrentEpoch()
+	if !l.acrossEpochs && (epoch+1)%t.cfg.valEveryEpochs != 0 {
+		return false
+	}
+	if stepped && t.shouldStop && t.canStopEarly() {
+		// Lightning validates before a requested stop ends the epoch
+		// ("allow validation if requesting to stop early").
+		l.valDue = false
+		return true
+	}
 	switch {
 	case l.acrossEpochs:
 		if int(t.progress.TrainBatch.Total.Processed)%l.valEvery == 0 {
 			l.valDue = true
 		}
-	case (epoch+1)%t.cfg.valEveryEpochs != 0:
-		return false
 	case l.valEveryTime > 0:
 		if time.Since(l.lastVal) >= l.valEveryTime {
 			l.valDue = true
