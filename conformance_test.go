@@ -623,19 +623,6 @@ type knownDivergence struct {
 // makes the test fail until it is removed. VOLT_CONFORMANCE_DUMP=1 logs both
 // hook sequences side by side.
 var knownDivergences = map[string][]knownDivergence{
-	// Item 2: Lightning steps an epoch-interval scheduler inside the epoch's
-	// last training batch (before on_train_batch_end) and a plateau
-	// scheduler after on_train_epoch_end; volt steps both after the
-	// epoch's validation, before OnTrainEpochEnd.
-	"scheduler_step_per_epoch": {
-		{"2", `hooks: run 1: #23 lightning "Model.lr_scheduler_step e0 s4", volt "Callback.on_train_batch_end e0 s4 b3" (lengths 124, 124)`},
-	},
-	"scheduler_plateau_on_train_epoch_metric": {
-		{"2", `hooks: run 1: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
-	},
-	"scheduler_plateau_on_val_metric": {
-		{"2", `hooks: run 1: #41 lightning "Callback.on_train_epoch_end e0 s4", volt "Model.lr_scheduler_step e0 s4" (lengths 124, 124)`},
-	},
 	// Resuming. Run 1: Lightning writes last.ckpt by saving the state a
 	// second time (on_save_checkpoint hooks again); volt's ModelCheckpoint
 	// copies the file it just wrote (the state is collected once). Run 2

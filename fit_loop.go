@@ -53,6 +53,9 @@ type fitLoop struct {
 	valEveryTime time.Duration
 	lastVal      time.Time
 	valDue       bool // a validation waits for the end of the accumulation window
+	// epochFinished: the epoch reached its last batch (not ended early), so
+	// its epoch-interval schedulers step.
+	epochFinished bool
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {

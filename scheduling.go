@@ -36,19 +36,23 @@ func (t *Trainer) startSchedulers() error {
 	return nil
 }
 
-// stepSchedulers steps the schedulers of the given interval that are due.
-// count is the number of completed intervals (optimization steps or epochs).
-func (t *Trainer) stepSchedulers(interval Interval, count int64) error {
+// stepSchedulers steps the schedulers of the given interval that are due,
+// those that need a metric (plateau) or the others: Lightning steps them at
+// different points (see OptimizerConfig.Interval). count is the number of
+// completed intervals (optimization steps or epochs).
+func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) error {
 	for i := range t.auto.opts {
 		o := &t.auto.opts[i]
 		if o.Scheduler == nil || orDefault(o.Interval, IntervalEpoch) != interval {
 			continue
 		}
-		if count%int64(max(o.SchedulerFrequency, 1)) != 0 {
+		ms, ok := o.Scheduler.(optim.MetricScheduler)
+		needsMetric := ok && ms.NeedsMetric()
+		if needsMetric != plateau || count%int64(max(o.SchedulerFrequency, 1)) != 0 {
 			continue
 		}
 		metric := math.NaN()
-		if ms, ok := o.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() {
+		if needsMetric {
 			v, ok := t.callbackM[o.Monitor]
 			if !ok {
 				return fmt.Errorf("volt: optimizer %d's scheduler monitors %q, which was not logged; logged metrics: %s",
