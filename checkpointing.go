@@ -343,7 +343,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		m.seen, m.step, m.sum, m.weight, m.min, m.max = ms.Seen, ms.Step, ms.Sum, ms.Weight, ms.Min, ms.Max
 	}
 	t.callbackM, t.loggedM, t.progBarM = orEmpty(st.CallbackMetrics), orEmpty(st.LoggedMetrics), orEmpty(st.ProgBarMetrics)
-	for _, tg := range t.hooks.by[hookStateful] {
+	for _, tg := range t.hooks.moduleFirst(hookStateful) {
 		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
 		if !ok {

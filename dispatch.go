@@ -51,6 +51,21 @@ func resolveHooks(callbacks []Callback, fastDevRun bool, m Module, dm DataModule
 	return hs
 }
 
+// moduleFirst returns the targets of hook id with the module first: the
+// order in which a checkpoint restores states (Lightning loads the module's
+// before the callbacks'; it saves the callbacks' first).
+func (hs *hookSet) moduleFirst(id hookID) []target {
+	ts := slices.Clone(hs.by[id])
+	notModule := func(tg target) int {
+		if tg.kind == onModule {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(ts, func(a, b target) int { return cmp.Compare(notModule(a), notModule(b)) })
+	return ts
+}
+
 // isCheckpointer is 1 for a Checkpointer callback, else 0 (a sort key).
 func isCheckpointer(cb Callback) int {
 	if _, ok := cb.(Checkpointer); ok {

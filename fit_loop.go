@@ -190,7 +190,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 		return err
 	}
 	t.printSummary()
-	if l.validating && t.cfg.sanitySteps != 0 && t.resume == nil {
+	if l.validating && t.cfg.sanitySteps != 0 {
 		if err := t.sanityCheck(ctx, l.val, l.valLimits); err != nil {
 			return err
 		}
