@@ -138,8 +138,23 @@ func (l *fitLoop) loadData() error {
 	}
 	if l.trainLimit == 0 {
 		t.sayOnce("train-off", "volt: LimitTrainBatches gives 0 batches: training is off")
+	} else if l.train.NumBatches() == 0 {
+		return emptyTrainingError(l.train, "has no batches")
 	}
 	return l.resolveValInterval()
+}
+
+// emptyTrainingError says that the training loader gives nothing (what is
+// wrong), describing it, and how to turn training off on purpose.
+func emptyTrainingError(train data.Loader, what string) error {
+	desc := fmt.Sprintf("%T", train)
+	if dl, ok := train.(*data.DataLoader); ok && dl.Dataset != nil {
+		desc += fmt.Sprintf(": %d examples, BatchSize %d", dl.Dataset.Len(), dl.BatchSize)
+		if dl.DropLast {
+			desc += ", DropLast"
+		}
+	}
+	return fmt.Errorf("volt: Fit: the training loader %s (%s); give it training data, or set Config.LimitTrainBatches to volt.Batches(0) to turn training off", what, desc)
 }
 
 // ValidatesOncePerEpoch reports whether Fit's validation is set to run once
@@ -262,6 +277,9 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	b, err, ok := next()
 	if !ok {
 		stop()
+		if skip == 0 && ctx.Err() == nil {
+			return emptyTrainingError(l.train, fmt.Sprintf("yielded no batches in epoch %d", epoch))
+		}
 		return nil
 	}
 	l.first = &openEpoch{epoch: epoch, skip: skip, batch: b, err: err, next: next, stop: stop}
