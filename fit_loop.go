@@ -56,6 +56,9 @@ type fitLoop struct {
 	// epochFinished: the epoch reached its last batch (not ended early), so
 	// its epoch-interval schedulers step.
 	epochFinished bool
+	// plateauPending: in this epoch's OnTrainEpochEnd, before the plateau
+	// schedulers step.
+	plateauPending bool
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {

@@ -60,9 +60,14 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// schedulers, then logged with whatever it logs.
 	t.trainRes.epochValues(t.callbackM, nil, t.progBarM)
 	p.At = PointTrainEpochEnd
+	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
+	// follows it (schedulerSnapshot), so that a run resumed from it goes on
+	// with the same learning rate.
+	l.plateauPending = l.epochFinished
 	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
 	}
+	l.plateauPending = false
 	if l.epochFinished {
 		if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1), true); err != nil {
 			return err
