@@ -41,30 +41,33 @@ type metricState struct {
 	Logger  bool      `json:"logger"`
 	Reduce  Reduction `json:"reduce"`
 	Seen    bool      `json:"seen"`
-	Step    float64   `json:"step"`
-	Sum     float64   `json:"sum"`
-	Weight  float64   `json:"weight"`
-	Min     float64   `json:"min"`
-	Max     float64   `json:"max"`
+	Step    jsonFloat `json:"step"`
+	Sum     jsonFloat `json:"sum"`
+	Weight  jsonFloat `json:"weight"`
+	Min     jsonFloat `json:"min"`
+	Max     jsonFloat `json:"max"`
 }
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
 type trainerState struct {
-	Progress        Progress           `json:"progress"`
-	Resume          *resumePoint       `json:"resume,omitempty"`
-	Seed            uint64             `json:"seed"`
-	Accumulate      int                `json:"accumulate_grad_batches"`
-	TrainMetrics    []metricState      `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]float64 `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]float64 `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]float64 `json:"progress_bar_metrics,omitempty"`
-	Callbacks       map[string][]byte  `json:"callbacks,omitempty"`
-	DataModule      []byte             `json:"datamodule,omitempty"`
-	HParams         map[string]any     `json:"hparams,omitempty"`
-	Frozen          []string           `json:"frozen,omitempty"`
-	Scaler          []byte             `json:"loss_scaler,omitempty"`
-	Schedulers      [][]byte           `json:"schedulers,omitempty"`
-	WeightsOnly     bool               `json:"weights_only,omitempty"`
+	Progress        Progress             `json:"progress"`
+	Resume          *resumePoint         `json:"resume,omitempty"`
+	Seed            uint64               `json:"seed"`
+	Accumulate      int                  `json:"accumulate_grad_batches"`
+	TrainMetrics    []metricState        `json:"train_metrics,omitempty"`
+	CallbackMetrics map[string]jsonFloat `json:"callback_metrics,omitempty"`
+	LoggedMetrics   map[string]jsonFloat `json:"logged_metrics,omitempty"`
+	ProgBarMetrics  map[string]jsonFloat `json:"progress_bar_metrics,omitempty"`
+	Callbacks       map[string][]byte    `json:"callbacks,omitempty"`
+	DataModule      []byte               `json:"datamodule,omitempty"`
+	HParams         map[string]any       `json:"hparams,omitempty"`
+	Frozen          []string             `json:"frozen,omitempty"`
+	Scaler          []byte               `json:"loss_scaler,omitempty"`
+	Schedulers      [][]byte             `json:"schedulers,omitempty"`
+	WeightsOnly     bool                 `json:"weights_only,omitempty"`
+	// LogDir is where the saving run's loggers wrote, so that a resumed run
+	// can say where the earlier rows are.
+	LogDir string `json:"log_dir,omitempty"`
 }
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
@@ -89,7 +92,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly}
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly, LogDir: t.LogDir()}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -106,11 +109,11 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		for _, m := range t.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Step: m.step,
-				Sum: m.sum, Weight: m.weight, Min: m.min, Max: m.max,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen,
+				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
-		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = t.callbackM, t.loggedM, t.progBarM
+		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.callbackM), toJSONFloats(t.loggedM), toJSONFloats(t.progBarM)
 		st.Callbacks = map[string][]byte{}
 		for _, tg := range t.hooks.by[hookStateful] {
 			s := tg.value.(Stateful)
@@ -222,7 +225,10 @@ type runOptions struct {
 }
 
 // FromCheckpoint restores the state saved at path before the run: "last" is
-// the last checkpoint this trainer saved, "best" the best one of a callback
+// the last checkpoint this trainer saved or, in a new process, the newest
+// .ckpt file in this configuration's checkpoint directories (every version
+// of the logger's run directory, every ModelCheckpoint's Dirpath), so that
+// a restart after a crash resumes; "best" is the best one of a callback
 // that tracks it (ModelCheckpoint). Fit resumes exactly where the checkpoint
 // was taken; Validate, Test and Predict load the weights.
 func FromCheckpoint(path string) RunOption { return func(o *runOptions) { o.ckptPath = path } }
@@ -235,14 +241,12 @@ func NonStrict() RunOption { return func(o *runOptions) { o.nonStrict = true } }
 // BestModelPather is implemented by callbacks that track the best checkpoint.
 type BestModelPather interface{ BestModelPath() string }
 
-// resolveCheckpointPath turns "last" and "best" into files.
+// resolveCheckpointPath turns "last" (findLastCheckpoint) and "best" into
+// files.
 func (t *Trainer) resolveCheckpointPath(path string) (string, error) {
 	switch path {
 	case "last":
-		if t.lastCheckpoint == "" {
-			return "", errors.New(`FromCheckpoint("last"): this trainer has not saved a checkpoint yet`)
-		}
-		return t.lastCheckpoint, nil
+		return t.findLastCheckpoint()
 	case "best":
 		for _, cb := range t.cfg.Callbacks {
 			if b, ok := cb.(BestModelPather); ok && b.BestModelPath() != "" {
@@ -318,6 +322,10 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
+	if dir := t.LogDir(); st.LogDir != "" && dir != st.LogDir && len(t.loggers) > 0 {
+		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
+			"checkpoint", path)
+	}
 	if st.Seed != t.cfg.seed {
 		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", t.cfg.seed)
 		t.cfg.seed = st.Seed
@@ -340,9 +348,10 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		if err != nil {
 			return err
 		}
-		m.seen, m.step, m.sum, m.weight, m.min, m.max = ms.Seen, ms.Step, ms.Sum, ms.Weight, ms.Min, ms.Max
+		m.seen = ms.Seen
+		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
-	t.callbackM, t.loggedM, t.progBarM = orEmpty(st.CallbackMetrics), orEmpty(st.LoggedMetrics), orEmpty(st.ProgBarMetrics)
+	t.callbackM, t.loggedM, t.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
 	for _, tg := range t.hooks.moduleFirst(hookStateful) {
 		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
@@ -366,13 +375,6 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	}
 	t.restoredSchedulers = &st.Schedulers
 	return nil
-}
-
-func orEmpty(m map[string]float64) map[string]float64 {
-	if m == nil {
-		return map[string]float64{}
-	}
-	return maps.Clone(m)
 }
 
 // checkLoaded runs once, at the first trace after a restore: in strict mode

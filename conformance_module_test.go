@@ -79,8 +79,8 @@ func (m *conformanceModule) forward(s *volt.Step, x *graph.Node) *graph.Node {
 	for i := range w {
 		w[i] = []float32{m.init.Weight[i]}
 	}
-	weight := scope.VariableWithValue("weight", w).ValueGraph(x.Graph())
-	bias := scope.VariableWithValue("bias", m.init.Bias).ValueGraph(x.Graph())
+	weight := scope.VariableWithValue("weight", w).NodeValue(x.Graph())
+	bias := scope.VariableWithValue("bias", m.init.Bias).NodeValue(x.Graph())
 	return graph.Add(graph.MatMul(x, weight), graph.Reshape(bias, 1, 1))
 }
 

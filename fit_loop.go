@@ -23,7 +23,7 @@ func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunO
 			return err
 		}
 		t.fit = loop
-		defer func() { t.fit = nil }()
+		defer func() { t.fit, t.trainLoader = nil, nil }() // NumTrainingBatches is -1 outside Fit
 		if t.cfg.HandleSignals {
 			t.signals = watchSignals()
 			defer func() { t.signals.stop(); t.signals = nil }()

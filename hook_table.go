@@ -58,6 +58,7 @@ const (
 	hookCheckpointer
 	hookMetricMonitor
 	hookBestModelPather
+	hookCheckpointDirer
 	hookModelSummarizer
 	hookFastDevRunSkipped
 	hookValidationStepper
@@ -255,6 +256,7 @@ var hookTable = [numHooks]hookSpec{
 	hookCheckpointer:          marker[Checkpointer](),
 	hookMetricMonitor:         marker[MetricMonitor](),
 	hookBestModelPather:       marker[BestModelPather](),
+	hookCheckpointDirer:       marker[CheckpointDirer](),
 	hookModelSummarizer:       marker[ModelSummarizer](),
 	hookFastDevRunSkipped:     marker[FastDevRunSkipped](),
 	hookValidationStepper:     ask[ValidationStepper](onModule),

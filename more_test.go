@@ -127,3 +127,21 @@ func TestDataModuleStateAndHParams(t *testing.T) {
 		t.Error("the data module's hyperparameters are not in the checkpoint")
 	}
 }
+
+// TestBatchCountsOutsideRuns: NumTrainingBatches is -1 and NumEvalBatches
+// empty once Fit returns, as documented (they were the last run's).
+func TestBatchCountsOutsideRuns(t *testing.T) {
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	if n := tr.NumTrainingBatches(); n != -1 {
+		t.Errorf("NumTrainingBatches after Fit = %d, want -1", n)
+	}
+	if n := tr.NumEvalBatches(); len(n) != 0 {
+		t.Errorf("NumEvalBatches after Fit = %v, want none", n)
+	}
+}

@@ -1,6 +1,8 @@
 package volt_test
 
 import (
+	"bytes"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"reflect"
@@ -234,3 +236,46 @@ func (m *twoLayer) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestLastCheckpointInANewProcess: FromCheckpoint("last") in a new trainer
+// (a restart after a crash) finds the newest checkpoint that the earlier
+// runs of the same configuration wrote, not only its own.
+func TestLastCheckpointInANewProcess(t *testing.T) {
+	root := t.TempDir()
+	cfg := func(epochs int) volt.Config {
+		c := quiet(volt.Config{MaxEpochs: epochs, DefaultRootDir: root})
+		c.DisableLoggers = false // the default CSV logger gives the run directory
+		return c
+	}
+	first, err := volt.NewTrainer(cfg(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	var said bytes.Buffer
+	secondCfg := cfg(3)
+	secondCfg.Log = slog.New(slog.NewTextHandler(&said, nil))
+	second, err := volt.NewTrainer(secondCfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last")); err != nil {
+		t.Fatal(err)
+	}
+	if want := "the run it resumes logged to " + first.LogDir(); !strings.Contains(said.String(), want) {
+		t.Errorf("the resumed run did not say where the earlier rows are (%q):\n%s", want, said.String())
+	}
+	if second.GlobalStep() != 12 || second.CurrentEpoch() != 3 {
+		t.Errorf("resumed run ended at epoch %d, step %d; want 3 and 12 (2 epochs restored, 1 trained)", second.CurrentEpoch(), second.GlobalStep())
+	}
+	fresh, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DefaultRootDir: t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = fresh.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last"))
+	if err == nil || !strings.Contains(err.Error(), "no checkpoint directory is configured") {
+		t.Errorf("Fit from \"last\" with nothing saved = %v, want an error saying where volt looked", err)
+	}
+}

@@ -252,7 +252,7 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 			err = errors.Join(err, t.emitAll(hookOnException, hookArgs{err: err}))
 		}
 		err = errors.Join(err, t.emitAll(hookDataTeardown, hookArgs{stage: fn}), t.emitAll(hookTeardown, hookArgs{stage: fn}))
-		t.curRes = nil
+		t.curRes, t.evalLoaders = nil, nil
 		switch {
 		case err == nil:
 			t.state.Status = StatusFinished

@@ -48,7 +48,7 @@ func (n net) loss(scope *model.Scope, images, labels *graph.Node) *graph.Node {
 	if len(n.convs) > 0 {
 		x = graph.Reshape(x, -1, 28, 28, 1)
 		for i, channels := range n.convs {
-			x = layers.Convolution(scope.In("conv_%d", i), x).Filters(channels).KernelSize(3).NoPadding().Done()
+			x = layers.Convolution(scope.In("conv_%d", i), x).Channels(channels).KernelSize(3).NoPadding().Done()
 			x = graph.MaxPool(activation.Relu(x)).Window(2).Done()
 		}
 		x = graph.Reshape(x, x.Shape().Dimensions[0], -1)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -22,8 +23,12 @@ func writeCheckpoint(t *testing.T) string {
 	}
 	f := &checkpoint.File{
 		VoltVersion: "0.3.0-test",
+		// As volt writes it: callback and scheduler states are bytes (base64
+		// in JSON), JSON inside.
 		State: json.RawMessage(`{"progress":{"epoch":4,"global_step":400},` +
-			`"callbacks":{"ModelCheckpoint":{"best_score":0.125}},"metrics":{"val_loss":0.125}}`),
+			`"callbacks":{"ModelCheckpoint":"` + base64.StdEncoding.EncodeToString([]byte(`{"best_score":0.125}`)) + `"},` +
+			`"schedulers":["` + base64.StdEncoding.EncodeToString([]byte(`{"last_lr":0.001}`)) + `",null],` +
+			`"metrics":{"val_loss":0.125}}`),
 		Tensors: []checkpoint.Tensor{
 			{Name: "dense/weights", DType: dtypes.Float32, Shape: []int{2, 3}, Data: weights},
 			{Name: "step", DType: dtypes.Int64, Shape: []int{}, Data: make([]byte, 8)},

@@ -21,6 +21,7 @@ func TestInspect(t *testing.T) {
 		"checksum:      verified OK (sha256:",
 		"state:\n  callbacks: {\n    \"ModelCheckpoint\": {\n      \"best_score\": 0.125\n    }\n  }\n",
 		"  metrics: {\n    \"val_loss\": 0.125\n  }\n",
+		"  schedulers: [\n    {\n      \"last_lr\": 0.001\n    },\n    null\n  ]\n",
 		"  progress: {\n    \"epoch\": 4,\n    \"global_step\": 400\n  }\n",
 		"tensors:\n  NAME           DTYPE  SHAPE   ELEMENTS  BYTES\n",
 		"  dense/weights  F32    [2, 3]         6     24\n",

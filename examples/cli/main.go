@@ -11,6 +11,7 @@ package main
 
 import (
 	_ "embed"
+	"github.com/voltml/volt/examples/internal/digits"
 
 	"github.com/voltml/volt/cli"
 )
@@ -21,5 +22,5 @@ import (
 var defaults []byte
 
 func main() {
-	cli.Main(newMLP, newMNIST, cli.WithDefaultConfig("configs/mnist.yaml", defaults))
+	cli.Main(digits.NewMLP, newMNIST, cli.WithDefaultConfig("configs/mnist.yaml", defaults))
 }

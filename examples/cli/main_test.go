@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/voltml/volt/examples/internal/digits"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,7 +17,7 @@ func run(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	args = append(args, "--trainer.default_root_dir="+dir)
-	err := cli.Run(context.Background(), newMLP, newMNIST, cli.WithDefaultConfig("configs/mnist.yaml", defaults),
+	err := cli.Run(context.Background(), digits.NewMLP, newMNIST, cli.WithDefaultConfig("configs/mnist.yaml", defaults),
 		cli.WithArgs(args...), cli.WithOutput(&out, &errOut), cli.WithEnvPrefix(""))
 	if err != nil {
 		t.Fatalf("%s: %v\nstderr:\n%s", strings.Join(args, " "), err, errOut.String())

@@ -5,7 +5,7 @@
 // (internal/fastconv), so an epoch takes about a minute on 2 cores instead
 // of half an hour.
 //
-//	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn -epochs 1
+//	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn
 //
 // The last line printed is test_acc=….
 package main
@@ -14,6 +14,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/digits"
 	"io"
 	"log/slog"
 	"os"
@@ -36,7 +37,7 @@ func main() {
 // results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("cnn", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 1, "training epochs")
+	epochs := flags.Int("epochs", 2, "training epochs")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	root := flags.String("root", ".", "where volt_logs/ is written")
@@ -78,7 +79,7 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	model := &CNN{LR: 1e-3}
+	model := &digits.CNN{LR: 1e-3}
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/digits"
 	"io"
 	"log/slog"
 	"os"
@@ -119,7 +120,7 @@ func run(args []string, out, errOut io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	model := &MLP{Hidden: []int{256, 256}, LR: *lr}
+	model := &digits.MLP{Hidden: []int{256, 256}, LR: *lr}
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		return err
 	}

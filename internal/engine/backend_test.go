@@ -31,7 +31,7 @@ func TestGoBackendLowersConvolutions(t *testing.T) {
 	}
 	x := tensors.FromShape(shapes.Make(dtypes.Float32, 4, 16, 16, 8))
 	k := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 3, 8, 16))
-	out, err := exec.Exec(x, k)
+	out, err := exec.Call(x, k)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestOutputsFeedBackIn(t *testing.T) {
 	})
 	defer exec.Finalize()
 	for range 3 {
-		out, err := exec.Exec(x, kernel)
+		out, err := exec.Call(x, kernel)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -104,7 +104,7 @@ func outputsAndGradients(t *testing.T, backend compute.Backend, c convCase, x, k
 	defer exec.Finalize()
 	// Each backend gets its own copies: a tensor stays with the backend
 	// that first put it on a device.
-	outs, err := exec.Exec(clone(t, x), clone(t, kernel), clone(t, cotangent))
+	outs, err := exec.Call(clone(t, x), clone(t, kernel), clone(t, cotangent))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,9 +26,9 @@ func BenchmarkWrapperOverhead(b *testing.B) {
 			defer exec.Finalize()
 			x := tensors.FromFlatDataAndDimensions(make([]float32, 16), 16)
 			y := tensors.FromFlatDataAndDimensions(make([]float32, 16), 16)
-			exec.MustExec(x, y)[0].FinalizeAll()
+			exec.MustCall(x, y)[0].FinalizeAll()
 			for b.Loop() {
-				exec.MustExec(x, y)[0].FinalizeAll()
+				exec.MustCall(x, y)[0].FinalizeAll()
 			}
 		})
 	}

@@ -29,10 +29,10 @@ func BenchmarkPoolRules(b *testing.B) {
 					return []*Node{ReduceAllSum(y), ReduceAllSum(Gradient(ReduceAllSum(Mul(y, y)), x)[0])}
 				})
 				defer exec.Finalize()
-				exec.MustExec(x)
+				exec.MustCall(x)
 				cpuBefore := processCPUTime(b)
 				for b.Loop() {
-					for _, out := range exec.MustExec(x) {
+					for _, out := range exec.MustCall(x) {
 						out.FinalizeAll()
 					}
 				}

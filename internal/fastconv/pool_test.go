@@ -96,7 +96,7 @@ func TestLoweredPoolingMatchesDirect(t *testing.T) {
 					y := c.pool(x)
 					return []*Node{y, Gradient(ReduceAllSum(Mul(y, cotangent)), x)[0]}
 				})
-				outs := exec.MustExec(clone(t, x), clone(t, cotangent))
+				outs := exec.MustCall(clone(t, x), clone(t, cotangent))
 				for _, out := range outs {
 					results[b] = append(results[b], tensors.MustCopyFlatData[float32](out))
 				}

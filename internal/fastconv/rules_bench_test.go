@@ -60,10 +60,10 @@ func BenchmarkConvRules(b *testing.B) {
 						clone(b, x), clone(b, kernel))
 					macs = y.Shape().Size() * c.kernel * c.kernel * c.inChannels / c.groups
 				}
-				exec.MustExec(x, kernel)
+				exec.MustCall(x, kernel)
 				cpuBefore := processCPUTime(b)
 				for b.Loop() {
-					for _, out := range exec.MustExec(x, kernel) {
+					for _, out := range exec.MustCall(x, kernel) {
 						out.FinalizeAll()
 					}
 				}

@@ -27,7 +27,7 @@ func (r *gatherRecorder) Gather(operand, startIndices compute.Value, indexVector
 	if err != nil {
 		return nil, err
 	}
-	r.largest = max(r.largest, int(shape.Memory()))
+	r.largest = max(r.largest, int(shape.ByteSize()))
 	r.count++
 	return v, nil
 }

@@ -24,7 +24,7 @@ const ImageSize = 28
 func Logits(scope *model.Scope, images *graph.Node) *graph.Node {
 	x := graph.Reshape(images, images.Shape().Dimensions[0], ImageSize, ImageSize, 1)
 	for i, filters := range []int{32, 64} {
-		x = layers.Convolution(scope.In("conv_%d", i), x).Filters(filters).KernelSize(3).Done()
+		x = layers.Convolution(scope.In("conv_%d", i), x).Channels(filters).KernelSize(3).Done()
 		x = graph.MaxPool(activation.Relu(x)).Window(2).Done()
 	}
 	x = graph.Reshape(x, x.Shape().Dimensions[0], -1)
