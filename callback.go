@@ -20,3 +20,11 @@ type Stateful interface {
 type FastDevRunSkipped interface {
 	SkippedInFastDevRun()
 }
+
+// MetricMonitor is implemented by callbacks that act on a monitored metric
+// (EarlyStopping). Their OnTrainEpochEnd runs after the module's, as a
+// Checkpointer's does, so that they see what the module logs there
+// (Lightning's monitoring callbacks).
+type MetricMonitor interface {
+	MonitorsMetric()
+}

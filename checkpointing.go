@@ -369,7 +369,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
 	t.callbackM, t.loggedM, t.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
-	for _, tg := range t.hooks.by[hookStateful] {
+	for _, tg := range t.hooks.moduleFirst(hookStateful) {
 		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
 		if !ok {

@@ -1,10 +1,12 @@
 package volt
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 
 	"github.com/voltml/volt/internal/engine"
 )
@@ -13,6 +15,7 @@ import (
 type target struct {
 	name  string
 	value any
+	kind  targetKind
 	call  hookCall  // the host hook bound to value
 	trace traceCall // the trace-time hook bound to value
 }
@@ -25,9 +28,14 @@ type hookSet struct {
 }
 
 // resolveHooks finds, once per run, which targets implement which hooks.
+// As in Lightning, Checkpointer callbacks come after the other callbacks
+// (in their configured order otherwise), and in OnTrainEpochEnd the
+// monitoring callbacks (Checkpointer, MetricMonitor) run after the module.
 func resolveHooks(callbacks []Callback, fastDevRun bool, m Module, dm DataModule) *hookSet {
 	hs := &hookSet{}
-	for _, cb := range callbacks {
+	ordered := slices.Clone(callbacks)
+	slices.SortStableFunc(ordered, func(a, b Callback) int { return cmp.Compare(isCheckpointer(a), isCheckpointer(b)) })
+	for _, cb := range ordered {
 		if _, skip := cb.(FastDevRunSkipped); skip && fastDevRun {
 			continue
 		}
@@ -37,7 +45,44 @@ func resolveHooks(callbacks []Callback, fastDevRun bool, m Module, dm DataModule
 	if dm != nil {
 		hs.add(target{name: targetName(dm), value: dm}, onDataModule)
 	}
+	slices.SortStableFunc(hs.by[hookOnTrainEpochEnd], func(a, b target) int {
+		return cmp.Compare(isMonitoring(a), isMonitoring(b))
+	})
 	return hs
+}
+
+// moduleFirst returns the targets of hook id with the module first: the
+// order in which a checkpoint restores states (Lightning loads the module's
+// before the callbacks'; it saves the callbacks' first).
+func (hs *hookSet) moduleFirst(id hookID) []target {
+	ts := slices.Clone(hs.by[id])
+	notModule := func(tg target) int {
+		if tg.kind == onModule {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(ts, func(a, b target) int { return cmp.Compare(notModule(a), notModule(b)) })
+	return ts
+}
+
+// isCheckpointer is 1 for a Checkpointer callback, else 0 (a sort key).
+func isCheckpointer(cb Callback) int {
+	if _, ok := cb.(Checkpointer); ok {
+		return 1
+	}
+	return 0
+}
+
+// isMonitoring is 1 for a monitoring callback, else 0 (a sort key).
+func isMonitoring(tg target) int {
+	if tg.kind != onCallback {
+		return 0
+	}
+	if _, monitors := tg.value.(MetricMonitor); monitors || isCheckpointer(tg.value) == 1 {
+		return 1
+	}
+	return 0
 }
 
 // add registers tg, of kind, under every hook it implements.
@@ -47,6 +92,7 @@ func (hs *hookSet) add(tg target, kind targetKind) {
 		spec := &hookTable[id]
 		if spec.iface != nil && spec.on&kind != 0 && typ.Implements(spec.iface) {
 			bound := tg
+			bound.kind = kind
 			if spec.bind != nil {
 				bound.call = spec.bind(tg.value)
 			}

@@ -9,7 +9,10 @@
 // starts: ValidationStepper, TestStepper, PredictStepper, OptimizerConfigurer,
 // HParamser, and any of the hook interfaces below. Callbacks implement the same
 // hook interfaces; for every hook the callbacks run first, in Config.Callbacks
-// order, then the module.
+// order with Checkpointer callbacks (ModelCheckpoint) moved last, then the
+// module. OnTrainEpochEnd is the exception, as in Lightning: the monitoring
+// callbacks (Checkpointer, MetricMonitor such as EarlyStopping) run after the
+// module, so that they see what it logs there.
 //
 // # Hooks that run per event, on the host
 //
@@ -19,16 +22,19 @@
 //	OnFitStart
 //	[the training step is traced on the first batch's shapes; the model
 //	 summary is printed]
-//	OnSanityCheckStart                      (when there is validation and NumSanityValSteps != 0)
+//	OnSanityCheckStart                      (when there is validation and NumSanityValSteps != 0,
+//	                                         also when resuming)
 //	  OnValidationStart, OnValidationEpochStart,
 //	  OnValidationBatchStart/End per batch, OnValidationEpochEnd, OnValidationEnd
 //	OnSanityCheckEnd
 //	OnTrainStart
 //	for each epoch:
 //	  OnTrainEpochStart
-//	  for each batch: OnTrainBatchStart, [compiled step], OnTrainBatchEnd
-//	  validation as above                   (every CheckValEveryNEpoch epochs)
-//	  OnTrainEpochEnd
+//	  for each batch: OnTrainBatchStart, [compiled step, scheduler steps],
+//	                  OnTrainBatchEnd
+//	  validation as above                   (every CheckValEveryNEpoch epochs, and
+//	                                         before a granted stop ends the epoch)
+//	  OnTrainEpochEnd, [plateau scheduler steps]
 //	OnTrainEnd
 //	OnFitEnd
 //	Teardown(fit)                           (always, also after an error)

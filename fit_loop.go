@@ -53,6 +53,12 @@ type fitLoop struct {
 	valEveryTime time.Duration
 	lastVal      time.Time
 	valDue       bool // a validation waits for the end of the accumulation window
+	// epochFinished: the epoch reached its last batch (not ended early), so
+	// its epoch-interval schedulers step.
+	epochFinished bool
+	// plateauPending: in this epoch's OnTrainEpochEnd, before the plateau
+	// schedulers step.
+	plateauPending bool
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
@@ -135,8 +141,33 @@ func (l *fitLoop) loadData() error {
 	}
 	if l.trainLimit == 0 {
 		t.sayOnce("train-off", "volt: LimitTrainBatches gives 0 batches: training is off")
+	} else if l.train.NumBatches() == 0 {
+		return emptyTrainingError(l.train, "has no batches")
 	}
 	return l.resolveValInterval()
+}
+
+// emptyTrainingError says that the training loader gives nothing (what is
+// wrong), describing it, and how to turn training off on purpose.
+func emptyTrainingError(train data.Loader, what string) error {
+	desc := fmt.Sprintf("%T", train)
+	if dl, ok := train.(*data.DataLoader); ok && dl.Dataset != nil {
+		desc += fmt.Sprintf(": %d examples, BatchSize %d", dl.Dataset.Len(), dl.BatchSize)
+		if dl.DropLast {
+			desc += ", DropLast"
+		}
+	}
+	return fmt.Errorf("volt: Fit: the training loader %s (%s); give it training data, or set Config.LimitTrainBatches to volt.Batches(0) to turn training off", what, desc)
+}
+
+// ValidatesOncePerEpoch reports whether Fit's validation is set to run once
+// per training epoch, after its last batch: Config.ValCheckInterval unset
+// (or Fraction(1)) and CheckValEveryNEpoch 1. Lightning's monitoring
+// callbacks (EarlyStopping, ModelCheckpoint) then act at the end of the
+// training epoch rather than at the end of validation.
+func (t *Trainer) ValidatesOncePerEpoch() bool {
+	v := t.cfg.ValCheckInterval
+	return (v == nil || v == Fraction(1)) && t.cfg.valEveryEpochs == 1
 }
 
 // resolveValInterval turns Config.ValCheckInterval into a batch count or a
@@ -177,7 +208,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 		return err
 	}
 	t.printSummary()
-	if l.validating && t.cfg.sanitySteps != 0 && t.resume == nil {
+	if l.validating && t.cfg.sanitySteps != 0 {
 		if err := t.sanityCheck(ctx, l.val, l.valLimits); err != nil {
 			return err
 		}
@@ -249,6 +280,9 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	b, err, ok := next()
 	if !ok {
 		stop()
+		if skip == 0 && ctx.Err() == nil {
+			return emptyTrainingError(l.train, fmt.Sprintf("yielded no batches in epoch %d", epoch))
+		}
 		return nil
 	}
 	l.first = &openEpoch{epoch: epoch, skip: skip, batch: b, err: err, next: next, stop: stop}

@@ -56,6 +56,7 @@ const (
 	hookOnBeforeOptimizerStep
 	hookStateful
 	hookCheckpointer
+	hookMetricMonitor
 	hookBestModelPather
 	hookCheckpointDirer
 	hookModelSummarizer
@@ -253,6 +254,7 @@ var hookTable = [numHooks]hookSpec{
 	hookOnBeforeOptimizerStep: traced(func(h OnBeforeOptimizerStep, a traceArgs) { h.OnBeforeOptimizerStep(a.step, a.optimizerIdx, a.grads) }),
 	hookStateful:              ask[Stateful](onCallback | onModule),
 	hookCheckpointer:          marker[Checkpointer](),
+	hookMetricMonitor:         marker[MetricMonitor](),
 	hookBestModelPather:       marker[BestModelPather](),
 	hookCheckpointDirer:       marker[CheckpointDirer](),
 	hookModelSummarizer:       marker[ModelSummarizer](),

@@ -25,8 +25,13 @@ type OptimizerSetup struct {
 	// Scheduler sets the learning rate on the host; volt writes it into the
 	// optimizer's learning-rate variable, so the step is never recompiled.
 	Scheduler optim.Scheduler
-	// Interval says when the scheduler steps: IntervalEpoch (default: after
-	// each epoch's validation) or IntervalStep (after each optimization step).
+	// Interval says when the scheduler steps, as in Lightning: IntervalEpoch
+	// (default) steps with the epoch's last training batch, before
+	// OnTrainBatchEnd and that epoch's validation, and a scheduler that needs
+	// a metric (ReduceLROnPlateau) after OnTrainEpochEnd; an epoch ended early
+	// (a stop, SkipRestOfEpoch) does not step them. IntervalStep steps after
+	// each optimization step, before OnTrainBatchEnd, and one that needs a
+	// metric after the validation that batch may run.
 	Interval Interval
 	// SchedulerFrequency steps the scheduler every n intervals; 0 means 1.
 	SchedulerFrequency int

@@ -26,6 +26,11 @@ func (t *Trainer) startSchedulers() error {
 			if err := o.Scheduler.LoadState(states[i]); err != nil {
 				return fmt.Errorf("volt: restoring optimizer %d's scheduler: %w", i, err)
 			}
+			// The state may hold a step taken after the checkpoint's
+			// weights were saved (a plateau step at epoch end).
+			if err := t.setLR(i, o.Scheduler.LR()); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := t.setLR(i, o.Scheduler.Start(o.Optimizer.LR)); err != nil {
@@ -36,19 +41,23 @@ func (t *Trainer) startSchedulers() error {
 	return nil
 }
 
-// stepSchedulers steps the schedulers of the given interval that are due.
-// count is the number of completed intervals (optimization steps or epochs).
-func (t *Trainer) stepSchedulers(interval Interval, count int64) error {
+// stepSchedulers steps the schedulers of the given interval that are due,
+// those that need a metric (plateau) or the others: Lightning steps them at
+// different points (see OptimizerConfig.Interval). count is the number of
+// completed intervals (optimization steps or epochs).
+func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) error {
 	for i := range t.auto.opts {
 		o := &t.auto.opts[i]
 		if o.Scheduler == nil || orDefault(o.Interval, IntervalEpoch) != interval {
 			continue
 		}
-		if count%int64(max(o.SchedulerFrequency, 1)) != 0 {
+		ms, ok := o.Scheduler.(optim.MetricScheduler)
+		needsMetric := ok && ms.NeedsMetric()
+		if needsMetric != plateau || count%int64(max(o.SchedulerFrequency, 1)) != 0 {
 			continue
 		}
 		metric := math.NaN()
-		if ms, ok := o.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() {
+		if needsMetric {
 			v, ok := t.callbackM[o.Monitor]
 			if !ok {
 				return fmt.Errorf("volt: optimizer %d's scheduler monitors %q, which was not logged; logged metrics: %s",
@@ -85,9 +94,37 @@ func (t *Trainer) schedulerSnapshot() ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 		}
+		if t.fit != nil && t.fit.plateauPending {
+			if b, err = t.withPendingPlateauStep(i, b); err != nil {
+				return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
+			}
+		}
 		states[i] = b
 	}
 	return states, nil
+}
+
+// withPendingPlateauStep returns the state optimizer i's scheduler will have
+// after the plateau step that follows OnTrainEpochEnd, given its state now:
+// the state itself when no such step is due. The scheduler is left as it
+// was.
+func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, error) {
+	o := &t.auto.opts[i]
+	ms, ok := o.Scheduler.(optim.MetricScheduler)
+	if !ok || !ms.NeedsMetric() || orDefault(o.Interval, IntervalEpoch) != IntervalEpoch ||
+		int64(t.CurrentEpoch()+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {
+		return state, nil
+	}
+	metric, ok := t.callbackM[o.Monitor]
+	if !ok {
+		return state, nil // the step will fail, saying so
+	}
+	o.Scheduler.Step(metric)
+	stepped, err := o.Scheduler.State()
+	if rerr := o.Scheduler.LoadState(state); rerr != nil {
+		return nil, rerr
+	}
+	return stepped, err
 }
 
 func orDefault[T comparable](v, def T) T {

@@ -33,6 +33,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		t.trainRes.reset()
 	}
 	t.resume = nil
+	l.epochFinished = false
 	t.state.Stage = RunningTrain
 	t.curRes, t.curLoader, t.numLoaders, t.curBatch = t.trainRes, 0, 1, 1
 	t.skipEpoch = false
@@ -55,18 +56,25 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	}
 	p.Epoch.processed()
 
-	// Epoch values are visible to the schedulers and OnTrainEpochEnd, then
-	// logged with whatever it logs.
+	// Epoch values are visible to OnTrainEpochEnd and the plateau
+	// schedulers, then logged with whatever it logs.
 	if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
 		return err
 	}
 	t.trainRes.epochValues(t.callbackM, nil, t.progBarM)
-	if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1)); err != nil {
-		return err
-	}
 	p.At = PointTrainEpochEnd
+	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
+	// follows it (schedulerSnapshot), so that a run resumed from it goes on
+	// with the same learning rate.
+	l.plateauPending = l.epochFinished
 	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
+	}
+	l.plateauPending = false
+	if l.epochFinished {
+		if err := t.stepSchedulers(IntervalEpoch, int64(epoch+1), true); err != nil {
+			return err
+		}
 	}
 	if err := t.flushStepLogs(); err != nil {
 		return err
@@ -170,7 +178,13 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	stepsBefore := p.OptimizerSteps
 	for range steps {
 		p.OptimizerSteps++
-		if err := t.stepSchedulers(IntervalStep, p.OptimizerSteps); err != nil {
+		if err := t.stepSchedulers(IntervalStep, p.OptimizerSteps, false); err != nil {
+			return false, err
+		}
+	}
+	if lastInEpoch {
+		l.epochFinished = true
+		if err := t.stepSchedulers(IntervalEpoch, int64(t.CurrentEpoch()+1), false); err != nil {
 			return false, err
 		}
 	}
@@ -195,6 +209,12 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if !stepped {
 		return false, nil
 	}
+	// Plateau schedulers of the step interval see that validation's metrics.
+	for s := stepsBefore + 1; s <= p.OptimizerSteps; s++ {
+		if err := t.stepSchedulers(IntervalStep, s, true); err != nil {
+			return false, err
+		}
+	}
 	if s := t.signals.signalled(); s != nil {
 		return false, t.interruptBySignal(s)
 	}
@@ -213,13 +233,20 @@ func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
 		return false
 	}
 	epoch := t.CurrentEpoch()
+	if !l.acrossEpochs && (epoch+1)%t.cfg.valEveryEpochs != 0 {
+		return false
+	}
+	if stepped && t.shouldStop && t.canStopEarly() {
+		// Lightning validates before a requested stop ends the epoch
+		// ("allow validation if requesting to stop early").
+		l.valDue = false
+		return true
+	}
 	switch {
 	case l.acrossEpochs:
 		if int(t.progress.TrainBatch.Total.Processed)%l.valEvery == 0 {
 			l.valDue = true
 		}
-	case (epoch+1)%t.cfg.valEveryEpochs != 0:
-		return false
 	case l.valEveryTime > 0:
 		if time.Since(l.lastVal) >= l.valEveryTime {
 			l.valDue = true

@@ -16,23 +16,22 @@ import (
 // (Lightning's EarlyStopping).
 //
 // Where it checks: with CheckOnTrainEpochEnd nil (the default) it checks at
-// OnValidationEnd when Fit validates (the monitored metric is then a
-// validation metric) and at OnTrainEpochEnd otherwise. Fit is known to
-// validate once the sanity check starts or a validation run ends; until then
-// an epoch end whose metric is missing is not an error when the module has a
-// ValidationStep (validation may come every n epochs). It never checks
-// during the sanity check or outside Fit.
+// OnTrainEpochEnd when Fit's validation, if any, runs once per epoch after
+// its last batch (Trainer.ValidatesOncePerEpoch), and at OnValidationEnd
+// otherwise, as Lightning does. At OnTrainEpochEnd it runs after the
+// module's hook (it is a volt.MetricMonitor), so it sees what the module
+// logs there. It never checks during the sanity check or outside Fit.
 //
 // It asks to stop with Trainer.Stop, so MinEpochs and MinSteps are honoured by
 // the trainer, which reports the stop reason once through Config.Log.
 type EarlyStopping struct {
-	cfg     EarlyStoppingConfig
-	delta   float64 // signed min delta: current-delta must beat best
-	better  func(a, b float64) bool
-	state   earlyStoppingState
-	loaded  bool // LoadState was called: keep the state at the next OnFitStart
-	atVal   bool // auto mode: Fit validates, check at OnValidationEnd
-	checked bool // strict check of the metric's presence done in this Fit
+	cfg        EarlyStoppingConfig
+	delta      float64 // signed min delta: current-delta must beat best
+	better     func(a, b float64) bool
+	state      earlyStoppingState
+	loaded     bool // LoadState was called: keep the state at the next OnFitStart
+	atEpochEnd bool // this Fit checks at OnTrainEpochEnd, not OnValidationEnd
+	checked    bool // strict check of the metric's presence done in this Fit
 }
 
 // EarlyStoppingConfig configures EarlyStopping.
@@ -133,29 +132,25 @@ func (e *EarlyStopping) reset() {
 	e.state = earlyStoppingState{BestScore: best}
 }
 
-// OnFitStart resets the state, unless it was just loaded from a checkpoint.
+// OnFitStart resets the state, unless it was just loaded from a checkpoint,
+// and chooses where this Fit checks.
 func (e *EarlyStopping) OnFitStart(t *volt.Trainer) error {
 	if !e.loaded {
 		e.reset()
 	}
-	e.loaded, e.atVal, e.checked = false, false, false
+	e.loaded, e.checked = false, false
+	e.atEpochEnd = t.ValidatesOncePerEpoch()
+	if c := e.cfg.CheckOnTrainEpochEnd; c != nil {
+		e.atEpochEnd = *c
+	}
 	return nil
 }
 
-// OnSanityCheckStart notes that Fit validates.
-func (e *EarlyStopping) OnSanityCheckStart(t *volt.Trainer) error {
-	e.atVal = true
-	return nil
-}
-
-// OnValidationEnd checks the metric after a Fit validation run.
+// OnValidationEnd checks the metric after a Fit validation run, unless
+// checks happen at epoch end.
 func (e *EarlyStopping) OnValidationEnd(t *volt.Trainer) error {
 	st := t.State()
-	if st.Fn != volt.StageFit || st.Stage == volt.RunningSanityCheck {
-		return nil
-	}
-	e.atVal = true
-	if c := e.cfg.CheckOnTrainEpochEnd; c != nil && *c {
+	if e.atEpochEnd || st.Fn != volt.StageFit || st.Stage == volt.RunningSanityCheck {
 		return nil
 	}
 	return e.check(t)
@@ -163,20 +158,15 @@ func (e *EarlyStopping) OnValidationEnd(t *volt.Trainer) error {
 
 // OnTrainEpochEnd checks the metric when checks happen at epoch end.
 func (e *EarlyStopping) OnTrainEpochEnd(t *volt.Trainer) error {
-	switch c := e.cfg.CheckOnTrainEpochEnd; {
-	case c != nil && !*c:
+	if !e.atEpochEnd {
 		return nil
-	case c == nil && e.atVal:
-		return nil
-	case c == nil:
-		if _, ok := t.CallbackMetrics()[e.cfg.Monitor]; !ok {
-			if _, validates := t.Module().(volt.ValidationStepper); validates {
-				return nil // validation may still come (CheckValEveryNEpoch > 1)
-			}
-		}
 	}
 	return e.check(t)
 }
+
+// MonitorsMetric marks EarlyStopping as a monitoring callback: its
+// OnTrainEpochEnd runs after the module's.
+func (*EarlyStopping) MonitorsMetric() {}
 
 // check runs one early-stopping decision.
 func (e *EarlyStopping) check(t *volt.Trainer) error {
@@ -278,10 +268,10 @@ func (e *EarlyStopping) LoadState(b []byte) error {
 func (*EarlyStopping) SkippedInFastDevRun() {}
 
 var (
-	_ volt.FastDevRunSkipped  = (*EarlyStopping)(nil)
-	_ volt.OnFitStart         = (*EarlyStopping)(nil)
-	_ volt.OnSanityCheckStart = (*EarlyStopping)(nil)
-	_ volt.OnValidationEnd    = (*EarlyStopping)(nil)
-	_ volt.OnTrainEpochEnd    = (*EarlyStopping)(nil)
-	_ volt.Stateful           = (*EarlyStopping)(nil)
+	_ volt.FastDevRunSkipped = (*EarlyStopping)(nil)
+	_ volt.OnFitStart        = (*EarlyStopping)(nil)
+	_ volt.MetricMonitor     = (*EarlyStopping)(nil)
+	_ volt.OnValidationEnd   = (*EarlyStopping)(nil)
+	_ volt.OnTrainEpochEnd   = (*EarlyStopping)(nil)
+	_ volt.Stateful          = (*EarlyStopping)(nil)
 )

@@ -40,7 +40,6 @@ type ModelCheckpoint struct {
 	loaded      bool   // LoadState ran: keep lastGlobalStepSaved at OnFitStart
 	orphansUpTo int64  // LoadState restored this directory's bookkeeping up to this step (-1: not)
 	loadWarning string // said at OnFitStart
-	atVal       bool   // Fit validates: auto mode saves at OnValidationEnd
 	valRan      bool   // a Fit validation run ended: a missing monitor is an error
 	warned      bool   // the missing monitor was reported
 	lastTime    time.Time
@@ -91,14 +90,8 @@ func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
 		t.Slog().Warn(m.loadWarning)
 	}
 	m.loaded, m.loadWarning = false, ""
-	m.atVal, m.valRan, m.warned = false, false, false
+	m.valRan, m.warned = false, false
 	m.lastTime = m.cfg.Now()
-	return nil
-}
-
-// OnSanityCheckStart notes that Fit validates.
-func (m *ModelCheckpoint) OnSanityCheckStart(*volt.Trainer) error {
-	m.atVal = true
 	return nil
 }
 
@@ -126,8 +119,8 @@ func (m *ModelCheckpoint) OnValidationEnd(t *volt.Trainer) error {
 	if st := t.State(); st.Fn != volt.StageFit || st.Stage == volt.RunningSanityCheck {
 		return nil
 	}
-	m.atVal, m.valRan = true, true
-	if m.onTrainEpochEnd() || m.skip(t) || !m.epochDue(t) {
+	m.valRan = true
+	if m.onTrainEpochEnd(t) || m.skip(t) || !m.epochDue(t) {
 		return nil
 	}
 	return m.save(t)
@@ -136,7 +129,7 @@ func (m *ModelCheckpoint) OnValidationEnd(t *volt.Trainer) error {
 // OnTrainEpochEnd saves when the epoch cadence is due and saves happen at
 // training epoch end.
 func (m *ModelCheckpoint) OnTrainEpochEnd(t *volt.Trainer) error {
-	if !m.onTrainEpochEnd() || m.skip(t) || !m.epochDue(t) {
+	if !m.onTrainEpochEnd(t) || m.skip(t) || !m.epochDue(t) {
 		return nil
 	}
 	return m.save(t)
@@ -151,12 +144,17 @@ func (m *ModelCheckpoint) OnTrainEnd(t *volt.Trainer) error {
 }
 
 // onTrainEpochEnd reports whether the epoch cadence is checked at
-// OnTrainEpochEnd (else at OnValidationEnd).
-func (m *ModelCheckpoint) onTrainEpochEnd() bool {
+// OnTrainEpochEnd (else at OnValidationEnd). By default (Lightning's rule)
+// it is when validation comes every epoch and runs once, after its last
+// batch, or when Fit does not validate at all.
+func (m *ModelCheckpoint) onTrainEpochEnd(t *volt.Trainer) bool {
 	if m.cfg.SaveOnTrainEpochEnd != nil {
 		return *m.cfg.SaveOnTrainEpochEnd
 	}
-	return !m.atVal
+	if t.CheckValEveryNEpoch() != 1 {
+		return false
+	}
+	return !t.Validating() || t.ValidatesOncePerEpoch()
 }
 
 // epochDue reports whether the current epoch is one of the epoch cadence.
@@ -213,14 +211,13 @@ func (*ModelCheckpoint) ManagesCheckpoints() {}
 func (*ModelCheckpoint) SkippedInFastDevRun() {}
 
 var (
-	_ volt.FastDevRunSkipped  = (*ModelCheckpoint)(nil)
-	_ volt.Setup              = (*ModelCheckpoint)(nil)
-	_ volt.OnFitStart         = (*ModelCheckpoint)(nil)
-	_ volt.OnSanityCheckStart = (*ModelCheckpoint)(nil)
-	_ volt.OnTrainBatchEnd    = (*ModelCheckpoint)(nil)
-	_ volt.OnValidationEnd    = (*ModelCheckpoint)(nil)
-	_ volt.OnTrainEpochEnd    = (*ModelCheckpoint)(nil)
-	_ volt.OnTrainEnd         = (*ModelCheckpoint)(nil)
-	_ volt.Stateful           = (*ModelCheckpoint)(nil)
-	_ volt.BestModelPather    = (*ModelCheckpoint)(nil)
+	_ volt.FastDevRunSkipped = (*ModelCheckpoint)(nil)
+	_ volt.Setup             = (*ModelCheckpoint)(nil)
+	_ volt.OnFitStart        = (*ModelCheckpoint)(nil)
+	_ volt.OnTrainBatchEnd   = (*ModelCheckpoint)(nil)
+	_ volt.OnValidationEnd   = (*ModelCheckpoint)(nil)
+	_ volt.OnTrainEpochEnd   = (*ModelCheckpoint)(nil)
+	_ volt.OnTrainEnd        = (*ModelCheckpoint)(nil)
+	_ volt.Stateful          = (*ModelCheckpoint)(nil)
+	_ volt.BestModelPather   = (*ModelCheckpoint)(nil)
 )

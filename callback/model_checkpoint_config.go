@@ -46,8 +46,10 @@ type ModelCheckpointConfig struct {
 	// much time has passed since the last timed save (or the start of Fit).
 	TrainTimeInterval time.Duration
 	// SaveOnTrainEpochEnd chooses the hook of the epoch cadence: true for
-	// OnTrainEpochEnd, false for OnValidationEnd; nil saves at validation end
-	// when Fit validates and at training epoch end otherwise.
+	// OnTrainEpochEnd, false for OnValidationEnd; nil chooses as Lightning
+	// does: OnTrainEpochEnd when CheckValEveryNEpoch is 1 and Fit validates
+	// once per epoch after its last batch (Trainer.ValidatesOncePerEpoch) or
+	// not at all, OnValidationEnd otherwise.
 	SaveOnTrainEpochEnd *bool
 	// SaveWeightsOnly writes the module's weights only (such files load in
 	// Validate, Test and Predict; Fit cannot resume from them).
