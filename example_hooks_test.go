@@ -8,12 +8,12 @@ import (
 	"github.com/voltml/volt/data"
 )
 
-// epochReporter is a callback: any value with hook methods. It implements
+// exEpochReporter is a callback: any value with hook methods. It implements
 // volt.OnTrainEpochEnd, called after each training epoch (after its
 // validation), when the epoch's metrics are in CallbackMetrics.
-type epochReporter struct{}
+type exEpochReporter struct{}
 
-func (epochReporter) OnTrainEpochEnd(t *volt.Trainer) error {
+func (exEpochReporter) OnTrainEpochEnd(t *volt.Trainer) error {
 	m := t.CallbackMetrics()
 	fmt.Printf("epoch %d step %d: train_loss=%.2f val_loss=%.2f\n", t.CurrentEpoch(), t.GlobalStep(), m["train_loss"], m["val_loss"])
 	return nil
@@ -24,14 +24,14 @@ func (epochReporter) OnTrainEpochEnd(t *volt.Trainer) error {
 // host between compiled steps, so they may read the trainer's state, log
 // values with Trainer.Log and ask it to stop with Trainer.Stop.
 func ExampleOnTrainEpochEnd() {
-	trainer, err := volt.NewTrainer(quietConfig(volt.Config{
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
 		MaxEpochs: 3,
-		Callbacks: []volt.Callback{epochReporter{}},
+		Callbacks: []volt.Callback{exEpochReporter{}},
 	}))
 	if err != nil {
 		panic(err)
 	}
-	if err := trainer.Fit(context.Background(), line{}, lineData()); err != nil {
+	if err := trainer.Fit(context.Background(), exLine{}, exData()); err != nil {
 		panic(err)
 	}
 	// Output:
@@ -40,11 +40,11 @@ func ExampleOnTrainEpochEnd() {
 	// epoch 2 step 12: train_loss=1.49 val_loss=1.76
 }
 
-// stopper asks the trainer to stop from a hook, as Lightning's
+// exStopper asks the trainer to stop from a hook, as Lightning's
 // trainer.should_stop = True.
-type stopper struct{ after int64 }
+type exStopper struct{ after int64 }
 
-func (s stopper) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
+func (s exStopper) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
 	if t.GlobalStep() >= s.after {
 		t.Stop("enough steps")
 	}
@@ -54,14 +54,14 @@ func (s stopper) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Ba
 // A hook can end training early: Trainer.Stop finishes the current step and
 // ends Fit as Lightning's trainer.should_stop = True does.
 func ExampleTrainer_Stop() {
-	trainer, err := volt.NewTrainer(quietConfig(volt.Config{
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
 		MaxEpochs: 10,
-		Callbacks: []volt.Callback{stopper{after: 6}},
+		Callbacks: []volt.Callback{exStopper{after: 6}},
 	}))
 	if err != nil {
 		panic(err)
 	}
-	if err := trainer.Fit(context.Background(), line{}, lineData()); err != nil {
+	if err := trainer.Fit(context.Background(), exLine{}, exData()); err != nil {
 		panic(err)
 	}
 	// As in Lightning, the stopped epoch (1) counts as done.

@@ -10,10 +10,10 @@ import (
 	"github.com/voltml/volt"
 )
 
-// loggingLine logs the same loss four ways.
-type loggingLine struct{ line }
+// exLoggingLine logs the same loss four ways.
+type exLoggingLine struct{ exLine }
 
-func (m loggingLine) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+func (m exLoggingLine) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	l := m.mse(s, b)
 	s.Log("loss", l, volt.OnStep(true), volt.OnEpoch(true), volt.ProgBar) // loss_step and loss_epoch
 	s.Log("worst", l, volt.OnStep(false), volt.OnEpoch(true), volt.Reduce(volt.Max))
@@ -29,11 +29,11 @@ func (m loggingLine) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 // progress bar; NoLogger keeps it from the loggers (it stays in
 // CallbackMetrics).
 func ExampleStep_Log() {
-	trainer, err := volt.NewTrainer(quietConfig(volt.Config{MaxEpochs: 1}))
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{MaxEpochs: 1}))
 	if err != nil {
 		panic(err)
 	}
-	if err := trainer.Fit(context.Background(), loggingLine{}, lineData()); err != nil {
+	if err := trainer.Fit(context.Background(), exLoggingLine{}, exData()); err != nil {
 		panic(err)
 	}
 	m := trainer.CallbackMetrics()

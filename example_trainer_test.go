@@ -12,11 +12,11 @@ import (
 // per loader, Predict returns the PredictStep outputs batch by batch.
 func ExampleTrainer() {
 	ctx := context.Background()
-	trainer, err := volt.NewTrainer(quietConfig(volt.Config{MaxEpochs: 20}))
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{MaxEpochs: 20}))
 	if err != nil {
 		panic(err)
 	}
-	model, dm := line{}, lineData()
+	model, dm := exLine{}, exData()
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		panic(err)
 	}
