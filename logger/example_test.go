@@ -2,6 +2,7 @@ package logger_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -101,6 +102,51 @@ func ExampleNewCSV() {
 	// 7,1,5.65
 	// hparams.yaml:
 	// lr: 0.05
+}
+
+// The JSON-lines logger writes one object per logging step,
+// {"step":N,"metrics":{...}}, to metrics.jsonl.
+func ExampleNewJSONL() {
+	dir, err := os.MkdirTemp("", "volt-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	jsonl, err := logger.NewJSONL(logger.JSONLConfig{SaveDir: dir, Name: "."})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(volt.Config{
+		MaxEpochs:            2,
+		Loggers:              []logger.Logger{jsonl},
+		DisableCheckpointing: true,
+		DisableModelSummary:  true,
+		Log:                  slog.New(slog.DiscardHandler),
+		Seed:                 volt.Ptr[uint64](42),
+	})
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exLine{}, exTrain()); err != nil {
+		panic(err)
+	}
+	b, err := os.ReadFile(filepath.Join(jsonl.LogDir(), logger.JSONLMetricsFileName))
+	if err != nil {
+		panic(err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var row struct {
+			Step    int64
+			Metrics map[string]float64
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			panic(err)
+		}
+		fmt.Printf("step %d epoch %.0f train_loss %.2f\n", row.Step, row.Metrics["epoch"], row.Metrics["train_loss"])
+	}
+	// Output:
+	// step 3 epoch 0 train_loss 15.45
+	// step 7 epoch 1 train_loss 5.65
 }
 
 // roundFields returns the lines of s with every fractional number rounded
