@@ -1,0 +1,102 @@
+package callback_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+)
+
+// EarlyStopping stops Fit when the monitored metric has not improved by
+// MinDelta for Patience validation checks: here once the model has
+// converged, long before MaxEpochs.
+func ExampleEarlyStopping() {
+	stop, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", MinDelta: 0.001, Patience: 2})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+		MaxEpochs:            100,
+		DisableCheckpointing: true,
+		Callbacks:            []volt.Callback{stop},
+	}))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
+		panic(err)
+	}
+	fmt.Printf("stopped after %d of 100 epochs, val_loss=%.3f\n", trainer.CurrentEpoch(), trainer.CallbackMetrics()["val_loss"])
+	// Output:
+	// stopped after 18 of 100 epochs, val_loss=0.000
+}
+
+// ModelCheckpoint keeps the best SaveTopK checkpoints by a monitored metric,
+// and last.ckpt with SaveLast. FromCheckpoint("best") and
+// FromCheckpoint("last") find them.
+func ExampleModelCheckpoint() {
+	dir, err := os.MkdirTemp("", "volt-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+		Dirpath:  dir,
+		Filename: "{epoch}-{val_loss:.2f}",
+		Monitor:  "val_loss",
+		SaveTopK: volt.Ptr(2),
+		SaveLast: true,
+	})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ckpt}}))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
+		panic(err)
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.ckpt"))
+	if err != nil {
+		panic(err)
+	}
+	for _, f := range files {
+		fmt.Println(filepath.Base(f))
+	}
+	score, _ := ckpt.BestModelScore()
+	fmt.Printf("best: %s (val_loss %.2f)\n", filepath.Base(ckpt.BestModelPath()), score)
+	// Output:
+	// epoch=2-val_loss=1.76.ckpt
+	// epoch=3-val_loss=0.82.ckpt
+	// last.ckpt
+	// best: epoch=3-val_loss=0.82.ckpt (val_loss 0.82)
+}
+
+// LearningRateMonitor logs each optimizer's learning rate as "lr-<class>",
+// here once per epoch (LoggingInterval "step" logs it at every batch).
+func ExampleLearningRateMonitor() {
+	lrs, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+		MaxEpochs:            3,
+		DisableCheckpointing: true,
+		Callbacks:            []volt.Callback{lrs},
+	}))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
+		panic(err)
+	}
+	fmt.Println(lrs.Names())
+	fmt.Printf("lr-SGD=%.3f\n", trainer.CallbackMetrics()["lr-SGD"])
+	// Output:
+	// [lr-SGD]
+	// lr-SGD=0.050
+}
