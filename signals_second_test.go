@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/voltml/volt"
 )
@@ -17,7 +18,8 @@ import (
 func TestSecondSignalSaysItStoppedWithoutSaving(t *testing.T) {
 	if path := os.Getenv("VOLT_SECOND_SIGNAL_CHILD"); path != "" {
 		cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
-			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}}}})
+			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM},
+				gap: 500 * time.Millisecond, linger: 10 * time.Second}}})
 		tr, _ := volt.NewTrainer(cfg)
 		err := tr.Fit(t.Context(), &boring{}, resumeData())
 		t.Fatalf("Fit returned after two signals: %v", err)

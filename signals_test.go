@@ -1,6 +1,7 @@
 package volt_test
 
 import (
+	"cmp"
 	"errors"
 	"os"
 	"os/exec"
@@ -19,6 +20,10 @@ type signaller struct {
 	at      int64
 	signals []syscall.Signal
 	sent    bool
+	// gap is the wait between two signals (pending signals of one kind
+	// coalesce: the runtime must take the first before the second is sent)
+	// and linger the wait after the last; 0 means 50 and 100 ms.
+	gap, linger time.Duration
 }
 
 func (s *signaller) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
@@ -30,9 +35,9 @@ func (s *signaller) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data
 		if err := syscall.Kill(os.Getpid(), sig); err != nil {
 			return err
 		}
-		time.Sleep(50 * time.Millisecond) // pending signals of one kind coalesce
+		time.Sleep(cmp.Or(s.gap, 50*time.Millisecond))
 	}
-	time.Sleep(100 * time.Millisecond) // let the handler see it before the step ends
+	time.Sleep(cmp.Or(s.linger, 100*time.Millisecond)) // let the handler see it before the step ends
 	return nil
 }
 
@@ -92,7 +97,10 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	if os.Getenv("VOLT_SIGNAL_CHILD") != "" {
 		path := os.Getenv("VOLT_SIGNAL_CHILD")
 		cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
-			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}}}})
+			// Generous waits for a loaded machine: the process must die
+			// during the linger, by the second signal.
+			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM},
+				gap: 500 * time.Millisecond, linger: 10 * time.Second}}})
 		tr, _ := volt.NewTrainer(cfg)
 		err := tr.Fit(t.Context(), &boring{}, resumeData())
 		t.Fatalf("Fit returned after two signals: %v", err)
