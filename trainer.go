@@ -214,7 +214,9 @@ func (t *Trainer) ensureEngine(m Module) error {
 }
 
 // run is the lifecycle shared by Fit, Validate, Test and Predict: setup,
-// body, teardown (always, in reverse), exception hooks and status.
+// body, OnException on failure, then teardown (always; the data module's
+// first, then the callbacks' and the module's in their usual order, as
+// Lightning does) and the status.
 func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, options []RunOption, body func(ctx context.Context) error) (err error) {
 	if m == nil {
 		return ErrNoTrainingStep
