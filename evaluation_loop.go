@@ -75,62 +75,35 @@ type evalKind struct {
 	// epochEndPoint and endPoint are recorded before the epoch-end and
 	// end hooks.
 	epochEndPoint, endPoint LoopPoint
-	start                   func() error
-	epochStart              func() error
-	epochEnd                func() error
-	end                     func() error
-	batchStart              func(b *data.Batch, batchIdx, dl int) error
-	batchEnd                func(out *StepOutput, b *data.Batch, batchIdx, dl int) error
+	hooks                   evalHooks
 }
 
+// evalHooks are the hooks of one evaluation loop, in the order they run.
+type evalHooks struct {
+	start, epochStart, batchStart, batchEnd, epochEnd, end hookID
+}
+
+var (
+	validationHooks = evalHooks{hookOnValidationStart, hookOnValidationEpochStart,
+		hookOnValidationBatchStart, hookOnValidationBatchEnd, hookOnValidationEpochEnd, hookOnValidationEnd}
+	testHooks = evalHooks{hookOnTestStart, hookOnTestEpochStart,
+		hookOnTestBatchStart, hookOnTestBatchEnd, hookOnTestEpochEnd, hookOnTestEnd}
+)
+
 func (t *Trainer) valKind() evalKind {
-	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch, epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd}
+	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch,
+		epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd, hooks: validationHooks}
 	if vs, ok := t.module.(ValidationStepper); ok {
 		k.step = vs.ValidationStep
-	}
-	k.start = func() error {
-		return t.emit(hookOnValidationStart, hookArgs{})
-	}
-	k.epochStart = func() error {
-		return t.emit(hookOnValidationEpochStart, hookArgs{})
-	}
-	k.epochEnd = func() error {
-		return t.emit(hookOnValidationEpochEnd, hookArgs{})
-	}
-	k.end = func() error {
-		return t.emit(hookOnValidationEnd, hookArgs{})
-	}
-	k.batchStart = func(b *data.Batch, i, dl int) error {
-		return t.emit(hookOnValidationBatchStart, hookArgs{batch: b, batchIdx: i, dataloaderIdx: dl})
-	}
-	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
-		return t.emit(hookOnValidationBatchEnd, hookArgs{out: out, batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	return k
 }
 
 func (t *Trainer) testKind() evalKind {
-	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch, epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd}
+	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch,
+		epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd, hooks: testHooks}
 	if ts, ok := t.module.(TestStepper); ok {
 		k.step = ts.TestStep
-	}
-	k.start = func() error {
-		return t.emit(hookOnTestStart, hookArgs{})
-	}
-	k.epochStart = func() error {
-		return t.emit(hookOnTestEpochStart, hookArgs{})
-	}
-	k.epochEnd = func() error {
-		return t.emit(hookOnTestEpochEnd, hookArgs{})
-	}
-	k.end = func() error {
-		return t.emit(hookOnTestEnd, hookArgs{})
-	}
-	k.batchStart = func(b *data.Batch, i, dl int) error {
-		return t.emit(hookOnTestBatchStart, hookArgs{batch: b, batchIdx: i, dataloaderIdx: dl})
-	}
-	k.batchEnd = func(out *StepOutput, b *data.Batch, i, dl int) error {
-		return t.emit(hookOnTestBatchEnd, hookArgs{out: out, batch: b, batchIdx: i, dataloaderIdx: dl})
 	}
 	return k
 }
@@ -229,10 +202,10 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	t.curRes, t.numLoaders, t.curLoader, t.curBatch = res, len(loaders), 0, 1
 	t.evalLoaders = loaders
 	kind.progress.resetCurrent()
-	if err := kind.start(); err != nil {
+	if err := t.emit(kind.hooks.start, hookArgs{}); err != nil {
 		return nil, err
 	}
-	if err := kind.epochStart(); err != nil {
+	if err := t.emit(kind.hooks.epochStart, hookArgs{}); err != nil {
 		return nil, err
 	}
 	for dl, loader := range loaders {
@@ -249,7 +222,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if sanity {
 		t.progress.At = PointSanityCheckEpochEnd
 	}
-	if err := kind.epochEnd(); err != nil {
+	if err := t.emit(kind.hooks.epochEnd, hookArgs{}); err != nil {
 		return nil, err
 	}
 	logged := map[string]float64{}
@@ -272,7 +245,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if sanity {
 		t.progress.At = PointSanityCheckEnd
 	}
-	if err := kind.end(); err != nil {
+	if err := t.emit(kind.hooks.end, hookArgs{}); err != nil {
 		return nil, err
 	}
 	t.curRes = nil
@@ -298,7 +271,7 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 		}
 		t.curBatch = b.Size
 		kind.progress.ready()
-		if err := kind.batchStart(b, batchIdx, dl); err != nil {
+		if err := t.emit(kind.hooks.batchStart, hookArgs{batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 			return err
 		}
 		kind.progress.started()
@@ -317,7 +290,7 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 			return &StepError{Step: kind.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
 		}
 		kind.progress.processed()
-		if err := kind.batchEnd(&StepOutput{}, b, batchIdx, dl); err != nil {
+		if err := t.emit(kind.hooks.batchEnd, hookArgs{out: &StepOutput{}, batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 			return err
 		}
 		kind.progress.completed()
