@@ -258,46 +258,20 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 	if err != nil {
 		return err
 	}
-	batchIdx := 0
-	for b, err := range loader.Batches(ctx, 0, 0) {
-		if limit >= 0 && batchIdx >= limit {
-			break
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return t.interrupted(ctx)
-			}
-			return fmt.Errorf("%s loader %d, batch %d: %w", kind.stage, dl, batchIdx, err)
-		}
-		t.curBatch = b.Size
-		kind.progress.ready()
-		if err := t.emit(kind.hooks.batchStart, hookArgs{batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
-			return err
-		}
-		kind.progress.started()
+	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
+		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
+	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
 		outs, gid, err := ep.prog.Run(b)
-		if err == nil {
-			var ms []*metric
-			ms, err = t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
-			if err == nil {
-				err = t.record(ms, outs[1:], b.Size)
-			}
-			if err == nil {
-				err = t.recordMetricLogs(ep.table, gid, res, dl, n)
-			}
-		}
 		if err != nil {
-			return &StepError{Step: kind.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+			return nil, err
 		}
-		kind.progress.processed()
-		if err := t.emit(kind.hooks.batchEnd, hookArgs{out: &StepOutput{}, batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
-			return err
+		ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
+		if err == nil {
+			err = t.record(ms, outs[1:], b.Size)
 		}
-		kind.progress.completed()
-		batchIdx++
-		if ctx.Err() != nil {
-			return t.interrupted(ctx)
+		if err == nil {
+			err = t.recordMetricLogs(ep.table, gid, res, dl, n)
 		}
-	}
-	return nil
+		return &StepOutput{}, err
+	})
 }

@@ -60,37 +60,18 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		if err != nil {
 			return nil, err
 		}
-		batchIdx := 0
-		for b, err := range loader.Batches(ctx, 0, 0) {
-			if limit >= 0 && batchIdx >= limit {
-				break
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, t.interrupted(ctx)
-				}
-				return nil, fmt.Errorf("predict loader %d, batch %d: %w", dl, batchIdx, err)
-			}
-			p.ready()
-			if err := t.emit(hookOnPredictBatchStart, hookArgs{batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
-				return nil, err
-			}
-			p.started()
+		l := batchLoop{what: "predict", stepName: "PredictStep", progress: p,
+			batchStart: hookOnPredictBatchStart, batchEnd: hookOnPredictBatchEnd}
+		err = t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
 			outs, _, err := prog.prog.Run(b)
 			if err != nil {
-				return nil, &StepError{Step: "PredictStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
-			}
-			p.processed()
-			out[dl] = append(out[dl], outs[0])
-			so := &StepOutput{Prediction: outs[0]}
-			if err := t.emit(hookOnPredictBatchEnd, hookArgs{out: so, batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 				return nil, err
 			}
-			p.completed()
-			batchIdx++
-			if ctx.Err() != nil {
-				return nil, t.interrupted(ctx)
-			}
+			out[dl] = append(out[dl], outs[0])
+			return &StepOutput{Prediction: outs[0]}, nil
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	if err := t.emit(hookOnPredictEpochEnd, hookArgs{}); err != nil {
