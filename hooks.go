@@ -150,5 +150,12 @@ type OnBeforeOptimizerStep interface {
 	OnBeforeOptimizerStep(s *Step, optimizerIdx int, grads []Gradient)
 }
 
-// Gradient pairs a trainable variable with its gradient node.
+// Gradient pairs a trainable variable with its gradient node:
+//
+//	type Gradient struct {
+//		Variable *model.Variable // the trainable variable
+//		Value    *graph.Node     // its gradient; a hook may replace it
+//	}
+//
+// (It is defined in volt's engine, which builds the update, hence the alias.)
 type Gradient = engine.Gradient
