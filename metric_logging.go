@@ -20,10 +20,27 @@ import (
 type metricTable struct {
 	carry *engine.Carry
 	logs  map[graph.GraphId][]*metricSource
+	// bound caches, per graph and result collection, the entries its
+	// metric logs resolve to, so that a step resolves no names.
+	bound map[boundKey][]boundMetric
+}
+
+// boundKey identifies where a graph's metric logs are recorded.
+type boundKey struct {
+	gid                graph.GraphId
+	res                *results
+	loader, numLoaders int
+}
+
+// boundMetric is one logged name of a metric source and its entry.
+type boundMetric struct {
+	m      *metric
+	src    *metricSource
+	member string
 }
 
 func newMetricTable() *metricTable {
-	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}}
+	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}, bound: map[boundKey][]boundMetric{}}
 }
 
 // metricSource is one LogMetric (or LogMetrics) call: the metric, the carry
@@ -130,15 +147,23 @@ func (s *Step) logged(name string) bool {
 // recordMetricLogs marks the metrics logged by graph gid as logged in this
 // step: their values are computed from the carried state when read.
 func (t *Trainer) recordMetricLogs(table *metricTable, gid graph.GraphId, res *results, loader, numLoaders int) error {
-	for _, src := range table.logs[gid] {
-		for _, name := range src.names {
-			m, err := res.entry(name+dataloaderSuffix(loader, numLoaders), src.opts)
-			if err != nil {
-				return err
+	key := boundKey{gid, res, loader, numLoaders}
+	bound, ok := table.bound[key]
+	if !ok {
+		for _, src := range table.logs[gid] {
+			for _, name := range src.names {
+				m, err := res.entry(name+dataloaderSuffix(loader, numLoaders), src.opts)
+				if err != nil {
+					return err
+				}
+				bound = append(bound, boundMetric{m, src, name})
 			}
-			m.src, m.member = src, name
-			m.seen, m.fresh = true, true
 		}
+		table.bound[key] = bound
+	}
+	for _, b := range bound {
+		b.m.src, b.m.member = b.src, b.member
+		b.m.seen, b.m.fresh = true, true
 	}
 	return nil
 }
