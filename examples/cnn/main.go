@@ -22,8 +22,6 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
-	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/datasets/mnist"
 )
 
 func main() {
@@ -47,17 +45,9 @@ func run(args []string, out, errOut io.Writer) error {
 		return err
 	}
 	volt.SeedEverything(42)
-	train, test, err := mnist.Load()
+	dm, err := digits.Loaders(64, 2)
 	if err != nil {
 		return err
-	}
-	loader := func(ds data.Dataset, shuffle bool) *data.DataLoader {
-		return &data.DataLoader{Dataset: ds, BatchSize: 64, Shuffle: shuffle, Workers: 2}
-	}
-	dm := volt.Loaders{
-		Train: loader(train.Subset(0, 55000), true),
-		Val:   []data.Loader{loader(train.Subset(55000, 60000), false)},
-		Test:  []data.Loader{loader(test, false)},
 	}
 	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
 	if *trainBatches > 0 {

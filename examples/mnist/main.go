@@ -30,8 +30,6 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
-	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/datasets/mnist"
 )
 
 func main() {
@@ -75,17 +73,9 @@ func run(args []string, out, errOut io.Writer) error {
 		defer pprof.StopCPUProfile()
 	}
 	volt.SeedEverything(*seed)
-	train, test, err := mnist.Load()
+	dm, err := digits.Loaders(*batch, *workers)
 	if err != nil {
 		return err
-	}
-	loader := func(ds data.Dataset, shuffle bool) *data.DataLoader {
-		return &data.DataLoader{Dataset: ds, BatchSize: *batch, Shuffle: shuffle, Workers: *workers}
-	}
-	dm := volt.Loaders{
-		Train: loader(train.Subset(0, 55000), true),
-		Val:   []data.Loader{loader(train.Subset(55000, 60000), false)},
-		Test:  []data.Loader{loader(test, false)},
 	}
 
 	var callbacks []volt.Callback
