@@ -74,9 +74,10 @@ type Program struct {
 	numInputs int
 	args      []any
 	// embedded holds, for an evaluation program on a backend that embeds
-	// variables, the value each variable had when the program's graphs
-	// were traced (a zero pointer: none, so it was read as a parameter).
+	// variables, the value each variable with a value had when the
+	// program's graphs were traced; snapshot says it was taken.
 	embedded []embeddedValue
+	snapshot bool
 	traces   int
 	// rawInputs feeds the inputs as they are, without the cast of
 	// floating-point data to the compute dtype.
@@ -147,7 +148,7 @@ func (p *Program) newExec() error {
 		p.exec.Finalize()
 	}
 	p.exec = exec.WithName(p.name)
-	p.embedded = p.embedded[:0]
+	p.snapshot = false
 	return nil
 }
 
@@ -161,22 +162,24 @@ func (p *Program) refresh() error {
 	if p.mode != Evaluation || !p.engine.embedsVariables {
 		return nil
 	}
-	if len(p.embedded) > 0 && !p.embeddedStale() {
+	if p.snapshot && !p.embeddedStale() {
 		return nil
 	}
-	if len(p.embedded) > 0 {
+	if p.snapshot {
 		if err := p.newExec(); err != nil {
 			return err
 		}
 	}
+	// Variables without a value are read as parameters; only the others
+	// can be embedded.
+	p.embedded, p.snapshot = p.embedded[:0], true
 	for v := range p.engine.Store.IterVariables() {
-		ev := embeddedValue{v: v}
-		if v.HasValue() {
-			if t, err := v.Value(); err == nil {
-				ev.value = weak.Make(t)
-			}
+		if !v.HasValue() {
+			continue
 		}
-		p.embedded = append(p.embedded, ev)
+		if t, err := v.Value(); err == nil {
+			p.embedded = append(p.embedded, embeddedValue{v: v, value: weak.Make(t)})
+		}
 	}
 	return nil
 }
@@ -187,9 +190,6 @@ func (p *Program) refresh() error {
 // pointer never equals one made from a later tensor at the same address.
 func (p *Program) embeddedStale() bool {
 	for _, ev := range p.embedded {
-		if ev.value == (weak.Pointer[tensors.Tensor]{}) {
-			continue // read as a parameter: always current
-		}
 		t, err := ev.v.Value()
 		if err != nil || weak.Make(t) != ev.value {
 			return true
