@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -12,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/internal/testutil"
+	"github.com/voltml/volt/logger"
 	"gopkg.in/yaml.v3"
 )
 
@@ -222,3 +224,34 @@ type valueModule struct{ LR float64 }
 
 // TrainingStep implements volt.Module.
 func (valueModule) TrainingStep(*volt.Step, volt.Batch) *graph.Node { return nil }
+
+// TestWithLogger checks that a program's own logger is named like the
+// built-in ones, its options keyed by their tags.
+func TestWithLogger(t *testing.T) {
+	build := func(c myCallbackConfig) (*logger.JSONLLogger, error) {
+		return logger.NewJSONL(logger.JSONLConfig{SaveDir: t.TempDir(), Name: fmt.Sprint("every_", c.Every)})
+	}
+	l, err := fixture{args: []string{"fit", "--trainer.loggers=[{mine: {every_n: 3}}]"},
+		opts: []Option{WithLogger("mine", build)}}.load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lgs, errs := buildLoggers(l.inv.rc.loggers)
+	if len(errs) > 0 || len(lgs) != 1 || !strings.Contains(lgs[0].(*logger.JSONLLogger).LogDir(), "every_3") {
+		t.Errorf("got %v %v, want one JSONL logger built with Every 3", lgs, errs)
+	}
+}
+
+// TestWithProgramName checks that the name reaches what the program prints
+// (print-config's "run it again with" line).
+func TestWithProgramName(t *testing.T) {
+	var stdout bytes.Buffer
+	err := Run(t.Context(), func() *testutil.Boring { return &testutil.Boring{} }, testutil.NewBoringDataModule,
+		WithArgs("print-config"), WithProgramName("trainme"), WithOutput(&stdout, io.Discard), WithEnviron(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "run it again with: trainme fit --config") {
+		t.Errorf("print-config does not name the program:\n%s", stdout.String())
+	}
+}
