@@ -121,10 +121,14 @@ func (t *Trainer) emit(id hookID, a hookArgs) error {
 
 // dispatch is emit's loop.
 func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) {
-	i, prev := 0, t.fx
-	t.fx = id
+	r := t.run
+	if r == nil { // outside a run (SaveCheckpoint): nothing reads the hook then
+		r = new(run)
+	}
+	i, prev := 0, r.fx
+	r.fx = id
 	defer func() {
-		t.fx = prev
+		r.fx = prev
 		err = t.hookFailed(id, targets[min(i, len(targets)-1)], err, recover())
 	}()
 	for ; i < len(targets); i++ {

@@ -32,7 +32,7 @@ func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Load
 			}
 			return fmt.Errorf("%s loader %d, batch %d: %w", l.what, dl, batchIdx, err)
 		}
-		t.curBatch = b.Size
+		t.run.batchSize = b.Size
 		l.progress.ready()
 		if err := t.emit(l.batchStart, hookArgs{batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 			return err

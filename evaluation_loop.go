@@ -25,7 +25,7 @@ func (t *Trainer) Test(ctx context.Context, m Module, dm DataModule, opts ...Run
 
 func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModule, opts []RunOption) ([]map[string]float64, error) {
 	var out []map[string]float64
-	err := t.run(ctx, fn, m, dm, opts, func(ctx context.Context) error {
+	err := t.lifecycle(ctx, fn, m, dm, opts, func(ctx context.Context) error {
 		var loaders []data.Loader
 		kind := t.valKind()
 		if fn == StageValidate {
@@ -136,11 +136,11 @@ func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits
 type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }
 
 func (t *Trainer) snapshotMetrics() metricsSnapshot {
-	return metricsSnapshot{maps.Clone(t.callbackM), maps.Clone(t.loggedM), maps.Clone(t.progBarM)}
+	return metricsSnapshot{maps.Clone(t.logs.callbackM), maps.Clone(t.logs.loggedM), maps.Clone(t.logs.progBarM)}
 }
 
 func (t *Trainer) restoreMetrics(s metricsSnapshot) {
-	t.callbackM, t.loggedM, t.progBarM = s.callback, s.logged, s.progBar
+	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = s.callback, s.logged, s.progBar
 }
 
 // evalKey identifies a compiled evaluation graph function.
@@ -193,14 +193,14 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if !sanity {
 		t.state.Stage = kind.stage
 	}
-	res := t.evalRes[kind.stage]
+	res := t.logs.evalRes[kind.stage]
 	if res == nil {
 		res = newResults()
-		t.evalRes[kind.stage] = res
+		t.logs.evalRes[kind.stage] = res
 	}
 	res.reset()
-	t.curRes, t.numLoaders, t.curLoader, t.curBatch = res, len(loaders), 0, 1
-	t.evalLoaders = loaders
+	t.run.res, t.run.numLoaders, t.run.loader, t.run.batchSize = res, len(loaders), 0, 1
+	t.run.evalLoaders = loaders
 	kind.progress.resetCurrent()
 	if err := t.emit(kind.hooks.start, hookArgs{}); err != nil {
 		return nil, err
@@ -209,7 +209,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		return nil, err
 	}
 	for dl, loader := range loaders {
-		t.curLoader = dl
+		t.run.loader = dl
 		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limits[dl]); err != nil {
 			return nil, err
 		}
@@ -217,7 +217,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if err := res.computeMetrics(nil); err != nil {
 		return nil, err
 	}
-	res.epochValues(t.callbackM, nil, t.progBarM)
+	res.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	t.progress.At = kind.epochEndPoint
 	if sanity {
 		t.progress.At = PointSanityCheckEpochEnd
@@ -226,7 +226,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		return nil, err
 	}
 	logged := map[string]float64{}
-	res.epochValues(t.callbackM, logged, t.progBarM)
+	res.epochValues(t.logs.callbackM, logged, t.logs.progBarM)
 	perLoader := make([]map[string]float64, len(loaders))
 	for dl := range loaders {
 		perLoader[dl] = map[string]float64{}
@@ -248,7 +248,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if err := t.emit(kind.hooks.end, hookArgs{}); err != nil {
 		return nil, err
 	}
-	t.curRes = nil
+	t.run.res = nil
 	return perLoader, nil
 }
 

@@ -7,3 +7,6 @@ import "github.com/gomlx/gomlx/core/tensors"
 func SetGradientReducer(t *Trainer, reduce func([]*tensors.Tensor) ([]*tensors.Tensor, error)) {
 	t.cfg.reduceGradients = reduce
 }
+
+// RunInProgress reports whether t holds the state of a run (Trainer.run).
+func RunInProgress(t *Trainer) bool { return t.run != nil }

@@ -224,8 +224,8 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		})
 	} else {
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
-			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.trainMetrics}
-			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
+			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics}
+			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.batchParts()})
 			return a.forward(tp, s, loss, nil)
 		}, a.updateFn(tp, opt), a.reduce)
 	}
@@ -233,9 +233,9 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		return nil, err
 	}
 	if tp.manual != nil {
-		tp.manual.SetCarry(t.trainMetrics.carry)
+		tp.manual.SetCarry(t.logs.trainMetrics.carry)
 	} else {
-		tp.step.SetCarry(t.trainMetrics.carry)
+		tp.step.SetCarry(t.logs.trainMetrics.carry)
 	}
 	a.programs[key] = tp
 	return tp, nil
@@ -338,7 +338,7 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 // epoch. Mixed precision first creates its master weights, which runs one
 // forward pass.
 func (a *automaticOptimization) prepare(b *data.Batch) error {
-	a.t.curParts = b.Parts
+	a.t.run.parts = b.Parts
 	if err := a.ensureMasters(b); err != nil {
 		return err
 	}

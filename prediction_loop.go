@@ -15,7 +15,7 @@ import (
 // loaders and returns, for each loader, the prediction of each batch.
 func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([][]*tensors.Tensor, error) {
 	var out [][]*tensors.Tensor
-	err := t.run(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {
+	err := t.lifecycle(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {
 		ps, ok := m.(PredictStepper)
 		if !ok {
 			return fmt.Errorf("volt: Predict needs a module with PredictStep; %T has none", m)
@@ -41,7 +41,7 @@ func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...
 // predictions collected per loader.
 func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders []data.Loader) ([][]*tensors.Tensor, error) {
 	t.state.Stage = RunningPredict
-	t.evalLoaders = loaders
+	t.run.evalLoaders = loaders
 	p := &t.progress.PredictBatch
 	p.resetCurrent()
 	if err := t.emit(hookOnPredictStart, hookArgs{}); err != nil {
