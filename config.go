@@ -159,6 +159,9 @@ type resolved struct {
 	// programs of every automatic training step (the data-parallel
 	// all-reduce); nil compiles each step as one program.
 	reduceGradients engine.Reducer
+	// fakeSteps, when set, replaces the compiled training steps (loop tests
+	// on a fake engine).
+	fakeSteps trainSteps
 }
 
 // validate checks every field and returns all problems at once, each naming

@@ -27,6 +27,9 @@ type automaticOptimization struct {
 	mastersReady bool
 	tbptt        *tbptt // truncated back-propagation through time, when configured
 	out          StepOutput
+	// steps runs the compiled training steps (compiledSteps; a fake in loop
+	// tests).
+	steps trainSteps
 	// reduce, when set, splits the training steps in two programs with it
 	// between them (engine.Reducer): the data-parallel all-reduce.
 	reduce engine.Reducer
@@ -109,6 +112,10 @@ func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
 	}
 	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module),
 		reduce: t.cfg.reduceGradients}
+	a.steps = compiledSteps{a}
+	if t.cfg.fakeSteps != nil {
+		a.steps = t.cfg.fakeSteps
+	}
 	if a.manual && t.cfg.accumulate > 1 {
 		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
 	}
@@ -155,16 +162,12 @@ func (a *automaticOptimization) due(batchIdx int) []int {
 // window; in manual optimization, the number of OptimizerHandle.Step calls.
 func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, int, error) {
 	if a.manual {
-		tp, err := a.program(-1, engine.ApplyAtOnce)
-		if err != nil {
-			return nil, 0, err
-		}
-		loss, info, err := a.t.runTrainProgram(tp, b)
+		loss, steps, err := a.steps.step(manualStep, engine.ApplyAtOnce, b)
 		if err != nil {
 			return nil, 0, err
 		}
 		a.out = StepOutput{loss: loss}
-		return &a.out, info.manualSteps, nil
+		return &a.out, steps, nil
 	}
 	if a.t.cfg.TruncatedBPTTSteps > 0 {
 		return a.runTBPTT(b)
@@ -177,20 +180,13 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 		if boundary {
 			mode = engine.AccumulateAndApply
 		}
-		if err := a.setAccumulationFactor(k); err != nil {
+		if err := a.steps.setAccumulation(k); err != nil {
 			return nil, 0, err
 		}
 	}
 	a.out = StepOutput{}
-	if err := a.ensureMasters(b); err != nil {
-		return nil, 0, err
-	}
 	for _, opt := range a.due(batchIdx) {
-		tp, err := a.program(opt, mode)
-		if err != nil {
-			return nil, 0, err
-		}
-		loss, _, err := a.t.runTrainProgram(tp, b)
+		loss, _, err := a.steps.step(opt, mode, b)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -339,13 +335,7 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 // forward pass.
 func (a *automaticOptimization) prepare(b *data.Batch) error {
 	a.t.run.parts = b.Parts
-	if err := a.ensureMasters(b); err != nil {
-		return err
-	}
-	if err := a.compileFirst(b); err != nil {
-		return err
-	}
-	return a.t.eng.InitializeVariables()
+	return a.steps.prepare(b)
 }
 
 // compileFirst compiles the programs the first batch runs.
@@ -354,7 +344,7 @@ func (a *automaticOptimization) compileFirst(b *data.Batch) error {
 		return nil // traced per split shape
 	}
 	if a.manual {
-		tp, err := a.program(-1, engine.ApplyAtOnce)
+		tp, err := a.program(manualStep, engine.ApplyAtOnce)
 		if err != nil {
 			return err
 		}
