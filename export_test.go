@@ -7,3 +7,7 @@ import "github.com/gomlx/gomlx/core/tensors"
 func SetGradientReducer(t *Trainer, reduce func([]*tensors.Tensor) ([]*tensors.Tensor, error)) {
 	t.cfg.reduceGradients = reduce
 }
+
+// HostCopies returns how many tensors t's engine has brought to the host
+// for hooks (step outputs).
+func HostCopies(t *Trainer) int64 { return t.eng.HostCopies() }

@@ -30,6 +30,8 @@ type Step struct {
 	metrics    *metricTable
 	metricSrcs []*metricSource
 	metricsOff bool
+	// outputs are the step's named outputs (Step.Output).
+	outputs []namedOutput
 }
 
 // stepLog is one value logged in a step function.
