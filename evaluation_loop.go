@@ -186,7 +186,7 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 			outs = append(outs, outputNodes(s.outputs, &names)...)
 			ep.outputNames[g.GraphId()] = names
 		}
-		return outs
+		return append(outs, rowNodes(s.metricSrcs)...)
 	})
 	if err != nil {
 		return nil, err
@@ -287,6 +287,9 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 		}
 		outs = outs[1+len(ms):]
 		names := ep.outputNames[gid]
+		if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
+			return nil, err
+		}
 		if len(names) == 0 {
 			return &StepOutput{stage: kind.stage}, nil
 		}
