@@ -211,3 +211,56 @@ func TestStepOutputsReachBatchEndHooks(t *testing.T) {
 }
 
 func (m *outputsModule) recorded() map[volt.RunningStage][]string { return m.got }
+
+// misuseModule calls Step.Output as its fields say.
+type misuseModule struct {
+	boring
+	inTraining, twice bool
+	read              string // the output its validation batch-end hook reads
+}
+
+func (m *misuseModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	if m.inTraining {
+		s.Output("loss", graph.ReduceAllMean(b.Input(0)))
+	}
+	return m.boring.TrainingStep(s, b)
+}
+
+func (m *misuseModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	m.boring.ValidationStep(s, b)
+	s.Output("x", b.Input(0))
+	if m.twice {
+		s.Output("x", b.Input(0))
+	}
+}
+
+func (m *misuseModule) OnValidationBatchEnd(t *volt.Trainer, out *volt.StepOutput, b *data.Batch, _, _ int) error {
+	_, err := out.Output(m.read)
+	return err
+}
+
+// TestStepOutputErrors: a misused Step.Output, or a hook reading an output
+// the step does not have, is an error saying what is wrong.
+func TestStepOutputErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		module *misuseModule
+		want   string
+	}{
+		{"in a training step", &misuseModule{inTraining: true, read: "x"}, "a training step has no named outputs"},
+		{"a name given twice", &misuseModule{twice: true, read: "x"}, `Step.Output("x"): the name is given twice`},
+		{"a name the step lacks", &misuseModule{read: "logits"}, `step output "logits": the validate step declares no such output (it has ["x"])`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0)}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tr.Fit(t.Context(), tc.module, boringData())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
