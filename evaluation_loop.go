@@ -148,6 +148,8 @@ type evalKey struct {
 	stage  RunningStage
 	loader int
 	of     int
+	// outputs says the step's named outputs are outputs of the program.
+	outputs bool
 }
 
 // evalProgram is an evaluation (or prediction) step compiled without gradients.
@@ -156,15 +158,18 @@ type evalProgram struct {
 	metrics map[graph.GraphId][]*metric
 	traced  []stepLog
 	table   *metricTable // metric objects logged, their carried state
+	// outputNames are, per graph, the names of the named outputs it
+	// returns (empty when the run does not fetch them).
+	outputNames map[graph.GraphId][]string
 }
 
 // evalProgramFor returns the compiled step of kind for loader i of n.
 func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) {
-	key := evalKey{kind.stage, i, n}
+	key := evalKey{kind.stage, i, n, t.wantsOutputs(kind.hooks.batchEnd, kind.stage)}
 	if ep, ok := t.evals[key]; ok {
 		return ep, nil
 	}
-	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable()}
+	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable(), outputNames: map[graph.GraphId][]string{}}
 	var err error
 	ep.prog, err = t.eng.Compile(kind.stepName, engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		g := graphOf(inputs, labels)
@@ -176,7 +181,12 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 		for _, l := range s.logs {
 			outs = append(outs, l.value)
 		}
-		return outs
+		if key.outputs {
+			var names []string
+			outs = append(outs, outputNodes(s.outputs, &names)...)
+			ep.outputNames[g.GraphId()] = names
+		}
+		return append(outs, rowNodes(s.metricSrcs)...)
 	})
 	if err != nil {
 		return nil, err
@@ -272,6 +282,17 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 		if err == nil {
 			err = t.recordMetricLogs(ep.table, gid, res, dl, n)
 		}
-		return &StepOutput{}, err
+		if err != nil {
+			return nil, err
+		}
+		outs = outs[1+len(ms):]
+		names := ep.outputNames[gid]
+		if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
+			return nil, err
+		}
+		if len(names) == 0 {
+			return &StepOutput{stage: kind.stage}, nil
+		}
+		return t.fetchOutputs(kind.stage, names, outs[:len(names)]), nil
 	})
 }

@@ -78,6 +78,7 @@ const (
 	hookDataSetup
 	hookDataTeardown
 	hookDataStateful
+	hookStepOutputReader
 	numHooks
 )
 
@@ -282,6 +283,9 @@ var hookTable = [numHooks]hookSpec{
 		return func(_ *Trainer, a hookArgs) error { return h.Teardown(a.stage) }
 	}),
 	hookDataStateful: ask[DataStateful](onDataModule),
+	// A module may say it does not read its step outputs; a callback must
+	// implement a batch-end hook too.
+	hookStepOutputReader: {iface: reflect.TypeFor[StepOutputReader](), when: markerOnly, on: onCallback | onModule},
 }
 
 func init() {

@@ -20,6 +20,10 @@ import (
 type metricTable struct {
 	carry *engine.Carry
 	logs  map[graph.GraphId][]*metricSource
+	// rows holds the host rows of the growing (ReduceCat) states, by the
+	// first state key of their source: every graph's source of one metric
+	// shares them.
+	rows map[string]*metricRows
 	// bound caches, per graph and result collection, the entries its
 	// metric logs resolve to, so that a step resolves no names.
 	bound map[boundKey][]boundMetric
@@ -40,7 +44,8 @@ type boundMetric struct {
 }
 
 func newMetricTable() *metricTable {
-	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}, bound: map[boundKey][]boundMetric{}}
+	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}, bound: map[boundKey][]boundMetric{},
+		rows: map[string]*metricRows{}}
 }
 
 // metricSource is one LogMetric (or LogMetrics) call: the metric, the carry
@@ -51,8 +56,15 @@ type metricSource struct {
 	opts      logOptions
 	updater   metrics.Updater
 	compute   func(state []*tensors.Tensor) (map[string]metrics.Value, error)
-	stateKeys []string
-	batchKeys []string // empty unless opts.onStep
+	stateKeys []string // by state: fixed-size states are carry slots
+	batchKeys []string // by fixed-size state; empty unless opts.onStep
+	// specs are the updater's states; rows, rowNodes and catIdx are those
+	// of its growing (ReduceCat) states: their host rows, the nodes of the
+	// batch's rows (outputs of the step) and the states' indices.
+	specs    []metrics.StateSpec
+	rows     *metricRows
+	rowNodes []*graph.Node
+	catIdx   []int
 }
 
 // logMetricSource traces u's update into the step's graph and records it.
@@ -77,12 +89,12 @@ func (s *Step) logMetricSource(src *metricSource, preds, target *graph.Node) {
 		panic(fmt.Sprintf("%s: %v", what, err))
 	}
 	for _, spec := range specs {
-		if spec.Reduce == metrics.ReduceCat {
-			panic(fmt.Sprintf("%s: state %q grows with the data (ReduceCat); the trainer carries fixed-size states only: use the binned form (thresholds) of curve metrics", what, spec.Name))
+		if spec.Reduce == metrics.ReduceCat && s.stage == RunningTrain {
+			panic(fmt.Sprintf("%s: state %q grows with the data (ReduceCat); training steps carry fixed-size states only (a checkpoint saves them mid-epoch): log it in a validation or test step, or use the binned form (thresholds) of curve metrics", what, spec.Name))
 		}
 	}
 	carry := s.metrics.carry
-	src.carry = carry
+	src.carry, src.specs = carry, specs
 	g := s.graph
 	prefix := src.names[0]
 	if len(src.names) > 1 {
@@ -92,6 +104,10 @@ func (s *Step) logMetricSource(src *metricSource, preds, target *graph.Node) {
 	for i, spec := range specs {
 		key := slotKey("state", prefix, spec.Name)
 		src.stateKeys = append(src.stateKeys, key)
+		if spec.Reduce == metrics.ReduceCat {
+			src.catIdx = append(src.catIdx, i)
+			continue
+		}
 		state[i] = carry.Node(g, key, metrics.InitialTensor(spec))
 	}
 	next := src.updater.Update(state, preds, target)
@@ -99,19 +115,34 @@ func (s *Step) logMetricSource(src *metricSource, preds, target *graph.Node) {
 		panic(fmt.Sprintf("%s: Update returned %d nodes for %d states", what, len(next), len(specs)))
 	}
 	for i, spec := range specs {
+		if spec.Reduce == metrics.ReduceCat {
+			src.rowNodes = append(src.rowNodes, graph.ConvertDType(next[i], spec.DType))
+			continue
+		}
 		carry.Set(src.stateKeys[i], graph.ConvertDType(next[i], spec.DType))
+	}
+	if len(src.catIdx) > 0 {
+		src.rows = s.metrics.rowsOf(src)
 	}
 	if src.opts.onStep {
 		initial := make([]*graph.Node, len(specs))
 		for i, spec := range specs {
+			if spec.Reduce == metrics.ReduceCat {
+				continue // a batch's rows are the same whatever the state
+			}
 			key := slotKey("batch", prefix, spec.Name)
 			src.batchKeys = append(src.batchKeys, key)
 			carry.Node(g, key, metrics.InitialTensor(spec))
 			initial[i] = graph.ConstTensor(g, metrics.InitialTensor(spec))
 		}
 		batch := src.updater.Update(initial, preds, target)
+		k := 0
 		for i, spec := range specs {
-			carry.Set(src.batchKeys[i], graph.ConvertDType(batch[i], spec.DType))
+			if spec.Reduce == metrics.ReduceCat {
+				continue
+			}
+			carry.Set(src.batchKeys[k], graph.ConvertDType(batch[i], spec.DType))
+			k++
 		}
 	}
 	s.metricSrcs = append(s.metricSrcs, src)
@@ -168,12 +199,32 @@ func (t *Trainer) recordMetricLogs(table *metricTable, gid graph.GraphId, res *r
 	return nil
 }
 
-// values computes the metric's values from the carried slots keys.
-func (src *metricSource) values(keys []string) (map[string]metrics.Value, error) {
-	state := make([]*tensors.Tensor, len(keys))
-	for i, k := range keys {
-		if state[i] = src.carry.Value(k); state[i] == nil {
-			return nil, fmt.Errorf("metric %v: no state %q", src.names, k)
+// values computes the metric's values from its state: the epoch's (the
+// carried slots and every row of the growing states), or the last batch's
+// when batch is true.
+func (src *metricSource) values(batch bool) (map[string]metrics.Value, error) {
+	state := make([]*tensors.Tensor, len(src.specs))
+	var rows []*tensors.Tensor
+	k := 0
+	for i, spec := range src.specs {
+		if spec.Reduce == metrics.ReduceCat {
+			if batch {
+				state[i] = src.rows.last[i]
+				continue
+			}
+			if rows == nil {
+				rows = src.rows.state.Tensors()
+			}
+			state[i] = rows[i]
+			continue
+		}
+		key := src.stateKeys[i]
+		if batch {
+			key = src.batchKeys[k]
+			k++
+		}
+		if state[i] = src.carry.Value(key); state[i] == nil {
+			return nil, fmt.Errorf("metric %v: no state %q", src.names, key)
 		}
 	}
 	return src.compute(state)
@@ -213,7 +264,7 @@ func (r *results) computeMetrics(table *metricTable) error {
 		vals, ok := cache[m.src]
 		if !ok {
 			var err error
-			if vals, err = m.src.values(m.src.stateKeys); err != nil {
+			if vals, err = m.src.values(false); err != nil {
 				return fmt.Errorf("logged metric %q: %w", m.key, err)
 			}
 			cache[m.src] = vals
@@ -234,7 +285,7 @@ func (r *results) computeMetrics(table *metricTable) error {
 // computeStepValue sets the step value of a metric object logged per step
 // from the last batch's state.
 func (m *metric) computeStepValue() error {
-	vals, err := m.src.values(m.src.batchKeys)
+	vals, err := m.src.values(true)
 	if err != nil {
 		return fmt.Errorf("logged metric %q: %w", m.key, err)
 	}
@@ -244,8 +295,13 @@ func (m *metric) computeStepValue() error {
 
 // resetState sets the carried state of a metric object back to its initial value.
 func (src *metricSource) resetState() {
-	for _, k := range src.stateKeys {
-		src.carry.Reset(k)
+	for i, k := range src.stateKeys {
+		if src.specs[i].Reduce != metrics.ReduceCat {
+			src.carry.Reset(k)
+		}
+	}
+	if src.rows != nil {
+		src.rows.reset()
 	}
 }
 

@@ -63,12 +63,17 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		l := batchLoop{what: "predict", stepName: "PredictStep", progress: p,
 			batchStart: hookOnPredictBatchStart, batchEnd: hookOnPredictBatchEnd}
 		err = t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
-			outs, _, err := prog.prog.Run(b)
+			outs, gid, err := prog.prog.Run(b)
 			if err != nil {
 				return nil, err
 			}
 			out[dl] = append(out[dl], outs[0])
-			return &StepOutput{Prediction: outs[0]}, nil
+			so := &StepOutput{stage: RunningPredict}
+			if names := prog.outputNames[gid]; len(names) > 0 {
+				so = t.fetchOutputs(RunningPredict, names, outs[1:1+len(names)])
+			}
+			so.Prediction = outs[0]
+			return so, nil
 		})
 		if err != nil {
 			return nil, err
@@ -85,11 +90,11 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 
 // predictProgram returns the compiled predict step for loader dl.
 func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error) {
-	key := evalKey{RunningPredict, dl, 0}
+	key := evalKey{RunningPredict, dl, 0, t.wantsOutputs(hookOnPredictBatchEnd, RunningPredict)}
 	if ep, ok := t.evals[key]; ok {
 		return ep, nil
 	}
-	ep := &evalProgram{}
+	ep := &evalProgram{outputNames: map[graph.GraphId][]string{}}
 	var err error
 	ep.prog, err = t.eng.Compile("PredictStep", engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningPredict, dataloaderIdx: dl}
@@ -98,7 +103,13 @@ func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error
 			panic("PredictStep returned nil")
 		}
 		t.checkLoaded(s.graph, engine.TrainableVariables(t.eng.Store, s.graph))
-		return []*graph.Node{pred}
+		outs := []*graph.Node{pred}
+		if key.outputs {
+			var names []string
+			outs = append(outs, outputNodes(s.outputs, &names)...)
+			ep.outputNames[s.graph.GraphId()] = names
+		}
+		return outs
 	})
 	if err != nil {
 		return nil, err

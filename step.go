@@ -30,6 +30,8 @@ type Step struct {
 	metrics    *metricTable
 	metricSrcs []*metricSource
 	metricsOff bool
+	// outputs are the step's named outputs (Step.Output).
+	outputs []namedOutput
 }
 
 // stepLog is one value logged in a step function.
@@ -95,9 +97,17 @@ func (s *Step) LogDict(values map[string]*graph.Node, opts ...LogOption) {
 // training and every validation or test run, and saved in full checkpoints.
 //
 // m must have a scalar value (Average Micro, Macro or Weighted, not
-// NoAverage) and fixed-size states (curve metrics with thresholds). Options
-// are those of Log; Reduce does not apply. With several optimizers the
-// training step runs once per optimizer, and so does the update.
+// NoAverage; UpdateMetric takes the others). Options are those of Log;
+// Reduce does not apply. With several optimizers the training step runs
+// once per optimizer, and so does the update.
+//
+// A state that grows with the data (ReduceCat: exact ROC, precision-recall,
+// AUROC and average precision, CatMetric) is kept in validation and test
+// steps only: each batch's rows (scores and labels) are outputs of the step,
+// copied to the host and held there in chunks of metrics.ChunkRows rows until
+// the epoch's Compute, so memory grows with the evaluation set. Training
+// steps take fixed-size states only (the binned curves, with thresholds),
+// which the step carries and a checkpoint saves.
 func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *graph.Node, opts ...LogOption) {
 	if m == nil {
 		panic(fmt.Sprintf("volt.Step.LogMetric(%q): nil metric", name))
@@ -105,6 +115,28 @@ func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *graph.Nod
 	s.logMetricSource(&metricSource{
 		names:   []string{name},
 		opts:    resolveLogOptions(defaultLogOptions(s.stage, true), opts),
+		updater: m,
+		compute: func(state []*tensors.Tensor) (map[string]metrics.Value, error) {
+			v, err := m.Compute(state)
+			return map[string]metrics.Value{name: v}, err
+		},
+	}, preds, target)
+}
+
+// UpdateMetric folds a batch into metric m as LogMetric does, without
+// logging a value: for metrics whose value is no scalar (a confusion
+// matrix, ROC or precision-recall curves, CatMetric's values, per-class
+// scores). Trainer.MetricValue(name) computes it, in an epoch-end hook or
+// after the run (Lightning's self.metric(preds, y) in the step, then
+// self.metric.compute() in on_validation_epoch_end). The state is reset as
+// LogMetric's is.
+func (s *Step) UpdateMetric(name string, m metrics.Metric, preds, target *graph.Node) {
+	if m == nil {
+		panic(fmt.Sprintf("volt.Step.UpdateMetric(%q): nil metric", name))
+	}
+	s.logMetricSource(&metricSource{
+		names:   []string{name},
+		opts:    logOptions{}, // neither per step nor per epoch: no value logged
 		updater: m,
 		compute: func(state []*tensors.Tensor) (map[string]metrics.Value, error) {
 			v, err := m.Compute(state)

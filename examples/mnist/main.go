@@ -14,7 +14,7 @@
 // optimization steps). -progress=false turns it off; the epochs are then
 // summed up in a line each on stdout. Stdout ends with test_loss=… and
 // test_acc=… test_f1=… in every case (accuracy and macro F1 of the whole test
-// set, from volt/metrics).
+// set, from volt/metrics), after the test set's confusion matrix.
 package main
 
 import (
@@ -119,6 +119,11 @@ func run(args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	confmat, err := trainer.MetricValue("test_confmat")
+	if err != nil {
+		return err
+	}
+	printConfusion(out, confmat)
 	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
 	fmt.Fprintf(out, "test_acc=%.4f test_f1=%.4f\n", results[0]["test_acc"], results[0]["test_f1"])
 	if clock != nil {

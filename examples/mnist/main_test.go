@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,7 @@ func TestExampleTrainsAFewSteps(t *testing.T) {
 			if f1 < 0.7 || f1 > 1 || f1 == acc {
 				t.Errorf("test_f1=%v after 120 steps (test_acc=%v), want in [0.7, 1] and not the accuracy", f1, acc)
 			}
+			checkConfusion(t, out.String(), acc)
 			if !hasLinePrefix(out.String(), tc.wantStdout) {
 				t.Errorf("no line %q… on stdout:\n%s", tc.wantStdout, out.String())
 			}
@@ -65,4 +67,47 @@ func hasLinePrefix(s, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// checkConfusion finds the confusion matrix in the example's output and
+// checks it against the test set: 10 rows of 10 counts that add up to
+// MNIST's 10000 test images, whose diagonal over the total is the accuracy
+// printed.
+func checkConfusion(t *testing.T, out string, acc float64) {
+	t.Helper()
+	_, after, ok := strings.Cut(out, "confusion matrix (rows: true digit, columns: predicted digit):\n")
+	if !ok {
+		t.Fatalf("no confusion matrix in the output:\n%s", out)
+	}
+	lines := strings.Split(after, "\n")
+	if len(lines) < 11 {
+		t.Fatalf("confusion matrix cut short:\n%s", after)
+	}
+	var total, diagonal int
+	for i, line := range lines[1:11] {
+		label, row, ok := strings.Cut(line, ":")
+		if !ok || strings.TrimSpace(label) != fmt.Sprint(i) {
+			t.Fatalf("row %d of the confusion matrix is %q", i, line)
+		}
+		fields := strings.Fields(row)
+		if len(fields) != 10 {
+			t.Fatalf("row %d has %d counts, want 10: %q", i, len(fields), line)
+		}
+		for j, f := range fields {
+			var c int
+			if _, err := fmt.Sscan(f, &c); err != nil {
+				t.Fatalf("row %d, column %d: %q is no count", i, j, f)
+			}
+			total += c
+			if i == j {
+				diagonal += c
+			}
+		}
+	}
+	if total != 10000 {
+		t.Errorf("the confusion matrix counts %d images, MNIST's test set has 10000", total)
+	}
+	if got := float64(diagonal) / float64(total); math.Abs(got-acc) > 1e-4 {
+		t.Errorf("the confusion matrix's accuracy is %v, test_acc=%v", got, acc)
+	}
 }

@@ -207,7 +207,7 @@ func TestExampleProgressPlainLines(t *testing.T) {
 			t.Errorf("stderr line %d\n%q\ndoes not match %s", i+1, got[i], re)
 		}
 	}
-	if !regexp.MustCompile(`^test_loss=\d\.\d{4}\ntest_acc=0\.\d{4} test_f1=0\.\d{4}\n$`).MatchString(stdout.String()) {
-		t.Errorf("stdout %q, want test_loss=… and test_acc=… test_f1=…", stdout.String())
+	if !regexp.MustCompile(`^confusion matrix \(rows: true digit, columns: predicted digit\):\n(?:[ :\d]+\n){11}test_loss=\d\.\d{4}\ntest_acc=0\.\d{4} test_f1=0\.\d{4}\n$`).MatchString(stdout.String()) {
+		t.Errorf("stdout %q, want a confusion matrix, test_loss=… and test_acc=… test_f1=…", stdout.String())
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 	"weak"
 
 	"github.com/gomlx/compute"
@@ -26,6 +27,8 @@ type Engine struct {
 	// embedsVariables is the backend's PreferConstantsForVariables: GoMLX
 	// then embeds the variables of evaluation graphs as constants.
 	embedsVariables bool
+	// hostCopies counts the tensors ToHost has brought to the host.
+	hostCopies atomic.Int64
 }
 
 // Mode says what a program does with the model, which decides how GoMLX

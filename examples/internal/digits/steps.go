@@ -22,6 +22,17 @@ type LogitsFn func(s *volt.Step, images *graph.Node) *graph.Node
 var accuracy, macroF1 = mustMetric(metrics.NewAccuracy(metrics.Multiclass(10), metrics.Micro)),
 	mustMetric(metrics.NewF1(metrics.Multiclass(10), metrics.Macro))
 
+// confusion counts the test set's samples by true and predicted digit; a
+// matrix is no scalar to log, so TestStep only updates it and the example
+// reads it with Trainer.MetricValue("test_confmat").
+var confusion = func() metrics.Metric {
+	m, err := metrics.NewConfusionMatrix(metrics.Multiclass(10), metrics.NoNormalize)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}()
+
 // mustMetric returns m, panicking on a constructor's error (fixed arguments).
 func mustMetric(m *metrics.StatScoresMetric, err error) metrics.Metric {
 	if err != nil {
@@ -65,12 +76,14 @@ func ValidationStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 	s.LogMetric("val_f1", macroF1, logits, labels)
 }
 
-// TestStep logs test_loss, test_acc and test_f1 (as ValidationStep).
+// TestStep logs test_loss, test_acc and test_f1 (as ValidationStep), and
+// accumulates the test set's confusion matrix as test_confmat.
 func TestStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 	logits, labels, l := evaluate(s, b, logitsOf)
 	s.Log("test_loss", l)
 	s.LogMetric("test_acc", accuracy, logits, labels)
 	s.LogMetric("test_f1", macroF1, logits, labels)
+	s.UpdateMetric("test_confmat", confusion, logits, labels)
 }
 
 // PredictStep returns the predicted class of each image.
