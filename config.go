@@ -162,6 +162,7 @@ type resolved struct {
 	// fakeSteps, when set, replaces the compiled training steps (loop tests
 	// on a fake engine).
 	fakeSteps trainSteps
+	fakeEval  evalSteps
 }
 
 // validate checks every field and returns all problems at once, each naming

@@ -264,35 +264,43 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 
 // evalLoader runs the batches of one evaluation loader.
 func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, loader data.Loader, dl, n, limit int) error {
-	ep, err := t.evalProgramFor(kind, dl, n)
-	if err != nil {
-		return err
-	}
 	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
 		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
-		outs, gid, err := ep.prog.Run(b)
-		if err != nil {
-			return nil, err
-		}
-		ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
-		if err == nil {
-			err = t.record(ms, outs[1:], b.Size)
-		}
-		if err == nil {
-			err = t.recordMetricLogs(ep.table, gid, res, dl, n)
-		}
-		if err != nil {
-			return nil, err
-		}
-		outs = outs[1+len(ms):]
-		names := ep.outputNames[gid]
-		if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return &StepOutput{stage: kind.stage}, nil
-		}
-		return t.fetchOutputs(kind.stage, names, outs[:len(names)]), nil
+		return t.evalSteps().evaluate(kind, res, dl, n, b)
 	})
+}
+
+// evaluate runs the compiled validation or test step of loader dl of n on
+// b, records its logged values in res and returns what the batch-end hooks
+// see.
+func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *data.Batch) (*StepOutput, error) {
+	t := c.t
+	ep, err := t.evalProgramFor(kind, dl, n)
+	if err != nil {
+		return nil, err
+	}
+	outs, gid, err := ep.prog.Run(b)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
+	if err == nil {
+		err = t.record(ms, outs[1:], b.Size)
+	}
+	if err == nil {
+		err = t.recordMetricLogs(ep.table, gid, res, dl, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	outs = outs[1+len(ms):]
+	names := ep.outputNames[gid]
+	if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return &StepOutput{stage: kind.stage}, nil
+	}
+	return t.fetchOutputs(kind.stage, names, outs[:len(names)]), nil
 }

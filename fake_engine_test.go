@@ -101,6 +101,12 @@ func (r *batchRecorder) OnTrainBatchEnd(t *Trainer, _ *StepOutput, _ *data.Batch
 // fakeFit runs Fit of m on n examples in batches of 2 on the fake engine.
 func fakeFit(t *testing.T, cfg Config, m Module, n int, fake *fakeSteps, rec *batchRecorder) (*Trainer, error) {
 	t.Helper()
+	return fakeFitFrom(t, cfg, m, n, fake, rec, "")
+}
+
+// fakeFitFrom is fakeFit resuming from the checkpoint at path ("": none).
+func fakeFitFrom(t *testing.T, cfg Config, m Module, n int, fake *fakeSteps, rec *batchRecorder, path string) (*Trainer, error) {
+	t.Helper()
 	cfg.DisableLoggers, cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true, true
 	cfg.Log = slog.New(slog.DiscardHandler)
 	cfg.Callbacks = append(cfg.Callbacks, rec)
@@ -114,7 +120,11 @@ func fakeFit(t *testing.T, cfg Config, m Module, n int, fake *fakeSteps, rec *ba
 		examples[i] = data.Example{Inputs: []data.Field{{Value: []float32{float32(i)}}}, Labels: []data.Field{{Value: []float32{1}}}}
 	}
 	train := &data.DataLoader{Dataset: examples, BatchSize: 2}
-	return tr, tr.Fit(context.Background(), m, Loaders{Train: train})
+	var opts []RunOption
+	if path != "" {
+		opts = append(opts, FromCheckpoint(path))
+	}
+	return tr, tr.Fit(context.Background(), m, Loaders{Train: train}, opts...)
 }
 
 func TestLoopsOnFakeEngine(t *testing.T) {
@@ -203,4 +213,74 @@ func TestLoopsOnFakeEngine(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A checkpoint saved mid-epoch (after batch 3 of epoch 0, at an
+// accumulation boundary) resumes in a new trainer with the next batch, and
+// the resumed run ends with the counters and steps of the uninterrupted run.
+func TestResumeCountersOnFakeEngine(t *testing.T) {
+	cfg := Config{MaxEpochs: 2, AccumulateGradBatches: 2}
+	path := t.TempDir() + "/mid.ckpt"
+	straight := &fakeSteps{}
+	var saveErr error
+	saveMid := &batchRecorder{onEnd: func(tr *Trainer, i int) {
+		if tr.CurrentEpoch() == 0 && i == 3 {
+			saveErr = tr.SaveCheckpoint(path, false)
+		}
+	}}
+	full, err := fakeFit(t, cfg, untraced{}, 10, straight, saveMid)
+	if err != nil || saveErr != nil {
+		t.Fatal(err, saveErr)
+	}
+
+	resumedSteps, rec := &fakeSteps{}, &batchRecorder{}
+	resumed, err := fakeFitFrom(t, cfg, untraced{}, 10, resumedSteps, rec, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"0:4", "1:0", "1:1", "1:2", "1:3", "1:4"}; !slices.Equal(rec.ended, want) {
+		t.Errorf("resumed run ended batches %v, want %v", rec.ended, want)
+	}
+	if want := straight.calls[4:]; !slices.Equal(resumedSteps.calls, want) {
+		t.Errorf("resumed run's steps %v, want the rest of one run's %v", resumedSteps.calls, want)
+	}
+	a, b := full.Progress(), resumed.Progress()
+	if a.OptimizerSteps != b.OptimizerSteps || a.Epoch != b.Epoch || a.TrainBatch != b.TrainBatch {
+		t.Errorf("resumed progress %+v, want that of one run %+v", b, a)
+	}
+}
+
+// FakeEval is a fake engine for the validation, test and predict steps: it
+// compiles nothing, records each step it is asked for and logs the values
+// Log returns, as a module's step would. UseFakeEngine installs it; tests
+// outside the package use it with the callbacks.
+type FakeEval struct {
+	// Log returns the values the step of loader dl logs for a batch (nil:
+	// none).
+	Log   func(t *Trainer, dl int) map[string]float64
+	Calls []string // "stage/dl/batch size" per step
+	tr    *Trainer
+}
+
+func (f *FakeEval) evaluate(kind evalKind, _ *results, dl, _ int, b *data.Batch) (*StepOutput, error) {
+	f.Calls = append(f.Calls, fmt.Sprintf("%s/%d/%d", kind.stage, dl, b.Size))
+	if f.Log != nil {
+		for name, v := range f.Log(f.tr, dl) {
+			f.tr.Log(name, v)
+		}
+	}
+	return &StepOutput{stage: kind.stage}, nil
+}
+
+func (f *FakeEval) predict(_ PredictStepper, dl int, b *data.Batch) (*StepOutput, error) {
+	f.Calls = append(f.Calls, fmt.Sprintf("%s/%d/%d", RunningPredict, dl, b.Size))
+	return &StepOutput{stage: RunningPredict, Prediction: tensors.FromScalar(float32(len(f.Calls)))}, nil
+}
+
+// UseFakeEngine makes t run its training steps on a fake that records
+// nothing and its evaluation and prediction steps on eval.
+func UseFakeEngine(t *Trainer, eval *FakeEval) {
+	t.cfg.fakeSteps = &fakeSteps{}
+	eval.tr = t
+	t.cfg.fakeEval = eval
 }

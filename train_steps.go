@@ -59,3 +59,28 @@ func (c compiledSteps) step(opt int, mode engine.Accumulation, b *data.Batch) (*
 	}
 	return loss, info.manualSteps, nil
 }
+
+// evalSteps is what the evaluation and prediction loops need from the
+// engine: run a batch's compiled step. compiledEvalSteps is the GoMLX
+// implementation; loop tests use a fake.
+type evalSteps interface {
+	// evaluate runs the validation or test step of loader dl of n on b,
+	// records its logged values in res and returns what the batch-end hooks
+	// see.
+	evaluate(kind evalKind, res *results, dl, n int, b *data.Batch) (*StepOutput, error)
+	// predict runs the predict step of loader dl on b and returns what the
+	// batch-end hooks see, with the prediction.
+	predict(ps PredictStepper, dl int, b *data.Batch) (*StepOutput, error)
+}
+
+// compiledEvalSteps runs the evaluation and prediction steps as compiled
+// GoMLX programs (evalProgramFor, predictProgram).
+type compiledEvalSteps struct{ t *Trainer }
+
+// evalSteps returns the evaluation steps: compiled, or the configured fake.
+func (t *Trainer) evalSteps() evalSteps {
+	if t.cfg.fakeEval != nil {
+		return t.cfg.fakeEval
+	}
+	return compiledEvalSteps{t}
+}
