@@ -3,12 +3,14 @@ package volt_test
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/profiler"
@@ -176,5 +178,37 @@ func TestProfilerFileErrorsFailTheRun(t *testing.T) {
 				t.Errorf("hooks ran: %v, want %v (%v)", ran, c.hooks, log)
 			}
 		})
+	}
+}
+
+// TestSimpleProfilerSplitStep: with a gradient reducer (data parallelism)
+// the step runs as two programs with the reduction between them, each
+// timed inside training_step.
+func TestSimpleProfilerSplitStep(t *testing.T) {
+	simple := &profiler.Simple{Out: io.Discard}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, CustomProfiler: simple, DefaultRootDir: t.TempDir(), NumSanityValSteps: volt.Ptr(0)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reductions := 0
+	volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { reductions++; return g, nil })
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]profiler.Row{}
+	for _, r := range simple.Report() {
+		rows[r.Action] = r
+	}
+	steps := int(tr.GlobalStep())
+	for _, action := range []string{"training_step", "gradient_step", "all_reduce", "optimizer_step"} {
+		if rows[action].Calls != steps {
+			t.Errorf("%s: %d calls, want %d (the steps)", action, rows[action].Calls, steps)
+		}
+	}
+	if reductions != steps {
+		t.Errorf("%d reductions, want %d", reductions, steps)
+	}
+	if parts := rows["gradient_step"].Total + rows["all_reduce"].Total + rows["optimizer_step"].Total; parts > rows["training_step"].Total {
+		t.Errorf("the parts of the step took %v, longer than the steps (%v)", parts, rows["training_step"].Total)
 	}
 }
