@@ -77,6 +77,7 @@ type trainerState struct {
 // intact. With weightsOnly it writes the module's weights and hyperparameters
 // only. It may be called from any hook, or between runs.
 func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
+	defer t.profile(actSaveCheckpoint)()
 	f, err := t.snapshot(weightsOnly)
 	if err != nil {
 		return fmt.Errorf("volt: SaveCheckpoint %s: %w", path, err)

@@ -276,7 +276,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if t.ckpt.resume != nil && t.ckpt.resume.inEpoch() {
 		skip = t.ckpt.resume.Batch
 	}
-	next, stop := iter.Pull2(l.train.Batches(ctx, epoch, skip))
+	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
 	b, err, ok := next()
 	if !ok {
 		stop()

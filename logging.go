@@ -52,6 +52,7 @@ func (t *Trainer) skipStepLogs() { _ = t.logs.trainRes.stepValues(nil) }
 // a crash loses at most the current epoch's rows (the loggers also flush on
 // their own every n steps).
 func (t *Trainer) sendToLoggers(values map[string]float64) error {
+	defer t.profile(actLogMetrics)()
 	err := t.logRow(values)
 	if t.progress.At == PointTrainEpochEnd {
 		for _, l := range t.loggers {

@@ -232,6 +232,7 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		tp.manual.SetCarry(t.logs.trainMetrics.carry)
 	} else {
 		tp.step.SetCarry(t.logs.trainMetrics.carry)
+		tp.step.Profile = t.profile
 	}
 	a.programs[key] = tp
 	return tp, nil

@@ -16,7 +16,9 @@ import (
 // runTrainProgram runs one compiled training step, records its logged values
 // and gradient norms, and applies the NaN policy. It returns the loss.
 func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, *traceInfo, error) {
+	stop := t.profile(actTrainingStep)
 	outs, gid, update, err := tp.run(b)
+	stop()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
+	"github.com/voltml/volt/profiler"
 )
 
 // Trainer runs the loops around a Module: Fit, Validate, Test and Predict.
@@ -39,7 +40,8 @@ type Trainer struct {
 	logs logState
 	ckpt checkpointState
 	stop stopRequest
-	run  *run // the run in progress; nil between runs
+	run  *run              // the run in progress; nil between runs
+	prof profiler.Profiler // the run's profiler (Config.Profiler); nil when off or between runs
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -206,6 +208,9 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	if err := t.ensureEngine(m); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
+	if err := t.startProfiler(fn); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
 	t.state = State{Fn: fn, Status: StatusRunning}
 	t.stop = stopRequest{}
 	t.run = &run{}
@@ -245,6 +250,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		if fn != StagePredict {
 			err = errors.Join(err, t.finalizeLoggers())
 		}
+		err = errors.Join(err, t.stopProfiler())
 		t.run = nil
 	}()
 

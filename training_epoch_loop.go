@@ -14,6 +14,7 @@ import (
 // then the epoch-end hooks and logging.
 func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t := l.t
+	defer t.profile(actTrainEpoch)()
 	p := &t.progress
 	epoch := t.CurrentEpoch()
 	// A run restored mid-epoch continues with the next unseen batch, keeping
@@ -113,7 +114,7 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 	} else {
 		l.closeFirst()
 		var stop func()
-		next, stop = iter.Pull2(l.train.Batches(ctx, epoch, skip))
+		next, stop = iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
 		defer stop()
 		b, err, ok = next()
 	}
@@ -152,6 +153,7 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 // and reports whether the epoch must end after it.
 func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool) (stop bool, err error) {
 	t := l.t
+	defer t.profile(actTrainBatch)()
 	p := &t.progress
 	batchIdx := int(p.TrainBatch.Current.Ready)
 	p.TrainBatch.ready()
