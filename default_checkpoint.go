@@ -52,7 +52,7 @@ func (d *defaultCheckpoint) save(t *Trainer) error {
 	if err := t.SaveCheckpoint(path, false); err != nil {
 		return err
 	}
-	if d.last != "" && d.last != path {
+	if d.last != "" && d.last != path && t.IsGlobalZero() {
 		if err := os.Remove(d.last); err != nil && !os.IsNotExist(err) {
 			t.sayOnce("default-ckpt-remove", "volt: could not remove the previous checkpoint", "path", d.last, "error", err)
 		}

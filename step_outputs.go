@@ -144,6 +144,11 @@ func (t *Trainer) record(ms []*metric, values []*tensors.Tensor, batchSize int) 
 			return fmt.Errorf("logged value %q: %w", m.key, err)
 		}
 		m.add(v, batchSize)
+		if m.opts.syncDist && t.distributed {
+			if err := t.syncStepValue(m); err != nil {
+				return err
+			}
+		}
 		t.publishStep(m)
 	}
 	return nil

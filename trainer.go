@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/dist"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
@@ -64,6 +65,15 @@ type Trainer struct {
 	loggedM        map[string]float64
 	progBarM       map[string]float64
 	hparamsWritten bool
+
+	// group is the data-parallel job (dist.Single() alone); distributed is
+	// set when it has more than one rank.
+	group       dist.Group
+	distributed bool
+	reducer     *gradReducer // the gradient all-reduce, when distributed
+	// agreedInterrupt: every rank agreed to stop on a signal or a
+	// cancellation, so a run ending with that error does not abort the job.
+	agreedInterrupt bool
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -95,6 +105,9 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 			return nil, fmt.Errorf("volt.NewTrainer: default CSV logger in %s: %w", filepath.Join(r.DefaultRootDir, "volt_logs"), err)
 		}
 		t.loggers = []logger.Logger{csv}
+	}
+	if err := t.setupDistributed(); err != nil {
+		return nil, fmt.Errorf("volt.NewTrainer: %w", err)
 	}
 	return t, nil
 }
@@ -169,6 +182,11 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 		return
 	}
 	m.add(value, t.curBatch)
+	if m.opts.syncDist && t.distributed {
+		if err := t.syncStepValue(m); err != nil {
+			t.sayOnce("log-sync-"+key, "volt: "+err.Error())
+		}
+	}
 	t.publishStep(m)
 }
 
@@ -232,6 +250,7 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 	}
 	t.state = State{Fn: fn, Status: StatusRunning}
 	t.shouldStop, t.stopReason, t.skipEpoch = false, "", false
+	t.agreedInterrupt = false
 	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
 	var opts runOptions
@@ -243,6 +262,7 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 		if r := recover(); r != nil {
 			err = errors.Join(err, &engine.PanicError{Value: r})
 		}
+		t.abortOnFailure(err)
 		// As Lightning: the status says how the run ended, OnException
 		// sees it (and may still save a resumable checkpoint), then
 		// teardown runs.

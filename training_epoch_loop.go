@@ -58,6 +58,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
+	if err := t.syncResults(t.trainRes); err != nil {
+		return err
+	}
 	if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
 		return err
 	}
@@ -194,6 +197,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, err
 	}
 	p.TrainBatch.completed()
+	if err := t.agreeAtBatchEnd(ctx); err != nil {
+		return false, err
+	}
 	if stepped && p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery {
 		if err := t.flushStepLogs(); err != nil {
 			return false, err
@@ -203,6 +209,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	if l.validationDue(batchIdx, lastInEpoch, stepped) {
 		if err := l.validate(ctx); err != nil {
+			return false, err
+		}
+		if err := t.agreeAtBatchEnd(ctx); err != nil {
 			return false, err
 		}
 	}

@@ -174,6 +174,11 @@ func (m *ModelCheckpoint) skip(t *volt.Trainer) bool {
 // makes the cut) and last.ckpt.
 func (m *ModelCheckpoint) save(t *volt.Trainer) error {
 	candidates := monitorCandidates(t)
+	// Under data-parallel training every rank decides as rank 0, which
+	// writes the files, so that every rank records the real paths.
+	if err := t.BroadcastFromRankZero(&candidates); err != nil {
+		return err
+	}
 	var saved string
 	if m.topK != 0 {
 		var err error
