@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gomlx/gomlx/core/graph"
@@ -50,6 +51,8 @@ type options struct {
 	devices       int
 	accumulate    int
 	earlyStopRank int
+	signalAt      string
+	out           string
 }
 
 func main() {
@@ -68,12 +71,14 @@ func main() {
 	flag.StringVar(&o.failAt, "fail-at", "", "rank:epoch:batch where OnTrainBatchEnd returns an error")
 	flag.StringVar(&o.panicAt, "panic-at", "", "rank:epoch:batch where OnTrainBatchEnd panics")
 	flag.DurationVar(&o.slow, "slow", 0, "sleep this long after every training batch")
-	flag.StringVar(&o.ckptDir, "ckpt", "", "ModelCheckpoint directory (monitor val_loss_sync, top 1, last)")
+	flag.StringVar(&o.ckptDir, "ckpt", "", "ModelCheckpoint directory, RANK replaced by the MPI rank (monitor val_loss_sync, top 1, last)")
 	flag.StringVar(&o.defaultCkpt, "root", "", "DefaultRootDir with the default CSV logger and checkpoints")
 	flag.StringVar(&o.resume, "resume", "", "resume Fit from this checkpoint")
 	flag.IntVar(&o.devices, "devices", 0, "Config.Devices")
 	flag.IntVar(&o.accumulate, "accumulate", 1, "AccumulateGradBatches")
 	flag.IntVar(&o.earlyStopRank, "early-stop-rank", -1, "EarlyStopping on es_metric, which gets worse on this rank only")
+	flag.StringVar(&o.signalAt, "signal-at", "", "rank:epoch:batch where the rank sends itself SIGTERM (HandleSignals on; checkpoint <ckpt>/interrupted.ckpt)")
+	flag.StringVar(&o.out, "out", "", "write the result to <out>/rank<r>.json instead of stdout")
 	flag.Parse()
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "ddptrainee:", err)
@@ -167,6 +172,7 @@ type module struct {
 	res          *result
 	stop, fail   *at
 	panicAt      *at
+	signal       *at
 	paramsOffset float64
 }
 
@@ -248,6 +254,12 @@ func (m *module) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, b *data.Ba
 	if m.panicAt.is(t, i) {
 		panic(fmt.Sprintf("planned panic on rank %d at epoch %d batch %d", t.GlobalRank(), e, i))
 	}
+	if m.signal.is(t, i) {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond) // the trainer's signal goroutine records it
+	}
 	if m.o.slow > 0 {
 		time.Sleep(m.o.slow)
 	}
@@ -319,11 +331,12 @@ func run(o options) error {
 	stop, err1 := parseAt(o.stopAt)
 	fail, err2 := parseAt(o.failAt)
 	pnc, err3 := parseAt(o.panicAt)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	sig, err4 := parseAt(o.signalAt)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		return err
 	}
 	res := &result{Batches: map[int][][]int{}, ValBatches: map[int][][]int{}, Env: map[string]string{}}
-	m := &module{o: o, init: &g, res: res, stop: stop, fail: fail, panicAt: pnc}
+	m := &module{o: o, init: &g, res: res, stop: stop, fail: fail, panicAt: pnc, signal: sig}
 	cfg := volt.Config{
 		MaxEpochs: o.epochs, MaxSteps: o.maxSteps, NumSanityValSteps: volt.Ptr(0),
 		DisableLoggers: o.defaultCkpt == "", DefaultRootDir: o.defaultCkpt, DisableModelSummary: true,
@@ -332,20 +345,23 @@ func run(o options) error {
 	if o.defaultCkpt == "" {
 		cfg.DisableCheckpointing = true
 	}
+	if sig != nil {
+		cfg.HandleSignals, cfg.SignalCheckpointPath = true, filepath.Join(o.ckptDir, "interrupted.ckpt")
+	}
 	if o.f64 {
 		cfg.Precision = "64-true"
 	}
 	var ckpt *callback.ModelCheckpoint
 	if o.ckptDir != "" {
 		if ckpt, err = callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
-			Dirpath: o.ckptDir, Monitor: "val_loss_sync", SaveLast: true, Filename: "{epoch}-{val_loss:.4f}",
+			Dirpath: strings.ReplaceAll(o.ckptDir, "RANK", os.Getenv("OMPI_COMM_WORLD_RANK")), Monitor: "val_loss_sync", SaveLast: true, Filename: "{epoch}-{val_loss:.4f}",
 		}); err != nil {
 			return err
 		}
 		cfg.Callbacks = append(cfg.Callbacks, ckpt)
 	}
 	if o.earlyStopRank >= 0 {
-		es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "es_metric", Mode: "min", Patience: 0})
+		es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "es_metric", Mode: "min", Patience: 1})
 		if err != nil {
 			return err
 		}
@@ -405,7 +421,16 @@ func run(o options) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("RESULT %s\n", line)
-	_ = filepath.Join
+	if o.out != "" {
+		if err := os.WriteFile(filepath.Join(o.out, fmt.Sprintf("rank%d.json", res.Rank)), line, 0o644); err != nil {
+			return err
+		}
+	} else {
+		fmt.Printf("RESULT %s\n", line)
+	}
+	var interrupted *volt.InterruptedError
+	if errors.As(fitErr, &interrupted) {
+		return nil // a planned signal: the result says where it stopped
+	}
 	return fitErr
 }
