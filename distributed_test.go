@@ -129,15 +129,15 @@ func checkRanksAgree(t *testing.T, res []ddpResult) {
 // TestDistributed builds the trainee once and runs every scenario.
 func TestDistributed(t *testing.T) {
 	bin := mpitest.Build(t, "./internal/ddptrainee")
-	t.Run("matches_lightning_ddp", func(t *testing.T) { testMatchesLightningDDP(t, bin) })
-	t.Run("equals_one_process_over_union", func(t *testing.T) { testEqualsUnion(t, bin) })
-	t.Run("sync_dist_logging", func(t *testing.T) { testSyncDistLogging(t, bin) })
-	t.Run("checkpoints_on_rank_zero", func(t *testing.T) { testCheckpointsOnRankZero(t, bin) })
-	t.Run("stop_agreed", func(t *testing.T) { testStopAgreed(t, bin) })
-	t.Run("failure_aborts_all", func(t *testing.T) { testFailureAbortsAll(t, bin) })
-	t.Run("killed_rank_ends_job", func(t *testing.T) { testKilledRankEndsJob(t, bin) })
-	t.Run("resume_bitwise", func(t *testing.T) { testResumeBitwise(t, bin) })
-	t.Run("devices_relaunches", func(t *testing.T) { testDevicesRelaunches(t, bin) })
+	t.Run("matches_lightning_ddp", func(t *testing.T) { t.Parallel(); testMatchesLightningDDP(t, bin) })
+	t.Run("equals_one_process_over_union", func(t *testing.T) { t.Parallel(); testEqualsUnion(t, bin) })
+	t.Run("sync_dist_logging", func(t *testing.T) { t.Parallel(); testSyncDistLogging(t, bin) })
+	t.Run("checkpoints_on_rank_zero", func(t *testing.T) { t.Parallel(); testCheckpointsOnRankZero(t, bin) })
+	t.Run("stop_agreed", func(t *testing.T) { t.Parallel(); testStopAgreed(t, bin) })
+	t.Run("failure_aborts_all", func(t *testing.T) { t.Parallel(); testFailureAbortsAll(t, bin) })
+	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
+	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
+	t.Run("devices_relaunches", func(t *testing.T) { t.Parallel(); testDevicesRelaunches(t, bin) })
 }
 
 func testMatchesLightningDDP(t *testing.T, bin string) {
@@ -210,9 +210,11 @@ func testEqualsUnion(t *testing.T, bin string) {
 				t.Errorf("2 ranks end with %v, one process over the union with %v: differ by %g > %g", ranks[0].Weights, one.Weights, d, tc.tol)
 			}
 			for _, r := range ranks {
-				got, want := r.Callback["val_loss_sync"], one.Callback["val_loss_sync"]
-				if math.Abs(got-want) > tc.tol*max(1, math.Abs(want)) {
-					t.Errorf("rank %d: synced val_loss %v, one process over the whole set %v", r.Rank, got, want)
+				for _, k := range []string{"val_loss_sync", "val_mae"} {
+					got, want := r.Callback[k], one.Callback[k]
+					if math.Abs(got-want) > tc.tol*max(1, math.Abs(want)) || want == 0 {
+						t.Errorf("rank %d: synced %s %v, one process over the whole set %v", r.Rank, k, got, want)
+					}
 				}
 				if r.GlobalStep != one.GlobalStep || r.AllReduces != r.GlobalStep {
 					t.Errorf("rank %d: %d steps and %d all-reduces, one process %d steps", r.Rank, r.GlobalStep, r.AllReduces, one.GlobalStep)

@@ -26,6 +26,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/metrics"
 	"github.com/voltml/volt/optim"
 )
 
@@ -211,9 +212,12 @@ func (m *module) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 
 // ValidationStep implements volt.ValidationStepper.
 func (m *module) ValidationStep(s *volt.Step, b volt.Batch) {
-	l := m.mse(s, b)
+	preds := m.forward(s, b.Input(0))
+	l := loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{preds})
 	s.Log("val_loss", l)
 	s.Log("val_loss_sync", l, volt.SyncDist)
+	// A metric object: its states are reduced across ranks before Compute.
+	s.LogMetric("val_mae", metrics.MeanAbsoluteError{}, preds, b.Label(0))
 }
 
 // ConfigureOptimizers implements volt.OptimizerConfigurer.
