@@ -60,7 +60,7 @@ func TrainingStep(s *volt.Step, b volt.Batch, logits LogitsFn) *graph.Node {
 // step accumulates).
 func ValidationStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 	logits, labels, l := evaluate(s, b, logitsOf)
-	s.Log("val_loss", l, volt.ProgBar)
+	s.Log("val_loss", l, volt.ProgBar, volt.SyncDist)
 	s.LogMetric("val_acc", accuracy, logits, labels, volt.ProgBar)
 	s.LogMetric("val_f1", macroF1, logits, labels)
 }
@@ -68,7 +68,7 @@ func ValidationStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 // TestStep logs test_loss, test_acc and test_f1 (as ValidationStep).
 func TestStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 	logits, labels, l := evaluate(s, b, logitsOf)
-	s.Log("test_loss", l)
+	s.Log("test_loss", l, volt.SyncDist)
 	s.LogMetric("test_acc", accuracy, logits, labels)
 	s.LogMetric("test_f1", macroF1, logits, labels)
 }
