@@ -75,9 +75,14 @@ type trainerState struct {
 // loop progress, data position, metric accumulators, callback and data
 // module state) to path atomically: a failed save leaves any previous file
 // intact. With weightsOnly it writes the module's weights and hyperparameters
-// only. It may be called from any hook, or between runs.
+// only. It may be called from any hook, or between runs. In a data-parallel
+// job every rank calls it at the same point: rank 0 writes the file, and
+// every rank returns once it is complete.
 func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
 	defer t.profile(actSaveCheckpoint)()
+	if t.ddp.on {
+		return t.saveCheckpointOnRankZero(path, weightsOnly)
+	}
 	f, err := t.snapshot(weightsOnly)
 	if err != nil {
 		return fmt.Errorf("volt: SaveCheckpoint %s: %w", path, err)
@@ -279,6 +284,9 @@ type loadCheck struct {
 // restore loads path into the trainer: tensors into the store (now for the
 // variables that exist, on creation for the others) and, for Fit, the state.
 func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
+	if err := t.barrierBeforeLoad(); err != nil {
+		return err
+	}
 	path, err := t.resolveCheckpointPath(path)
 	if err != nil {
 		return err
@@ -340,7 +348,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
-	if dir := t.LogDir(); st.LogDir != "" && dir != st.LogDir && len(t.loggers) > 0 {
+	if dir := t.LogDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
 	}

@@ -143,6 +143,24 @@ type Config struct {
 	// means $GOMLX_BACKEND, else "go:ops_sequential".
 	Backend string
 
+	// Devices is the number of data-parallel ranks per machine (Lightning's
+	// devices with strategy="ddp"): 0 or 1 runs one process; N > 1 run as a
+	// plain process re-executes the program under mpirun -np N (the binary
+	// must be built with -tags mpi) and exits with the job's status. Under
+	// an MPI launcher the job's size comes from MPI and must equal
+	// Devices × NumNodes when Devices is set. See the README's distributed
+	// section.
+	Devices int
+	// NumNodes is the number of machines of a job started by the cluster's
+	// launcher (mpirun -H, srun --mpi=pmix); 0 means 1.
+	NumNodes int
+	// ShardUneven says how the training loader is sharded across ranks
+	// when its length is not a multiple of the world size: data.PadRepeat
+	// (default, Lightning's DistributedSampler: repeat the first samples)
+	// or data.DropTail. Validation and test loaders are never padded, so
+	// their epoch values equal one process's over the whole set.
+	ShardUneven data.Uneven
+
 	// Log receives volt's own messages (why a run stopped, what was
 	// turned off, …). Nil means slog.Default(); use
 	// slog.New(slog.DiscardHandler) to silence them.
@@ -268,6 +286,7 @@ func (c Config) validate() (resolved, error) {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, c.validateDistributed()...)
 	if err := validValInterval(&c); err != nil {
 		errs = append(errs, err)
 	}

@@ -25,7 +25,7 @@ type defaultCheckpoint struct {
 
 // newDefaultCheckpoint returns the default checkpointing for this run, or nil.
 func (t *Trainer) newDefaultCheckpoint() *defaultCheckpoint {
-	if t.cfg.DisableCheckpointing || t.cfg.FastDevRun > 0 || len(t.loggers) == 0 {
+	if t.cfg.DisableCheckpointing || t.cfg.FastDevRun > 0 || len(t.logs.loggers) == 0 {
 		return nil
 	}
 	for _, cb := range t.cfg.Callbacks {
@@ -52,7 +52,7 @@ func (d *defaultCheckpoint) save(t *Trainer) error {
 	if err := t.SaveCheckpoint(path, false); err != nil {
 		return err
 	}
-	if d.last != "" && d.last != path {
+	if d.last != "" && d.last != path && t.IsGlobalZero() {
 		if err := os.Remove(d.last); err != nil && !os.IsNotExist(err) {
 			t.sayOnce("default-ckpt-remove", "volt: could not remove the previous checkpoint", "path", d.last, "error", err)
 		}

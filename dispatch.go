@@ -137,7 +137,7 @@ func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) 
 		err = t.hookFailed(id, targets[min(i, len(targets)-1)], err, recover())
 	}()
 	for ; i < len(targets); i++ {
-		if t.prof != nil {
+		if r.prof != nil {
 			err = t.profiledCall(&targets[i], a)
 		} else {
 			err = targets[i].call(t, a)

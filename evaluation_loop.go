@@ -48,6 +48,7 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 		if err != nil {
 			return err
 		}
+		_, loaders = t.shardLoaders(nil, loaders)
 		field := "LimitValBatches"
 		limit := t.cfg.LimitValBatches
 		if fn == StageTest {
@@ -223,6 +224,9 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limits[dl]); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.syncResults(res); err != nil {
+		return nil, err
 	}
 	if err := res.computeMetrics(nil); err != nil {
 		return nil, err

@@ -103,6 +103,7 @@ func (l *fitLoop) loadData() error {
 	if err := errors.Join(checkLoaders("training", []data.Loader{l.train}), checkLoaders("validation", l.val)); err != nil {
 		return err
 	}
+	l.train, l.val = t.shardLoaders(l.train, l.val)
 	cfg := &t.cfg
 	var err error
 	if over := cfg.OverfitBatches; over != nil && over != Batches(0) {
@@ -218,6 +219,9 @@ func (l *fitLoop) run(ctx context.Context) error {
 		return err
 	}
 	for {
+		if err := t.agreeBeforeEpoch(ctx); err != nil {
+			return err
+		}
 		reason := l.done()
 		if reason != "" {
 			t.cfg.Log.Info("volt: Fit stopped: " + reason)
@@ -292,7 +296,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if err := t.auto.prepare(b); err != nil {
 		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: err}
 	}
-	return nil
+	return t.startDistributedFit()
 }
 
 // openEpoch is a training epoch's iteration that prepare started: its first

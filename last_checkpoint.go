@@ -73,7 +73,7 @@ func (t *Trainer) checkpointDirs() []string {
 			add(d.Dirpath())
 		}
 	}
-	for _, l := range t.loggers {
+	for _, l := range t.logs.loggers {
 		d, ok := l.(logger.Direr)
 		if !ok {
 			continue

@@ -34,6 +34,7 @@ type logOptions struct {
 	progBar         bool
 	logger          bool
 	reduce          Reduction
+	syncDist        bool // reduce across data-parallel ranks (SyncDist)
 }
 
 // LogOption changes how a logged value is treated.

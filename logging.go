@@ -60,7 +60,7 @@ func (t *Trainer) sendToLoggers(values map[string]float64) error {
 	defer t.profile(actLogMetrics)()
 	err := t.logRow(values)
 	if t.progress.At == PointTrainEpochEnd {
-		for _, l := range t.loggers {
+		for _, l := range t.logs.loggers {
 			if serr := l.Save(); serr != nil {
 				err = errors.Join(err, fmt.Errorf("logger %T: %w", l, serr))
 			}
@@ -75,7 +75,7 @@ func (t *Trainer) logRow(values map[string]float64) error {
 		return nil
 	}
 	maps.Copy(t.logs.loggedM, values)
-	if len(t.loggers) == 0 {
+	if len(t.logs.loggers) == 0 {
 		return nil
 	}
 	row := maps.Clone(values)
@@ -83,7 +83,7 @@ func (t *Trainer) logRow(values map[string]float64) error {
 		row["epoch"] = float64(t.CurrentEpoch())
 	}
 	var errs []error
-	for _, l := range t.loggers {
+	for _, l := range t.logs.loggers {
 		if err := l.LogMetrics(row, t.logStep()); err != nil {
 			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
 		}
@@ -93,7 +93,7 @@ func (t *Trainer) logRow(values map[string]float64) error {
 
 // logHyperparams records the module's and data module's hyperparameters once.
 func (t *Trainer) logHyperparams(dm DataModule) error {
-	if t.logs.hparamsWritten || len(t.loggers) == 0 {
+	if t.logs.hparamsWritten || len(t.logs.loggers) == 0 {
 		return nil
 	}
 	params := map[string]any{}
@@ -108,7 +108,7 @@ func (t *Trainer) logHyperparams(dm DataModule) error {
 	}
 	t.logs.hparamsWritten = true
 	var errs []error
-	for _, l := range t.loggers {
+	for _, l := range t.logs.loggers {
 		if err := l.LogHyperparams(params); err != nil {
 			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
 		}
@@ -126,7 +126,7 @@ func (t *Trainer) finalizeLoggers() error {
 		status = "failed"
 	}
 	var errs []error
-	for _, l := range t.loggers {
+	for _, l := range t.logs.loggers {
 		if err := l.Finalize(status); err != nil {
 			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
 		}

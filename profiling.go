@@ -51,19 +51,19 @@ func noStop() {}
 // profile starts timing action when a profiler is on, and returns what ends
 // it. Off, it costs a nil check and allocates nothing.
 func (t *Trainer) profile(action string) (stop func()) {
-	if t.prof == nil {
+	if t.run == nil || t.run.prof == nil {
 		return noStop
 	}
-	return t.prof.Start(action)
+	return t.run.prof.Start(action)
 }
 
 // profiledBatches times, as action, the wait for each batch of seq (seq
 // itself when no profiler is on).
 func (t *Trainer) profiledBatches(action string, seq iter.Seq2[*data.Batch, error]) iter.Seq2[*data.Batch, error] {
-	p := t.prof
-	if p == nil {
+	if t.run == nil || t.run.prof == nil {
 		return seq
 	}
+	p := t.run.prof
 	return func(yield func(*data.Batch, error) bool) {
 		stop := p.Start(action)
 		for b, err := range seq {
@@ -80,12 +80,12 @@ func (t *Trainer) profiledBatches(action string, seq iter.Seq2[*data.Batch, erro
 // startProfiler sets up the configured profiler (if any) for a run of fn,
 // writing to the run's log directory.
 func (t *Trainer) startProfiler(fn Stage) error {
-	t.prof = t.cfg.profiler
-	if t.prof == nil {
+	t.run.prof = t.cfg.profiler
+	if t.run.prof == nil {
 		return nil
 	}
-	if err := t.prof.Setup(string(fn), t.LogDir()); err != nil {
-		t.prof = nil
+	if err := t.run.prof.Setup(string(fn), t.LogDir()); err != nil {
+		t.run.prof = nil
 		return fmt.Errorf("Config.Profiler: %w", err)
 	}
 	return nil
@@ -93,11 +93,11 @@ func (t *Trainer) startProfiler(fn Stage) error {
 
 // stopProfiler ends the run's profile and says where its files are.
 func (t *Trainer) stopProfiler() error {
-	p := t.prof
+	p := t.run.prof
 	if p == nil {
 		return nil
 	}
-	t.prof = nil
+	t.run.prof = nil
 	if err := p.Teardown(); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
@@ -109,7 +109,7 @@ func (t *Trainer) stopProfiler() error {
 
 // profiledCall calls a host hook of tg, timed as its action.
 func (t *Trainer) profiledCall(tg *target, a hookArgs) error {
-	defer t.prof.Start(tg.action)()
+	defer t.run.prof.Start(tg.action)()
 	return tg.call(t, a)
 }
 

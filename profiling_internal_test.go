@@ -27,7 +27,7 @@ func TestProfilingDoesNotAllocate(t *testing.T) {
 				if err := c.prof.Setup("fit", t.TempDir()); err != nil {
 					t.Fatal(err)
 				}
-				tr.prof = c.prof
+				tr.run.prof = c.prof
 			}
 			run := func() {
 				stop := tr.profile(actTrainingStep)
@@ -81,7 +81,7 @@ func BenchmarkBatchDispatchProfiled(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer p.Teardown()
-				tr.prof = p
+				tr.run.prof = p
 			}
 			batch, out := &data.Batch{Size: 4}, &StepOutput{}
 			b.ReportAllocs()

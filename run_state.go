@@ -1,6 +1,10 @@
 package volt
 
-import "github.com/voltml/volt/data"
+import (
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/profiler"
+)
 
 // run is the state of one Fit, Validate, Test or Predict: Trainer.lifecycle
 // creates it when the run starts and drops it when the run ends, so nothing
@@ -20,6 +24,8 @@ type run struct {
 	numLoaders int         // the loaders of the stage, for the /dataloader_idx_N suffix
 	parts      []data.Part // the parts of the batch being traced (combined loaders)
 	fx         hookID      // the hook being called, for Log's defaults
+
+	prof profiler.Profiler // Config.Profiler's; nil when off
 }
 
 // fitInProgress returns the Fit in progress, or nil.
@@ -40,6 +46,8 @@ func (t *Trainer) batchParts() []data.Part {
 
 // logState is what the trainer's runs have logged, and what it has said.
 type logState struct {
+	loggers []logger.Logger
+
 	trainRes *results
 	// trainMetrics holds the metric objects the training steps log and the
 	// state they carry.

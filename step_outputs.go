@@ -146,6 +146,11 @@ func (t *Trainer) record(ms []*metric, values []*tensors.Tensor, batchSize int) 
 			return fmt.Errorf("logged value %q: %w", m.key, err)
 		}
 		m.add(v, batchSize)
+		if m.opts.syncDist && t.ddp.on {
+			if err := t.syncStepValue(m); err != nil {
+				return err
+			}
+		}
 		t.publishStep(m)
 	}
 	return nil

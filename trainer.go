@@ -13,7 +13,6 @@ import (
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
-	"github.com/voltml/volt/profiler"
 )
 
 // Trainer runs the loops around a Module: Fit, Validate, Test and Predict.
@@ -21,7 +20,6 @@ import (
 // it and may read its state, log values and ask it to stop.
 type Trainer struct {
 	cfg      resolved
-	loggers  []logger.Logger
 	state    State
 	progress Progress
 
@@ -40,8 +38,8 @@ type Trainer struct {
 	logs logState
 	ckpt checkpointState
 	stop stopRequest
-	run  *run              // the run in progress; nil between runs
-	prof profiler.Profiler // the run's profiler (Config.Profiler); nil when off or between runs
+	ddp  ddpState
+	run  *run // the run in progress; nil between runs
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -62,13 +60,16 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	}
 	switch {
 	case len(r.Loggers) > 0:
-		t.loggers = r.Loggers
+		t.logs.loggers = r.Loggers
 	case !r.DisableLoggers:
 		csv, err := logger.NewCSV(logger.CSVConfig{SaveDir: r.DefaultRootDir, Name: "volt_logs"})
 		if err != nil {
 			return nil, fmt.Errorf("volt.NewTrainer: default CSV logger in %s: %w", filepath.Join(r.DefaultRootDir, "volt_logs"), err)
 		}
-		t.loggers = []logger.Logger{csv}
+		t.logs.loggers = []logger.Logger{csv}
+	}
+	if err := t.setupDistributed(); err != nil {
+		return nil, fmt.Errorf("volt.NewTrainer: %w", err)
 	}
 	return t, nil
 }
@@ -99,7 +100,7 @@ func (t *Trainer) Store() *model.Store {
 }
 
 // Loggers returns the loggers in use.
-func (t *Trainer) Loggers() []logger.Logger { return t.loggers }
+func (t *Trainer) Loggers() []logger.Logger { return t.logs.loggers }
 
 // ShouldStop reports whether a stop was requested.
 func (t *Trainer) ShouldStop() bool { return t.stop.requested }
@@ -151,6 +152,11 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 		return
 	}
 	m.add(value, t.run.batchSize)
+	if m.opts.syncDist && t.ddp.on {
+		if err := t.syncStepValue(m); err != nil {
+			t.sayOnce("log-sync-"+key, "volt: "+err.Error())
+		}
+	}
 	t.publishStep(m)
 }
 
@@ -212,12 +218,14 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	if err := t.ensureEngine(m); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
+	t.run = &run{}
 	if err := t.startProfiler(fn); err != nil {
+		t.run = nil
 		return fmt.Errorf("volt: %w", err)
 	}
 	t.state = State{Fn: fn, Status: StatusRunning}
 	t.stop = stopRequest{}
-	t.run = &run{}
+	t.ddp.agreedInterrupt = false
 	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
 	var opts runOptions
@@ -229,6 +237,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		if r := recover(); r != nil {
 			err = errors.Join(err, &engine.PanicError{Value: r})
 		}
+		t.abortOnFailure(err)
 		// As Lightning: the status says how the run ended, OnException
 		// sees it (and may still save a resumable checkpoint), then
 		// teardown runs.

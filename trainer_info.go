@@ -84,7 +84,7 @@ func (t *Trainer) LearningRates() []float64 {
 // version directory of the default CSV logger), else Config.DefaultRootDir.
 // ModelCheckpoint saves under LogDir()/checkpoints by default.
 func (t *Trainer) LogDir() string {
-	for _, l := range t.loggers {
+	for _, l := range t.logs.loggers {
 		if d, ok := l.(logger.Direr); ok {
 			return d.LogDir()
 		}

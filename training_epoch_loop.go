@@ -59,6 +59,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
+	if err := t.syncResults(t.logs.trainRes); err != nil {
+		return err
+	}
 	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
 		return err
 	}
@@ -196,6 +199,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, err
 	}
 	p.TrainBatch.completed()
+	if err := t.agreeAtBatchEnd(ctx); err != nil {
+		return false, err
+	}
 	if stepped && p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery {
 		if err := t.flushStepLogs(); err != nil {
 			return false, err
@@ -205,6 +211,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	if l.validationDue(batchIdx, lastInEpoch, stepped) {
 		if err := l.validate(ctx); err != nil {
+			return false, err
+		}
+		if err := t.agreeAtBatchEnd(ctx); err != nil {
 			return false, err
 		}
 	}

@@ -63,7 +63,9 @@ func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
 	if m.dirpath == "" {
 		m.dirpath = filepath.Join(t.LogDir(), "checkpoints")
 	}
-	return nil
+	// Under data-parallel training rank 0's directory is every rank's
+	// (Lightning broadcasts dirpath too).
+	return t.BroadcastFromRankZero(&m.dirpath)
 }
 
 // OnFitStart resets the per-run state; the bookkeeping of earlier saves (and
@@ -72,15 +74,8 @@ func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
 // staleTempAge) and, when resuming with this directory's bookkeeping, the
 // checkpoints such a run had dropped from its top k but not yet removed.
 func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
-	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
-	if len(removed) > 0 {
-		t.Slog().Info("volt: ModelCheckpoint: removed temporary files of interrupted saves", "dirpath", m.dirpath, "files", len(removed))
-	}
-	if err != nil {
-		t.Slog().Warn("volt: ModelCheckpoint: "+err.Error(), "dirpath", m.dirpath)
-	}
-	if m.loaded && m.orphansUpTo >= 0 {
-		m.removeOrphans(t, m.orphansUpTo)
+	if t.IsGlobalZero() { // rank 0 alone manages the files of a data-parallel job
+		m.cleanUp(t)
 	}
 	m.orphansUpTo = -1
 	if !m.loaded {
@@ -174,6 +169,11 @@ func (m *ModelCheckpoint) skip(t *volt.Trainer) bool {
 // makes the cut) and last.ckpt.
 func (m *ModelCheckpoint) save(t *volt.Trainer) error {
 	candidates := monitorCandidates(t)
+	// Under data-parallel training every rank decides as rank 0, which
+	// writes the files, so that every rank records the real paths.
+	if err := t.BroadcastFromRankZero(&candidates); err != nil {
+		return err
+	}
 	var saved string
 	if m.topK != 0 {
 		var err error
@@ -221,3 +221,19 @@ var (
 	_ volt.Stateful          = (*ModelCheckpoint)(nil)
 	_ volt.BestModelPather   = (*ModelCheckpoint)(nil)
 )
+
+// cleanUp removes what an earlier, killed run left in the directory: stale
+// temporary files and, when resuming with this directory's bookkeeping, the
+// checkpoints it had dropped from its top k.
+func (m *ModelCheckpoint) cleanUp(t *volt.Trainer) {
+	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
+	if len(removed) > 0 {
+		t.Slog().Info("volt: ModelCheckpoint: removed temporary files of interrupted saves", "dirpath", m.dirpath, "files", len(removed))
+	}
+	if err != nil {
+		t.Slog().Warn("volt: ModelCheckpoint: "+err.Error(), "dirpath", m.dirpath)
+	}
+	if m.loaded && m.orphansUpTo >= 0 {
+		m.removeOrphans(t, m.orphansUpTo)
+	}
+}

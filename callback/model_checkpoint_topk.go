@@ -94,6 +94,9 @@ func (m *ModelCheckpoint) updateBestAndSave(t *volt.Trainer, current float64, ca
 		s.BestKModels = slices.DeleteFunc(s.BestKModels, func(e scoredPath) bool { return e.Path == drop })
 	}
 	path := m.pathFor(candidates, drop)
+	if err := t.BroadcastFromRankZero(&path); err != nil {
+		return "", err
+	}
 	s.BestKModels = append(s.BestKModels, scoredPath{Path: path, Score: score(current)})
 	if len(s.BestKModels) == k {
 		kth := m.extreme(func(a, b float64) bool { return m.better(b, a) }) // the worst
@@ -137,6 +140,9 @@ func (m *ModelCheckpoint) saveLatest(t *volt.Trainer, candidates map[string]floa
 		reuse = prev
 	}
 	path := m.pathFor(candidates, reuse)
+	if err := t.BroadcastFromRankZero(&path); err != nil {
+		return "", err
+	}
 	m.state.BestModelPath = path
 	if m.cfg.Verbose {
 		t.Slog().Info(fmt.Sprintf("volt: ModelCheckpoint: epoch %d, global step %d: saving model to %s", t.CurrentEpoch(), t.GlobalStep(), path))

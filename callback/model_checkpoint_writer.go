@@ -57,6 +57,8 @@ func (m *ModelCheckpoint) saveLast(t *volt.Trainer, saved string) error {
 		if err := m.write(t, last); err != nil {
 			return err
 		}
+	} else if !t.IsGlobalZero() {
+		// rank 0 copies the file; the other ranks only record it.
 	} else if err := copyAtomic(saved, last); err != nil {
 		return fmt.Errorf("ModelCheckpoint: %w", err)
 	}
@@ -70,8 +72,8 @@ func (m *ModelCheckpoint) saveLast(t *volt.Trainer, saved string) error {
 // checkpoint restores that run's BestModelPath, a file this run did not
 // write, which stays where it is (the bookkeeping still drops it).
 func (m *ModelCheckpoint) remove(t *volt.Trainer, path string) error {
-	if path == m.state.LastModelPath {
-		return nil
+	if path == m.state.LastModelPath || !t.IsGlobalZero() {
+		return nil // rank 0 alone manages the files of a data-parallel job
 	}
 	if !sameDir(filepath.Dir(path), m.dirpath) {
 		t.Slog().Info("volt: ModelCheckpoint: keeping a checkpoint outside its directory (written by another run)",

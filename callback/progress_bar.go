@@ -109,6 +109,9 @@ func (p *ProgressBar) isTerminal() bool {
 
 // Setup decides between bars and lines and resets the per-run state.
 func (p *ProgressBar) Setup(t *volt.Trainer, stage volt.Stage) error {
+	if !t.IsGlobalZero() {
+		p.cfg.Writer = io.Discard // rank 0 alone shows progress in a data-parallel job
+	}
 	p.terminal = p.isTerminal()
 	p.train, p.eval, p.below, p.losses, p.lastLine = nil, nil, false, nil, -1
 	return nil

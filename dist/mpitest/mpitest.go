@@ -61,7 +61,11 @@ func Build(t testing.TB, pkg string) string {
 	if err != nil {
 		missing(t, "the go command is not in PATH to build "+pkg)
 	}
-	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	name := filepath.Base(pkg)
+	if name == "." || name == ".." || name == string(filepath.Separator) {
+		name = "program" // pkg is "." (the test's own package) or a parent
+	}
+	bin := filepath.Join(t.TempDir(), name)
 	cmd := exec.Command(goBin, "build", "-tags", "mpi", "-o", bin, pkg)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags mpi %s: %v\n%s", pkg, err, out)

@@ -71,7 +71,7 @@ func TrainingStep(s *volt.Step, b volt.Batch, logits LogitsFn) *graph.Node {
 // step accumulates).
 func ValidationStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 	logits, labels, l := evaluate(s, b, logitsOf)
-	s.Log("val_loss", l, volt.ProgBar)
+	s.Log("val_loss", l, volt.ProgBar, volt.SyncDist)
 	s.LogMetric("val_acc", accuracy, logits, labels, volt.ProgBar)
 	s.LogMetric("val_f1", macroF1, logits, labels)
 }
@@ -80,7 +80,7 @@ func ValidationStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 // accumulates the test set's confusion matrix as test_confmat.
 func TestStep(s *volt.Step, b volt.Batch, logitsOf LogitsFn) {
 	logits, labels, l := evaluate(s, b, logitsOf)
-	s.Log("test_loss", l)
+	s.Log("test_loss", l, volt.SyncDist)
 	s.LogMetric("test_acc", accuracy, logits, labels)
 	s.LogMetric("test_f1", macroF1, logits, labels)
 	s.UpdateMetric("test_confmat", confusion, logits, labels)

@@ -1,0 +1,94 @@
+package volt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+
+	"github.com/voltml/volt/dist"
+)
+
+// Agreement across ranks: the loops make every decision that changes what
+// comes next (stop, validate, end the epoch) from values every rank shares,
+// so that the ranks make the same collective calls in the same order. A
+// stop request (Trainer.Stop, EarlyStopping, a NaN policy that stops), a
+// handled signal or a cancelled context on any one rank is shared at each
+// training batch's end (agreeAtBatchEnd) and before each epoch
+// (agreeBeforeEpoch); everything else that fails on one rank aborts the job.
+
+// agreeAtBatchEnd shares the stop requests, signals and cancellations of
+// every rank after a training batch's hooks, before the validation it may
+// schedule: a stop requested on any rank stops every rank after this batch,
+// and a signal or cancellation on any rank interrupts every rank now.
+func (t *Trainer) agreeAtBatchEnd(ctx context.Context) error {
+	if !t.ddp.on {
+		return nil
+	}
+	return t.agree(ctx)
+}
+
+// agreeBeforeEpoch shares the stop requests made at an epoch's end
+// (EarlyStopping, ModelCheckpoint's hooks) before Fit decides whether to
+// run another epoch.
+func (t *Trainer) agreeBeforeEpoch(ctx context.Context) error {
+	if !t.ddp.on {
+		return nil
+	}
+	return t.agree(ctx)
+}
+
+// agree all-reduces (max) this rank's [stop, signal, cancelled] flags and
+// applies the result: a peer's stop becomes this rank's stop, a peer's
+// signal this rank's signal, a peer's cancellation an interruption.
+func (t *Trainer) agree(ctx context.Context) error {
+	rank := int64(t.ddp.group.Rank()) + 1
+	flags := []int64{0, 0, 0}
+	if t.stop.requested {
+		flags[0] = rank
+	}
+	if s, ok := t.run.signals.signalled().(syscall.Signal); ok {
+		flags[1] = int64(s)
+	}
+	if ctx.Err() != nil {
+		flags[2] = rank
+	}
+	if err := t.ddp.group.AllReduceInt64(flags, dist.Max); err != nil {
+		return fmt.Errorf("volt: agreeing on stop requests across ranks: %w", err)
+	}
+	if flags[0] != 0 && !t.stop.requested {
+		t.Stop(fmt.Sprintf("requested on rank %d", flags[0]-1))
+	}
+	if flags[1] != 0 && t.run.signals != nil && t.run.signals.signalled() == nil {
+		t.run.signals.received.Store(os.Signal(syscall.Signal(flags[1])))
+	}
+	if flags[2] != 0 {
+		t.ddp.agreedInterrupt = true
+		if ctx.Err() != nil {
+			return t.interrupted(ctx)
+		}
+		return fmt.Errorf("volt: %s interrupted at epoch %d, global step %d: rank %d's context was cancelled: %w",
+			t.state.Fn, t.CurrentEpoch(), t.GlobalStep(), flags[2]-1, context.Canceled)
+	}
+	if flags[1] != 0 {
+		t.ddp.agreedInterrupt = true
+	}
+	return nil
+}
+
+// abortOnFailure ends every rank of the job when this rank's run failed
+// with an error the ranks did not agree on (anything but an agreed signal
+// or cancellation): the others would otherwise wait in their next
+// collective call. Group.Abort prints the rank and the error and does not
+// return. Nothing happens in a single process, or when err is nil.
+func (t *Trainer) abortOnFailure(err error) {
+	if err == nil || !t.ddp.on {
+		return
+	}
+	var signalled *InterruptedError
+	if t.ddp.agreedInterrupt && (errors.As(err, &signalled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return
+	}
+	t.ddp.group.Abort(fmt.Errorf("volt: %s: %w", t.state.Fn, err))
+}

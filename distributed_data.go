@@ -1,0 +1,54 @@
+package volt
+
+import (
+	"fmt"
+
+	"github.com/voltml/volt/data"
+)
+
+// shardLoaders gives each rank its shard of the training loader (padded or
+// cut by Config.ShardUneven so every rank has the same number of batches,
+// as the per-step all-reduce needs) and of the evaluation loaders (neither
+// padded nor cut: each sample is evaluated once, so synced epoch values
+// equal one process's). In a single process it returns the loaders as
+// they are.
+func (t *Trainer) shardLoaders(train data.Loader, eval []data.Loader) (data.Loader, []data.Loader) {
+	if !t.ddp.on {
+		return train, eval
+	}
+	if train != nil {
+		train = t.shardLoader(train, t.cfg.ShardUneven, "training")
+	}
+	if eval != nil {
+		sharded := make([]data.Loader, len(eval))
+		for i, l := range eval {
+			sharded[i] = t.shardLoader(l, data.KeepUneven, "evaluation")
+		}
+		eval = sharded
+	}
+	return train, eval
+}
+
+// shardLoader wraps a DataLoader over a map-style dataset in data.Sharded
+// for this rank, with the trainer's seed when the loader has none (every
+// rank then shuffles alike, reshuffled per epoch from seed + epoch). Other
+// loaders are read whole by every rank, which volt says once.
+func (t *Trainer) shardLoader(l data.Loader, uneven data.Uneven, what string) data.Loader {
+	switch dl := l.(type) {
+	case *data.Sharded:
+		return l // the module shards itself
+	case *data.DataLoader:
+		if dl.Iterable != nil || dl.Dataset == nil {
+			break
+		}
+		own := *dl
+		if own.Seed == nil {
+			seed := t.cfg.seed
+			own.Seed = &seed
+		}
+		return &data.Sharded{Loader: &own, Rank: t.ddp.group.Rank(), Replicas: t.ddp.group.Size(), Uneven: uneven}
+	}
+	t.sayOnce("unsharded-"+what, fmt.Sprintf("volt: the %s loader (%T) is not a map-style data.DataLoader, so volt cannot shard it: "+
+		"each of the %d ranks reads all of it (shard it by Trainer.GlobalRank() yourself, or use data.Sharded)", what, l, t.ddp.group.Size()))
+	return l
+}
