@@ -1,0 +1,125 @@
+package volt
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"slices"
+	"sync"
+	"weak"
+
+	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/fieldkey"
+)
+
+// moduleWeights are the weights LoadModule attached to a module.
+type moduleWeights struct {
+	path    string
+	tensors []checkpoint.Tensor
+	frozen  map[string]bool
+	// owns reports whether m is the module they were attached to; alive,
+	// whether that module is still reachable.
+	owns  func(m Module) bool
+	alive func() bool
+}
+
+// loadedWeights holds the attached weights by the module's address. An entry
+// does not keep its module alive: it is dropped when the module is
+// collected, and owns checks, so a new module at a reused address never
+// sees another's weights.
+var loadedWeights = struct {
+	sync.Mutex
+	byAddr map[uintptr]*moduleWeights
+}{byAddr: map[uintptr]*moduleWeights{}}
+
+// attachWeights attaches w to m, replacing what was attached before.
+func attachWeights[T any](m *T, w *moduleWeights) {
+	wp := weak.Make(m)
+	w.owns = func(other Module) bool {
+		p, ok := any(other).(*T)
+		return ok && p == wp.Value()
+	}
+	w.alive = func() bool { return wp.Value() != nil }
+	addr := uintptr(reflect.ValueOf(m).UnsafePointer())
+	loadedWeights.Lock()
+	_, had := loadedWeights.byAddr[addr]
+	loadedWeights.byAddr[addr] = w
+	loadedWeights.Unlock()
+	if !had {
+		runtime.AddCleanup(m, dropWeights, addr)
+	}
+}
+
+// dropWeights forgets the weights of a collected module.
+func dropWeights(addr uintptr) {
+	loadedWeights.Lock()
+	defer loadedWeights.Unlock()
+	if w, ok := loadedWeights.byAddr[addr]; ok && !w.alive() {
+		delete(loadedWeights.byAddr, addr)
+	}
+}
+
+// weightsOf returns the weights LoadModule attached to m (nil when none).
+func weightsOf(m Module) *moduleWeights {
+	v := reflect.ValueOf(m)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return nil
+	}
+	loadedWeights.Lock()
+	defer loadedWeights.Unlock()
+	w := loadedWeights.byAddr[uintptr(v.UnsafePointer())]
+	if w == nil || !w.owns(m) {
+		return nil
+	}
+	return w
+}
+
+// initFromLoadedModule puts the weights LoadModule attached to m into the
+// trainer's fresh store; the first trace checks them against the module's
+// variables (loadCheck), strictly unless opts.nonStrict.
+func (t *Trainer) initFromLoadedModule(m Module, opts runOptions) error {
+	w := weightsOf(m)
+	if w == nil {
+		return nil
+	}
+	l := &loadCheck{path: w.path, loaded: map[string]bool{}, strict: !opts.nonStrict}
+	store := t.eng.Store
+	for _, ct := range w.tensors {
+		val, err := ct.ToGoMLX()
+		if err != nil {
+			return fmt.Errorf("checkpoint %s (volt.LoadModule): tensor %s: %w", w.path, ct.Name, err)
+		}
+		v := store.GetVariable(ct.Name)
+		if v == nil {
+			v, err = store.CreateVariable(ct.Name, val)
+		} else if !val.Shape().Equal(v.Shape()) {
+			err = fmt.Errorf("shape mismatch: checkpoint %s, module %s", val.Shape(), v.Shape())
+		} else {
+			err = v.SetValue(val)
+		}
+		if err != nil {
+			return fmt.Errorf("checkpoint %s (volt.LoadModule): variable %s: %w", w.path, ct.Name, err)
+		}
+		v.SetTrainable(!w.frozen[ct.Name])
+		l.loaded[ct.Name] = true
+	}
+	t.loaded = l
+	return nil
+}
+
+// hparamKey is the hyper-parameter key of a struct field (the CLI's config
+// key); skip is true for fields that have none.
+func hparamKey(f reflect.StructField) (key string, skip bool) {
+	key, _, skip, _ = fieldkey.Of(f)
+	return key, skip
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
