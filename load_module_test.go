@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -210,32 +211,43 @@ func (m *otherNet) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return layers.DenseWithBias(s.Scope().In("other"), b.Input(0), 1)
 }
 
-// badHP records a hyper-parameter hpNet cannot hold.
-type badHP struct{ hpNet }
+// badHP is hpNet recording other hyper-parameters than its fields.
+type badHP struct {
+	hpNet
+	record map[string]any
+}
 
 func (m *badHP) HParams() map[string]any {
 	h := m.hpNet.HParams()
-	h["hidden"], h["lr"] = "wide", []int{1}
+	maps.Copy(h, m.record)
 	return h
+}
+
+// saveBadHP saves a weights-only checkpoint of hpNet whose hyper-parameters
+// include record.
+func saveBadHP(t *testing.T, record map[string]any) string {
+	t.Helper()
+	tr := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
+	if err := tr.Fit(t.Context(), &badHP{hpNet{Hidden: 3, LR: 0.05}, record}, fixedData()); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bad.ckpt")
+	if err := tr.SaveCheckpoint(path, true); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 func TestLoadModuleErrors(t *testing.T) {
 	_, full, _ := trainHPNet(t, &hpNet{Hidden: 3, LR: 0.05}, 1)
-	_, zeroHidden, _ := trainHPNet(t, &hpNet{Hidden: 3, LR: 0.05}, 1)
 	dir := t.TempDir()
 	text := filepath.Join(dir, "notes.txt")
 	if err := os.WriteFile(text, []byte("not a checkpoint at all, just text"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	bad := filepath.Join(dir, "bad.ckpt")
-	tr := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
-	if err := tr.Fit(t.Context(), &badHP{hpNet{Hidden: 3, LR: 0.05}}, fixedData()); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.SaveCheckpoint(bad, true); err != nil {
-		t.Fatal(err)
-	}
-	_ = zeroHidden
+	wrongTypes := saveBadHP(t, map[string]any{"hidden": "wide", "lr": []int{1}})
+	invalid := saveBadHP(t, map[string]any{"hidden": 0})
+	nested := saveBadHP(t, map[string]any{"warmup": map[string]any{"steps": 1, "decay": 0.5}})
 	for _, tc := range []struct {
 		name string
 		load func() error
@@ -251,9 +263,13 @@ func TestLoadModuleErrors(t *testing.T) {
 			[]string{"the hyper-parameters do not fit *volt_test.otherNet",
 				`hyper-parameter "act" names no field of volt_test.otherNet (its keys: width)`,
 				`hyper-parameter "hidden" names no field`, `hyper-parameter "warmup" names no field`}},
-		{"values of the wrong type", func() error { _, err := volt.LoadModule(bad, &hpNet{}); return err },
+		{"values of the wrong type", func() error { _, err := volt.LoadModule(wrongTypes, &hpNet{}); return err },
 			[]string{`hyper-parameter "hidden" = "wide" does not fit field volt_test.hpNet.Hidden (int): a JSON string cannot be a int`,
 				`hyper-parameter "lr" = [1] does not fit field volt_test.hpNet.LR (float64)`}},
+		{"a key no nested field has", func() error { _, err := volt.LoadModule(nested, &hpNet{}); return err },
+			[]string{`hyper-parameter "warmup": hyper-parameter "decay" names no field of volt_test.hpNet.Warmup (its keys: steps, start_factor)`}},
+		{"values the module rejects", func() error { _, err := volt.LoadModule(invalid, &hpNet{}); return err },
+			[]string{"*volt_test.hpNet.Validate after setting its hyper-parameters: hidden: must be >= 1, got 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.load()
@@ -330,5 +346,51 @@ func TestLoadModuleHParamsRoundTrip(t *testing.T) {
 	b, _ := json.Marshal(m.HParams())
 	if string(a) != string(b) {
 		t.Errorf("HParams after LoadModule %s, want %s", b, a)
+	}
+}
+
+// scaled multiplies a dense layer by a frozen variable, as batch
+// normalisation's running statistics are: not trained, but part of the model.
+type scaled struct{}
+
+func (scaled) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	scale := s.Scope().VariableWithValue("scale", float32(2)).SetTrainable(false)
+	return graph.Mul(layers.DenseWithBias(s.Scope().In("dense"), b.Input(0), 1), scale.ValueGraph(b.Input(0)))
+}
+
+func (m *scaled) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.PredictStep(s, b)})
+}
+
+// TestLoadModuleFrozenVariables: a weights-only checkpoint keeps the
+// module's frozen variables, and LoadModule restores them, still frozen.
+func TestLoadModuleFrozenVariables(t *testing.T) {
+	tr := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
+	m := &scaled{}
+	if err := tr.Fit(t.Context(), m, fixedData()); err != nil {
+		t.Fatal(err)
+	}
+	v := tr.Store().GetVariable("/scale")
+	if v == nil || v.Trainable {
+		t.Fatalf("/scale: %v, want a frozen variable", v)
+	}
+	if err := v.SetValue(tensors.FromValue(float32(3))); err != nil {
+		t.Fatal(err)
+	}
+	want := predictions(t, tr, m)
+	path := filepath.Join(t.TempDir(), "w.ckpt")
+	if err := tr.SaveCheckpoint(path, true); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := volt.LoadModule(path, &scaled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newQuietTrainer(t, volt.Config{})
+	if got := predictions(t, r, loaded); !reflect.DeepEqual(got, want) {
+		t.Error("predictions after LoadModule differ: the frozen /scale was not restored")
+	}
+	if v := r.Store().GetVariable("/scale"); v == nil || v.Trainable {
+		t.Errorf("/scale after LoadModule: %v, want frozen", v)
 	}
 }
