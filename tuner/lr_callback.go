@@ -3,7 +3,6 @@ package tuner
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/voltml/volt"
@@ -64,9 +63,6 @@ func saveCurveInRunDir(t *volt.Trainer, res *LRFindResult, opts LRFindOptions) e
 		d, ok := l.(logger.Direr)
 		if !ok {
 			continue
-		}
-		if err := os.MkdirAll(d.LogDir(), 0o755); err != nil {
-			return fmt.Errorf("tuner.LRFinder: %w", err)
 		}
 		return res.WriteCSVFile(filepath.Join(d.LogDir(), report.LRFindFileName))
 	}
