@@ -11,7 +11,7 @@ import (
 	"github.com/voltml/volt/data"
 )
 
-// steppingCase is one case of testdata/lightning/estimated_stepping_batches.json
+// steppingCase is one case of testdata/lightning/stepping/estimated_stepping_batches.json
 // (gen_stepping_batches.py): what real Lightning 2.2.5 answered.
 type steppingCase struct {
 	Name      string `json:"name"`
@@ -112,7 +112,7 @@ func (e estimate) check(t *testing.T, where string, want any) {
 // answered and compares the estimate in ConfigureOptimizers and OnTrainStart,
 // and the batches per epoch.
 func TestEstimatedSteppingBatchesMatchesLightning(t *testing.T) {
-	raw, err := os.ReadFile("testdata/lightning/estimated_stepping_batches.json")
+	raw, err := os.ReadFile("testdata/lightning/stepping/estimated_stepping_batches.json")
 	if err != nil {
 		t.Fatal(err)
 	}
