@@ -26,14 +26,24 @@ type moduleWeights struct {
 // loadedWeights holds the attached weights by the module's address. An entry
 // does not keep its module alive: it is dropped when the module is
 // collected, and owns checks, so a new module at a reused address never
-// sees another's weights.
+// sees another's weights. A type of size zero has no identity (every
+// pointer to one may be the same address): its weights are kept by type.
 var loadedWeights = struct {
 	sync.Mutex
 	byAddr map[uintptr]*moduleWeights
-}{byAddr: map[uintptr]*moduleWeights{}}
+	byType map[reflect.Type]*moduleWeights
+}{byAddr: map[uintptr]*moduleWeights{}, byType: map[reflect.Type]*moduleWeights{}}
 
 // attachWeights attaches w to m, replacing what was attached before.
 func attachWeights[T any](m *T, w *moduleWeights) {
+	if typ := reflect.TypeFor[T](); typ.Size() == 0 {
+		w.owns = func(other Module) bool { _, ok := any(other).(*T); return ok }
+		w.alive = func() bool { return true }
+		loadedWeights.Lock()
+		loadedWeights.byType[typ] = w
+		loadedWeights.Unlock()
+		return
+	}
 	wp := weak.Make(m)
 	w.owns = func(other Module) bool {
 		p, ok := any(other).(*T)
@@ -67,6 +77,9 @@ func weightsOf(m Module) *moduleWeights {
 	}
 	loadedWeights.Lock()
 	defer loadedWeights.Unlock()
+	if v.Type().Elem().Size() == 0 {
+		return loadedWeights.byType[v.Type().Elem()]
+	}
 	w := loadedWeights.byAddr[uintptr(v.UnsafePointer())]
 	if w == nil || !w.owns(m) {
 		return nil
