@@ -35,7 +35,8 @@ import (
 // FromCheckpoint loads that file instead. What a Fit trains stays in its
 // trainer (Trainer.SaveCheckpoint, or the same trainer's next run); another
 // trainer running m starts again from the file. Calling LoadModule again on
-// m replaces the attached weights. A module type without fields has no
+// m replaces the attached weights. A module wrapping m (ModuleWrapper, as
+// the tuner's sweeps do) runs with them too. A module type without fields has no
 // identity in Go (every pointer to it may be the same): its weights go to
 // every module of that type.
 func LoadModule[T any, PT interface {

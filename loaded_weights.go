@@ -69,8 +69,29 @@ func dropWeights(addr uintptr) {
 	}
 }
 
-// weightsOf returns the weights LoadModule attached to m (nil when none).
+// ModuleWrapper is implemented by modules that wrap another, such as the
+// tuner's sweeps: a wrapper runs with the weights LoadModule attached to
+// the module it wraps.
+type ModuleWrapper interface{ Unwrap() Module }
+
+// weightsOf returns the weights LoadModule attached to m or, through
+// ModuleWrapper, to the module it wraps (nil when none).
 func weightsOf(m Module) *moduleWeights {
+	for m != nil {
+		if w := attachedTo(m); w != nil {
+			return w
+		}
+		u, ok := m.(ModuleWrapper)
+		if !ok {
+			return nil
+		}
+		m = u.Unwrap()
+	}
+	return nil
+}
+
+// attachedTo returns the weights LoadModule attached to m itself.
+func attachedTo(m Module) *moduleWeights {
 	v := reflect.ValueOf(m)
 	if v.Kind() != reflect.Pointer || v.IsNil() {
 		return nil
