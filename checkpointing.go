@@ -61,11 +61,14 @@ type trainerState struct {
 	ProgBarMetrics  map[string]jsonFloat `json:"progress_bar_metrics,omitempty"`
 	Callbacks       map[string][]byte    `json:"callbacks,omitempty"`
 	DataModule      []byte               `json:"datamodule,omitempty"`
-	HParams         map[string]any       `json:"hparams,omitempty"`
-	Frozen          []string             `json:"frozen,omitempty"`
-	Scaler          []byte               `json:"loss_scaler,omitempty"`
-	Schedulers      [][]byte             `json:"schedulers,omitempty"`
-	WeightsOnly     bool                 `json:"weights_only,omitempty"`
+	// HParams are the module's hyper-parameters (what LoadModule sets),
+	// DataModuleHParams the data module's.
+	HParams           map[string]any `json:"hparams,omitempty"`
+	DataModuleHParams map[string]any `json:"datamodule_hparams,omitempty"`
+	Frozen            []string       `json:"frozen,omitempty"`
+	Scaler            []byte         `json:"loss_scaler,omitempty"`
+	Schedulers        [][]byte       `json:"schedulers,omitempty"`
+	WeightsOnly       bool           `json:"weights_only,omitempty"`
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
@@ -104,10 +107,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		st.HParams = maps.Clone(h.HParams())
 	}
 	if h, ok := t.dataModule.(HParamser); ok {
-		if st.HParams == nil {
-			st.HParams = map[string]any{}
-		}
-		maps.Copy(st.HParams, h.HParams())
+		st.DataModuleHParams = maps.Clone(h.HParams())
 	}
 	if !weightsOnly {
 		st.Progress = t.progress
@@ -161,7 +161,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		}
 	}
 	for v := range t.eng.Store.IterVariables() {
-		if weightsOnly && (strings.HasPrefix(v.Path(), internalPrefix) || !v.Trainable) {
+		if weightsOnly && !isModuleVariable(v.Path()) {
 			continue
 		}
 		if !v.HasValue() {
@@ -300,7 +300,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 		return fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
 	}
 	if fn == StageFit && st.WeightsOnly {
-		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit)", path)
+		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit from its weights with volt.LoadModule)", path)
 	}
 	frozen := map[string]bool{}
 	for _, p := range st.Frozen {

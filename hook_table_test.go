@@ -12,7 +12,7 @@ import (
 
 // notHooks are the package's exported interfaces that are no optional
 // hook: the required Module and the Config value types.
-var notHooks = map[string]bool{"Module": true, "BatchLimit": true, "ValInterval": true}
+var notHooks = map[string]bool{"Module": true, "BatchLimit": true, "ValInterval": true, "ModuleWrapper": true}
 
 // TestHookTableListsEveryInterface guards against the drift the table
 // replaced: every exported interface of the package is a row (or named in

@@ -123,7 +123,7 @@ func TestDataModuleStateAndHParams(t *testing.T) {
 		t.Errorf("data module state %d after resume, want 42", fresh.Counter)
 	}
 	raw, _ := os.ReadFile(path)
-	if !contains(string(raw), `\"hparams\":{\"batch\":4}`) {
+	if !contains(string(raw), `\"datamodule_hparams\":{\"batch\":4}`) {
 		t.Error("the data module's hyperparameters are not in the checkpoint")
 	}
 }

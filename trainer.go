@@ -215,6 +215,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	if err := errors.Join(checkSignatures("module", m, onModule), checkSignatures("data module", dm, onDataModule)); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
+	freshEngine := t.eng == nil || t.module != m
 	if err := t.ensureEngine(m); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
@@ -275,6 +276,11 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	}
 	if err := t.emit(hookSetup, hookArgs{stage: fn}); err != nil {
 		return err
+	}
+	if freshEngine {
+		if err := t.initFromLoadedModule(m, opts); err != nil {
+			return fmt.Errorf("volt: %w", err)
+		}
 	}
 	if opts.ckptPath != "" {
 		if err := t.restore(opts.ckptPath, opts, fn); err != nil {

@@ -2,50 +2,18 @@ package cli
 
 import (
 	"reflect"
-	"strings"
-	"unicode"
+
+	"github.com/voltml/volt/internal/fieldkey"
 )
 
-// nameOverrides spells the keys of Go names that the snake-case rule would
-// split badly (an acronym followed by a plural).
-var nameOverrides = map[string]string{"SWALRs": "swa_lrs", "TerminateOnNaN": "terminate_on_nan"}
+// snakeCase turns a Go field name into a config key (fieldkey.SnakeCase:
+// the rule volt.LoadModule also uses).
+func snakeCase(name string) string { return fieldkey.SnakeCase(name) }
 
-// snakeCase turns a Go field name into a config key: MaxEpochs →
-// max_epochs, CheckValEveryNEpoch → check_val_every_n_epoch,
-// TruncatedBPTTSteps → truncated_bptt_steps.
-func snakeCase(name string) string {
-	if s, ok := nameOverrides[name]; ok {
-		return s
-	}
-	r := []rune(name)
-	var b strings.Builder
-	for i, c := range r {
-		if i > 0 && unicode.IsUpper(c) {
-			prev := r[i-1]
-			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				b.WriteByte('_')
-			}
-		}
-		b.WriteRune(unicode.ToLower(c))
-	}
-	return b.String()
-}
-
-// fieldKey returns the config key of a struct field and its help text: the
-// name from a `volt:"name"` tag, else the field name in snake case; skip is
-// true for unexported fields and `volt:"-"`. explicit says the tag named it.
+// fieldKey returns the config key of a struct field and its help text
+// (fieldkey.Of): the name from a `volt:"name"` tag, else the field name in
+// snake case; skip is true for unexported fields and `volt:"-"`. explicit
+// says the tag named it.
 func fieldKey(f reflect.StructField) (key, help string, skip, explicit bool) {
-	if !f.IsExported() {
-		return "", "", true, false
-	}
-	tag, tagged := f.Tag.Lookup("volt")
-	name, _, _ := strings.Cut(tag, ",")
-	switch {
-	case name == "-":
-		return "", "", true, false
-	case name != "":
-		return name, f.Tag.Get("help"), false, true
-	}
-	return snakeCase(f.Name), f.Tag.Get("help"), false, tagged
+	return fieldkey.Of(f)
 }

@@ -1,6 +1,8 @@
 // Package report turns volt's CSV logs into one self-contained HTML page:
 // a run summary, one plot per metric with the train, validation and test
-// series of every run on shared axes, and the hyperparameters table.
+// series of every run on shared axes, the hyperparameters table, and the
+// learning-rate finder's curve with its suggestion marked for each run
+// directory holding lr_find.csv (LRFindFileName: tuner.LRFinder saves it).
 // Start with [WriteFile].
 //
 // Plots are inline SVG drawn here, so the page needs no scripts, fonts or

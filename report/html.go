@@ -30,6 +30,7 @@ type Options struct {
 // Result describes a written page.
 type Result struct {
 	Plots    int      // <svg class="plot"> elements: one per base metric
+	LRCurves int      // learning-rate finder curves drawn (runs with lr_find.csv)
 	Warnings []string // notes also shown on the page: empty logs, NaNs, …
 }
 
@@ -83,6 +84,18 @@ func Render(w io.Writer, runs []*Run, opts Options) (*Result, error) {
 		}
 	}
 	res.Plots = len(p.Plots)
+	for i, r := range runs {
+		if r.LRFind == nil {
+			continue
+		}
+		sec, err := lrFindSection(r, palette[i%len(palette)])
+		if err != nil {
+			res.Warnings = append(res.Warnings, r.Name+": learning-rate finder curve not drawn: "+err.Error())
+			continue
+		}
+		p.LRFinds = append(p.LRFinds, sec)
+	}
+	res.LRCurves = len(p.LRFinds)
 	p.Values = valueTable(groups, runs)
 	p.HparamKeys, p.HparamRows, p.HparamDiffs = hparamTable(runs)
 	p.Notes = res.Warnings
@@ -99,6 +112,7 @@ type page struct {
 	Runs        []runRow
 	Notes       []string
 	Plots       []template.HTML
+	LRFinds     []lrFind
 	Values      []valueRow
 	HparamKeys  int
 	HparamRows  []hparamRow
@@ -378,6 +392,15 @@ footer { color: #888; font-size: 12px; margin-top: 32px; }
 </div>
 {{- else}}
 <p class="notes" style="padding-left:12px">No metrics to plot: the metrics.csv {{if .Compare}}files hold{{else}}file holds{{end}} no logged values.</p>
+{{- end}}
+
+{{- if .LRFinds}}
+<h2>Learning-rate finder</h2>
+<div class="plots">
+{{- range .LRFinds}}
+<figure class="card lr-find" style="margin:0"><figcaption>{{if $.Compare}}<span class="swatch" style="background:{{.Color}}"></span>{{.Run}}: {{end}}{{.Suggestion}}</figcaption>{{.SVG}}</figure>
+{{- end}}
+</div>
 {{- end}}
 
 <h2>Hyperparameters</h2>

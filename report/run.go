@@ -25,6 +25,9 @@ type Run struct {
 	Dir     string         // the version directory
 	Metrics *Metrics       // parsed metrics.csv
 	Hparams map[string]any // parsed hparams.yaml; nil when there is none
+	// LRFind is the learning-rate finder's curve (lr_find.csv); nil when
+	// the run has none.
+	LRFind *LRCurve
 	// Notes are problems worth showing, such as an unreadable hparams.yaml.
 	Notes []string
 }
@@ -151,9 +154,10 @@ func isDir(path string) bool {
 	return err == nil && info.IsDir()
 }
 
-// LoadRun reads dir/metrics.csv and, when present, dir/hparams.yaml. A
-// missing or unreadable metrics.csv is an error naming its path; a missing
-// hparams.yaml is not, and a malformed one becomes a note.
+// LoadRun reads dir/metrics.csv and, when present, dir/hparams.yaml and
+// dir/lr_find.csv. A missing or unreadable metrics.csv is an error naming its
+// path; a missing hparams.yaml or lr_find.csv is not, and a malformed one
+// becomes a note.
 func LoadRun(dir string) (*Run, error) {
 	path := filepath.Join(dir, MetricsFileName)
 	f, err := os.Open(path)
@@ -182,6 +186,20 @@ func LoadRun(dir string) (*Run, error) {
 			h = map[string]any{}
 		}
 		run.Hparams = h
+	}
+	lr := filepath.Join(dir, LRFindFileName)
+	switch f, err := os.Open(lr); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		run.Notes = append(run.Notes, fmt.Sprintf("%s could not be read: %v", LRFindFileName, err))
+	default:
+		c, err := ParseLRCurve(f, lr)
+		f.Close()
+		if err != nil {
+			run.Notes = append(run.Notes, "learning-rate finder curve left out: "+err.Error())
+		} else {
+			run.LRFind = &c
+		}
 	}
 	return run, nil
 }

@@ -104,6 +104,10 @@ func runTrial(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataM
 // trialModule is the module during a trial: its training step and optimizers.
 type trialModule struct{ volt.Module }
 
+// Unwrap returns the module tried (volt.ModuleWrapper: trials start from the
+// weights volt.LoadModule gave it).
+func (m trialModule) Unwrap() volt.Module { return m.Module }
+
 // ConfigureOptimizers returns the module's optimizers (Adam 1e-3 without
 // ConfigureOptimizers, as volt does).
 func (m trialModule) ConfigureOptimizers() volt.Optimizers {

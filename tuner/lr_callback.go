@@ -3,15 +3,21 @@ package tuner
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/report"
 )
 
 // LRFinder is LRFind as a callback (Lightning's LearningRateFinder): when a
 // fresh Fit starts, it sweeps, records the Result and sets the suggested rate
 // on the trainer's optimizer (restarting its scheduler from it, if any) and,
 // through Options.Apply, on the module. A Fit that resumes (global step > 0)
-// is left alone.
+// is left alone. Unless Options.CSVPath names another file, the curve is
+// saved as lr_find.csv (report.LRFindFileName) in the run's log directory
+// (that of the trainer's first logger with one), where volt report draws
+// it with the suggestion.
 type LRFinder struct {
 	// DataModule is the data the sweep trains on (usually the Fit's).
 	DataModule volt.DataModule
@@ -30,6 +36,9 @@ func (f *LRFinder) OnFitStart(t *volt.Trainer) error {
 		return err
 	}
 	f.Result = res
+	if err := saveCurveInRunDir(t, res, f.Options); err != nil {
+		return err
+	}
 	if res.SuggestedIndex < 0 {
 		return nil
 	}
@@ -39,6 +48,23 @@ func (f *LRFinder) OnFitStart(t *volt.Trainer) error {
 	}
 	if err := t.SetLearningRate(0, lr); err != nil {
 		return fmt.Errorf("tuner.LRFinder: %w", err)
+	}
+	return nil
+}
+
+// saveCurveInRunDir writes the curve as lr_find.csv into the directory of
+// t's first logger that has one, unless opts.CSVPath had it written
+// elsewhere or no logger has a directory.
+func saveCurveInRunDir(t *volt.Trainer, res *LRFindResult, opts LRFindOptions) error {
+	if opts.CSVPath != "" {
+		return nil
+	}
+	for _, l := range t.Loggers() {
+		d, ok := l.(logger.Direr)
+		if !ok {
+			continue
+		}
+		return res.WriteCSVFile(filepath.Join(d.LogDir(), report.LRFindFileName))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/voltml/volt/report"
@@ -26,8 +27,12 @@ func (r *LRFindResult) WriteCSV(w io.Writer) error {
 	return err
 }
 
-// WriteCSVFile writes the curve to path (see WriteCSV).
+// WriteCSVFile writes the curve to path (see WriteCSV), creating its
+// directory (a run's log directory may not exist before its Fit).
 func (r *LRFindResult) WriteCSVFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("tuner: LR curve CSV: %w", err)
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("tuner: LR curve CSV: %w", err)
@@ -43,12 +48,15 @@ func (r *LRFindResult) WriteCSVFile(path string) error {
 }
 
 // WriteHTMLFile writes a self-contained page with the curve and the
-// suggestion to path.
+// suggestion to path, creating its directory.
 func (r *LRFindResult) WriteHTMLFile(path string) error {
 	var b bytes.Buffer
 	c := report.LRCurve{LRs: r.LRs, Losses: r.Losses, Suggested: r.SuggestedIndex, LogLR: r.Mode != Linear}
 	if err := report.WriteLRCurveHTML(&b, c); err != nil {
 		return fmt.Errorf("tuner: LR curve page %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("tuner: LR curve page: %w", err)
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("tuner: LR curve page: %w", err)

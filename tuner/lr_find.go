@@ -106,6 +106,10 @@ type sweepModule struct {
 	sweep *sweepSchedule
 }
 
+// Unwrap returns the module swept (volt.ModuleWrapper: the sweep starts from
+// the weights volt.LoadModule gave it).
+func (s *sweepModule) Unwrap() volt.Module { return s.Module }
+
 // ConfigureOptimizers returns the module's one optimizer (Adam 1e-3 without
 // ConfigureOptimizers, as volt does) with the sweep as its per-step scheduler.
 func (s *sweepModule) ConfigureOptimizers() volt.Optimizers {

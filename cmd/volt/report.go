@@ -17,7 +17,9 @@ const reportUsage = `Usage: volt report [-o FILE] [-title TEXT] [-log auto|on|of
 
 Writes one self-contained HTML page (no scripts, works offline) with a plot
 per metric (train, val and test series on shared axes, x = step), a summary
-of final and best values, and the hyperparameters table.
+of final and best values, the hyperparameters table, and the learning-rate
+finder's curve with its suggestion when a run directory holds lr_find.csv
+(saved there by the tuner's LRFinder).
 
 Each DIR is a version directory holding metrics.csv (volt_logs/version_0),
 or a parent such as volt_logs/ whose version_* directories are all
