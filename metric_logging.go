@@ -23,7 +23,7 @@ type metricTable struct {
 	// rows holds the host rows of the growing (ReduceCat) states, by the
 	// first state key of their source: every graph's source of one metric
 	// shares them.
-	rows map[string]*metricRows
+	rows map[string]*metrics.State
 	// bound caches, per graph and result collection, the entries its
 	// metric logs resolve to, so that a step resolves no names.
 	bound map[boundKey][]boundMetric
@@ -45,7 +45,7 @@ type boundMetric struct {
 
 func newMetricTable() *metricTable {
 	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}, bound: map[boundKey][]boundMetric{},
-		rows: map[string]*metricRows{}}
+		rows: map[string]*metrics.State{}}
 }
 
 // metricSource is one LogMetric (or LogMetrics) call: the metric, the carry
@@ -59,10 +59,11 @@ type metricSource struct {
 	stateKeys []string // by state: fixed-size states are carry slots
 	batchKeys []string // by fixed-size state; empty unless opts.onStep
 	// specs are the updater's states; rows, rowNodes and catIdx are those
-	// of its growing (ReduceCat) states: their host rows, the nodes of the
+	// of its growing (ReduceCat) states: their host rows (the fixed-size
+	// states in it are unused), the nodes of the
 	// batch's rows (outputs of the step) and the states' indices.
 	specs    []metrics.StateSpec
-	rows     *metricRows
+	rows     *metrics.State
 	rowNodes []*graph.Node
 	catIdx   []int
 }
@@ -208,12 +209,11 @@ func (src *metricSource) values(batch bool) (map[string]metrics.Value, error) {
 	k := 0
 	for i, spec := range src.specs {
 		if spec.Reduce == metrics.ReduceCat {
-			if batch {
-				state[i] = src.rows.last[i]
-				continue
+			if batch { // training steps, the only ones with step values, reject such states
+				return nil, fmt.Errorf("metric %v: state %q grows with the data and has no per-step value", src.names, spec.Name)
 			}
 			if rows == nil {
-				rows = src.rows.state.Tensors()
+				rows = src.rows.Tensors()
 			}
 			state[i] = rows[i]
 			continue
@@ -301,7 +301,7 @@ func (src *metricSource) resetState() {
 		}
 	}
 	if src.rows != nil {
-		src.rows.reset()
+		src.rows.Reset()
 	}
 }
 
