@@ -6,9 +6,10 @@ package volt
 // values. Their rows are outputs of the compiled step, copied to the host
 // after each batch and appended to a metrics.State, which holds them in
 // chunks of metrics.ChunkRows rows: appending never copies what is already
-// held, and no single allocation grows with the epoch. The memory does grow
-// with the epoch (every score is kept until Compute); the binned form of the
-// curve metrics (thresholds) has a fixed-size state carried in the step.
+// held, and Compute concatenates them once, at the epoch's end. The memory
+// grows with the epoch (every score is kept until Compute); the binned form
+// of the curve metrics (thresholds) has a fixed-size state carried in the
+// step instead.
 
 import (
 	"fmt"
