@@ -235,3 +235,35 @@ func TestMetricValueErrors(t *testing.T) {
 		t.Errorf("MetricValue before any run: %v", err)
 	}
 }
+
+// TestLogMetricsGrowingCollection: a collection of exact curve metrics
+// (one shared set of rows) gives each metric's value: torchmetrics' AUROC,
+// and the average precision LogMetric gives on its own.
+func TestLogMetricsGrowingCollection(t *testing.T) {
+	g := readGolden(t, "binary_auroc_exact")
+	auroc := must(metrics.NewAUROC(metrics.Binary(), metrics.Macro, nil))
+	ap := must(metrics.NewAveragePrecision(metrics.Binary(), metrics.Macro, nil))
+	c, err := metrics.NewCollection(metrics.Named{Name: "val_auroc", Metric: auroc}, metrics.Named{Name: "val_ap", Metric: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(log func(s *volt.Step, p, y *graph.Node)) map[string]float64 {
+		t.Helper()
+		tr, err := volt.NewTrainer(quiet(volt.Config{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &badMetricModule{metricModule: *newMetricModule(t), log: log}
+		res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{g.batches}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	both := validate(func(s *volt.Step, p, y *graph.Node) { s.LogMetrics(c, p, y) })
+	alone := validate(func(s *volt.Step, p, y *graph.Node) { s.LogMetric("val_ap", ap, p, y) })
+	checkClose(t, 0, both["val_auroc"], g.value[0])
+	if both["val_ap"] != alone["val_ap"] || math.IsNaN(alone["val_ap"]) {
+		t.Errorf("val_ap: %v in the collection, %v alone", both["val_ap"], alone["val_ap"])
+	}
+}
