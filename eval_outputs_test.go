@@ -264,3 +264,28 @@ func TestStepOutputErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStepOutputOfTraining: a training batch's StepOutput has no named
+// outputs, and says so.
+func TestStepOutputOfTraining(t *testing.T) {
+	var got error
+	cb := &trainBatchEndReader{read: func(out *volt.StepOutput) { _, got = out.Output("logits") }}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxSteps: 1, Callbacks: []volt.Callback{cb}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "training steps have no named outputs"; got == nil || !strings.Contains(got.Error(), want) {
+		t.Errorf("Output in OnTrainBatchEnd: %v, want an error containing %q", got, want)
+	}
+}
+
+// trainBatchEndReader calls read with each training batch's output.
+type trainBatchEndReader struct{ read func(*volt.StepOutput) }
+
+func (c *trainBatchEndReader) OnTrainBatchEnd(_ *volt.Trainer, out *volt.StepOutput, _ *data.Batch, _ int) error {
+	c.read(out)
+	return nil
+}
