@@ -2,6 +2,7 @@ package volt_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -265,5 +266,39 @@ func TestLogMetricsGrowingCollection(t *testing.T) {
 	checkClose(t, 0, both["val_auroc"], g.value[0])
 	if both["val_ap"] != alone["val_ap"] || math.IsNaN(alone["val_ap"]) {
 		t.Errorf("val_ap: %v in the collection, %v alone", both["val_ap"], alone["val_ap"])
+	}
+}
+
+// TestMetricValuePerLoader: with several validation loaders each keeps its
+// own rows, named with the loader's suffix; a name without it is unknown.
+func TestMetricValuePerLoader(t *testing.T) {
+	g := readGolden(t, "cat")
+	m := &badMetricModule{metricModule: *newMetricModule(t), log: func(s *volt.Step, p, y *graph.Node) {
+		s.UpdateMetric("val_cat", metrics.CatMetric{}, p, nil)
+	}}
+	tr, err := volt.NewTrainer(quiet(volt.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaders := []data.Loader{&fixedLoader{g.batches[:1]}, &fixedLoader{g.batches[1:]}}
+	if _, err := tr.Validate(t.Context(), m, volt.Loaders{Val: loaders}); err != nil {
+		t.Fatal(err)
+	}
+	first := g.batches[0].Size
+	for i, want := range [][]float64{g.value[:first], g.value[first:]} {
+		name := fmt.Sprintf("val_cat/dataloader_idx_%d", i)
+		v, err := tr.MetricValue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Data) != len(want) {
+			t.Fatalf("%s: %d values, want %d", name, len(v.Data), len(want))
+		}
+		for k := range want {
+			checkClose(t, 0, v.Data[k], want[k])
+		}
+	}
+	if _, err := tr.MetricValue("val_cat"); err == nil || !strings.Contains(err.Error(), "no metric object is logged under that name") {
+		t.Errorf("MetricValue without the loader suffix: %v", err)
 	}
 }
