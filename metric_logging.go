@@ -58,9 +58,9 @@ type metricSource struct {
 	compute   func(state []*tensors.Tensor) (map[string]metrics.Value, error)
 	stateKeys []string // by state: fixed-size states are carry slots
 	batchKeys []string // by fixed-size state; empty unless opts.onStep
-	// specs are the updater's states; rows, rowNodes and catIdx are those
-	// of its growing (ReduceCat) states: their host rows (the fixed-size
-	// states in it are unused), the nodes of the
+	// specs are the updater's states. rows, rowNodes and catIdx are those
+	// of its growing (ReduceCat) states: their host rows (in a State whose
+	// fixed-size states epochState fills from the carry), the nodes of the
 	// batch's rows (outputs of the step) and the states' indices.
 	specs    []metrics.StateSpec
 	rows     *metrics.State
