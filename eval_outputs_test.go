@@ -289,3 +289,17 @@ func (c *trainBatchEndReader) OnTrainBatchEnd(_ *volt.Trainer, out *volt.StepOut
 	c.read(out)
 	return nil
 }
+
+// onlyReader implements StepOutputReader and no hook.
+type onlyReader struct{}
+
+func (onlyReader) ReadsStepOutputs(volt.RunningStage) bool { return true }
+
+// TestStepOutputReaderAloneIsNoCallback: StepOutputReader marks a callback's
+// batch-end hooks; a callback with nothing else is rejected as hookless.
+func TestStepOutputReaderAloneIsNoCallback(t *testing.T) {
+	_, err := volt.NewTrainer(volt.Config{Callbacks: []volt.Callback{onlyReader{}}})
+	if want := "implements no volt hook"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("NewTrainer error = %v, want it to contain %q", err, want)
+	}
+}
