@@ -77,6 +77,7 @@ type trainerState struct {
 // intact. With weightsOnly it writes the module's weights and hyperparameters
 // only. It may be called from any hook, or between runs.
 func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
+	defer t.profile(actSaveCheckpoint)()
 	f, err := t.snapshot(weightsOnly)
 	if err != nil {
 		return fmt.Errorf("volt: SaveCheckpoint %s: %w", path, err)
@@ -84,7 +85,7 @@ func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
 	if err := checkpoint.Save(path, f); err != nil {
 		return fmt.Errorf("volt: SaveCheckpoint: %w", err)
 	}
-	t.lastCheckpoint = path
+	t.ckpt.lastCheckpoint = path
 	return nil
 }
 
@@ -107,17 +108,17 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		st.Progress = t.progress
 		st.Resume = t.resumePointNow()
 		st.Progress.settle()
-		if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
+		if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
 			return nil, err
 		}
-		for _, m := range t.trainRes.order {
+		for _, m := range t.logs.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
 				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen,
 				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
-		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.callbackM), toJSONFloats(t.loggedM), toJSONFloats(t.progBarM)
+		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackM), toJSONFloats(t.logs.loggedM), toJSONFloats(t.logs.progBarM)
 		st.Callbacks = map[string][]byte{}
 		for _, tg := range t.hooks.by[hookStateful] {
 			s := tg.value.(Stateful)
@@ -327,11 +328,11 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if len(mismatched) > 0 {
 		return fmt.Errorf("checkpoint %s does not fit the module: shape mismatch: %s", path, strings.Join(mismatched, "; "))
 	}
-	t.loaded = l
+	t.ckpt.loaded = l
 	if fn != StageFit {
 		return nil
 	}
-	if err := t.trainMetrics.carry.Restore(metricState); err != nil {
+	if err := t.logs.trainMetrics.carry.Restore(metricState); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return t.restoreState(path, &st)
@@ -348,7 +349,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		t.cfg.seed = st.Seed
 	}
 	t.progress = st.Progress
-	t.resume = st.Resume
+	t.ckpt.resume = st.Resume
 	if r := st.Resume; r != nil {
 		e := int64(r.Epoch)
 		if r.inEpoch() {
@@ -359,16 +360,16 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		t.progress.Epoch.Current = t.progress.Epoch.Total
 	}
 	t.cfg.accumulate = max(st.Accumulate, 1)
-	t.trainRes = newResults()
+	t.logs.trainRes = newResults()
 	for _, ms := range st.TrainMetrics {
-		m, err := t.trainRes.entry(ms.Key, logOptions{onStep: ms.OnStep, onEpoch: ms.OnEpoch, progBar: ms.ProgBar, logger: ms.Logger, reduce: ms.Reduce})
+		m, err := t.logs.trainRes.entry(ms.Key, logOptions{onStep: ms.OnStep, onEpoch: ms.OnEpoch, progBar: ms.ProgBar, logger: ms.Logger, reduce: ms.Reduce})
 		if err != nil {
 			return err
 		}
 		m.seen = ms.Seen
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
-	t.callbackM, t.loggedM, t.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
+	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
 	for _, tg := range t.hooks.moduleFirst(hookStateful) {
 		s := tg.value.(Stateful)
 		b, ok := st.Callbacks[s.StateKey()]
@@ -390,7 +391,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
-	t.restoredSchedulers = &st.Schedulers
+	t.ckpt.restoredSchedulers = &st.Schedulers
 	return nil
 }
 
@@ -398,11 +399,11 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 // every trainable variable graph g uses must have come from the checkpoint
 // and every module variable of the checkpoint must be used by g.
 func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
-	l := t.loaded
+	l := t.ckpt.loaded
 	if l == nil {
 		return
 	}
-	t.loaded = nil
+	t.ckpt.loaded = nil
 	if !l.strict {
 		return
 	}

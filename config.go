@@ -10,6 +10,7 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/profiler"
 )
 
 // Config configures a Trainer. The zero value is valid and trains for 1000
@@ -101,6 +102,14 @@ type Config struct {
 	DisableModelSummary bool
 	SummaryWriter       io.Writer
 
+	// Profiler names a profiler timing each hook call, batch wait, step,
+	// logging and checkpoint save of every run, its report and files going
+	// to the run's log directory: "simple", "advanced" or "trace" (see
+	// package profiler); "" is none. CustomProfiler takes one of your own,
+	// or a configured one, instead.
+	Profiler       string
+	CustomProfiler profiler.Profiler
+
 	// DisableCheckpointing turns off the default checkpointing: the latest
 	// state saved after each epoch in <log dir>/checkpoints (see Checkpointer).
 	DisableCheckpointing bool
@@ -159,6 +168,11 @@ type resolved struct {
 	// programs of every automatic training step (the data-parallel
 	// all-reduce); nil compiles each step as one program.
 	reduceGradients engine.Reducer
+	// fakeSteps, when set, replaces the compiled training steps (loop tests
+	// on a fake engine).
+	fakeSteps trainSteps
+	fakeEval  evalSteps
+	profiler  profiler.Profiler // Config.Profiler's or CustomProfiler; nil: none
 }
 
 // validate checks every field and returns all problems at once, each naming
@@ -286,6 +300,11 @@ func (c Config) validate() (resolved, error) {
 			bad("Config.Callbacks[%d]: %v", i, err)
 		}
 	}
+	prof, err := profilerOf(c)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	r.profiler = prof
 	p, err := engine.ParsePrecision(c.Precision)
 	if err != nil {
 		bad("Config.Precision: %v", err)

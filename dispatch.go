@@ -18,6 +18,8 @@ type target struct {
 	kind  targetKind
 	call  hookCall  // the host hook bound to value
 	trace traceCall // the trace-time hook bound to value
+	// action names the calls of this hook on value in profiles.
+	action string
 }
 
 // hookSet is the hook table resolved for one run: for each hook, the targets
@@ -93,6 +95,9 @@ func (hs *hookSet) add(tg target, kind targetKind) {
 		if spec.iface != nil && spec.on&kind != 0 && typ.Implements(spec.iface) {
 			bound := tg
 			bound.kind = kind
+			if spec.bind != nil || spec.bindTrace != nil {
+				bound.action = hookAction(kind, tg.value, spec.name)
+			}
 			if spec.bind != nil {
 				bound.call = spec.bind(tg.value)
 			}
@@ -121,14 +126,23 @@ func (t *Trainer) emit(id hookID, a hookArgs) error {
 
 // dispatch is emit's loop.
 func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) {
-	i, prev := 0, t.fx
-	t.fx = id
+	r := t.run
+	if r == nil { // outside a run (SaveCheckpoint): nothing reads the hook then
+		r = new(run)
+	}
+	i, prev := 0, r.fx
+	r.fx = id
 	defer func() {
-		t.fx = prev
+		r.fx = prev
 		err = t.hookFailed(id, targets[min(i, len(targets)-1)], err, recover())
 	}()
 	for ; i < len(targets); i++ {
-		if err = targets[i].call(t, a); err != nil {
+		if t.prof != nil {
+			err = t.profiledCall(&targets[i], a)
+		} else {
+			err = targets[i].call(t, a)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -161,6 +175,7 @@ func (t *Trainer) traceHooks(id hookID, a traceArgs) {
 // traceHook calls one trace-time hook, recovering a panic into an error.
 func (t *Trainer) traceHook(id hookID, tg target, a traceArgs) (err error) {
 	defer func() { err = t.hookFailed(id, tg, nil, recover()) }()
+	defer t.profile(tg.action)()
 	tg.trace(a)
 	return nil
 }

@@ -25,7 +25,7 @@ func (stepOnly) TrainingStep(*Step, Batch) *graph.Node { return nil }
 // module without hooks.
 func dispatchTrainer() (*Trainer, *batchCounter, *batchCounter) {
 	a, b := &batchCounter{}, &batchCounter{}
-	return &Trainer{hooks: resolveHooks([]Callback{a, b}, false, stepOnly{}, nil)}, a, b
+	return &Trainer{hooks: resolveHooks([]Callback{a, b}, false, stepOnly{}, nil), run: &run{}}, a, b
 }
 
 // Per-batch dispatch runs once per hook per batch: it must not allocate.
@@ -49,8 +49,8 @@ func TestBatchDispatchDoesNotAllocate(t *testing.T) {
 	if a.starts != 101 || b.ends != 101 {
 		t.Errorf("hooks called %d/%d times, want 101 (AllocsPerRun's warm-up and 100 runs)", a.starts, b.ends)
 	}
-	if tr.fx != hookNone {
-		t.Errorf("current hook after dispatch is %d, want none", tr.fx)
+	if tr.run.fx != hookNone {
+		t.Errorf("current hook after dispatch is %d, want none", tr.run.fx)
 	}
 }
 

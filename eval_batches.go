@@ -22,7 +22,7 @@ type batchLoop struct {
 // interruption checks.
 func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Loader, dl, limit int, step func(b *data.Batch) (*StepOutput, error)) error {
 	batchIdx := 0
-	for b, err := range loader.Batches(ctx, 0, 0) {
+	for b, err := range t.profiledBatches(l.nextAction(), loader.Batches(ctx, 0, 0)) {
 		if limit >= 0 && batchIdx >= limit {
 			break
 		}
@@ -32,13 +32,15 @@ func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Load
 			}
 			return fmt.Errorf("%s loader %d, batch %d: %w", l.what, dl, batchIdx, err)
 		}
-		t.curBatch = b.Size
+		t.run.batchSize = b.Size
 		l.progress.ready()
 		if err := t.emit(l.batchStart, hookArgs{batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {
 			return err
 		}
 		l.progress.started()
+		stopStep := t.profile(l.stepAction())
 		out, err := step(b)
+		stopStep()
 		if err != nil {
 			return &StepError{Step: l.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
 		}

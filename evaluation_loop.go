@@ -25,7 +25,7 @@ func (t *Trainer) Test(ctx context.Context, m Module, dm DataModule, opts ...Run
 
 func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModule, opts []RunOption) ([]map[string]float64, error) {
 	var out []map[string]float64
-	err := t.run(ctx, fn, m, dm, opts, func(ctx context.Context) error {
+	err := t.lifecycle(ctx, fn, m, dm, opts, func(ctx context.Context) error {
 		var loaders []data.Loader
 		kind := t.valKind()
 		if fn == StageValidate {
@@ -136,11 +136,11 @@ func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits
 type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }
 
 func (t *Trainer) snapshotMetrics() metricsSnapshot {
-	return metricsSnapshot{maps.Clone(t.callbackM), maps.Clone(t.loggedM), maps.Clone(t.progBarM)}
+	return metricsSnapshot{maps.Clone(t.logs.callbackM), maps.Clone(t.logs.loggedM), maps.Clone(t.logs.progBarM)}
 }
 
 func (t *Trainer) restoreMetrics(s metricsSnapshot) {
-	t.callbackM, t.loggedM, t.progBarM = s.callback, s.logged, s.progBar
+	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = s.callback, s.logged, s.progBar
 }
 
 // evalKey identifies a compiled evaluation graph function.
@@ -203,14 +203,14 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if !sanity {
 		t.state.Stage = kind.stage
 	}
-	res := t.evalRes[kind.stage]
+	res := t.logs.evalRes[kind.stage]
 	if res == nil {
 		res = newResults()
-		t.evalRes[kind.stage] = res
+		t.logs.evalRes[kind.stage] = res
 	}
 	res.reset()
-	t.curRes, t.numLoaders, t.curLoader, t.curBatch = res, len(loaders), 0, 1
-	t.evalLoaders = loaders
+	t.run.res, t.run.numLoaders, t.run.loader, t.run.batchSize = res, len(loaders), 0, 1
+	t.run.evalLoaders = loaders
 	kind.progress.resetCurrent()
 	if err := t.emit(kind.hooks.start, hookArgs{}); err != nil {
 		return nil, err
@@ -219,7 +219,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		return nil, err
 	}
 	for dl, loader := range loaders {
-		t.curLoader = dl
+		t.run.loader = dl
 		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limits[dl]); err != nil {
 			return nil, err
 		}
@@ -227,7 +227,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if err := res.computeMetrics(nil); err != nil {
 		return nil, err
 	}
-	res.epochValues(t.callbackM, nil, t.progBarM)
+	res.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	t.progress.At = kind.epochEndPoint
 	if sanity {
 		t.progress.At = PointSanityCheckEpochEnd
@@ -236,7 +236,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		return nil, err
 	}
 	logged := map[string]float64{}
-	res.epochValues(t.callbackM, logged, t.progBarM)
+	res.epochValues(t.logs.callbackM, logged, t.logs.progBarM)
 	perLoader := make([]map[string]float64, len(loaders))
 	for dl := range loaders {
 		perLoader[dl] = map[string]float64{}
@@ -258,41 +258,49 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if err := t.emit(kind.hooks.end, hookArgs{}); err != nil {
 		return nil, err
 	}
-	t.curRes = nil
+	t.run.res = nil
 	return perLoader, nil
 }
 
 // evalLoader runs the batches of one evaluation loader.
 func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, loader data.Loader, dl, n, limit int) error {
-	ep, err := t.evalProgramFor(kind, dl, n)
-	if err != nil {
-		return err
-	}
 	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
 		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
-		outs, gid, err := ep.prog.Run(b)
-		if err != nil {
-			return nil, err
-		}
-		ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
-		if err == nil {
-			err = t.record(ms, outs[1:], b.Size)
-		}
-		if err == nil {
-			err = t.recordMetricLogs(ep.table, gid, res, dl, n)
-		}
-		if err != nil {
-			return nil, err
-		}
-		outs = outs[1+len(ms):]
-		names := ep.outputNames[gid]
-		if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
-			return nil, err
-		}
-		if len(names) == 0 {
-			return &StepOutput{stage: kind.stage}, nil
-		}
-		return t.fetchOutputs(kind.stage, names, outs[:len(names)]), nil
+		return t.evalSteps().evaluate(kind, res, dl, n, b)
 	})
+}
+
+// evaluate runs the compiled validation or test step of loader dl of n on
+// b, records its logged values in res and returns what the batch-end hooks
+// see.
+func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *data.Batch) (*StepOutput, error) {
+	t := c.t
+	ep, err := t.evalProgramFor(kind, dl, n)
+	if err != nil {
+		return nil, err
+	}
+	outs, gid, err := ep.prog.Run(b)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
+	if err == nil {
+		err = t.record(ms, outs[1:], b.Size)
+	}
+	if err == nil {
+		err = t.recordMetricLogs(ep.table, gid, res, dl, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	outs = outs[1+len(ms):]
+	names := ep.outputNames[gid]
+	if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return &StepOutput{stage: kind.stage}, nil
+	}
+	return t.fetchOutputs(kind.stage, names, outs[:len(names)]), nil
 }

@@ -8,6 +8,9 @@ func SetGradientReducer(t *Trainer, reduce func([]*tensors.Tensor) ([]*tensors.T
 	t.cfg.reduceGradients = reduce
 }
 
+// RunInProgress reports whether t holds the state of a run (Trainer.run).
+func RunInProgress(t *Trainer) bool { return t.run != nil }
+
 // HostCopies returns how many tensors t's engine has brought to the host
 // for hooks (step outputs).
 func HostCopies(t *Trainer) int64 { return t.eng.HostCopies() }

@@ -17,16 +17,16 @@ import (
 // cancelled ctx stops it after the current batch; the error then wraps
 // context.Cause(ctx).
 func (t *Trainer) Fit(ctx context.Context, m Module, dm DataModule, opts ...RunOption) error {
-	return t.run(ctx, StageFit, m, dm, opts, func(ctx context.Context) error {
+	return t.lifecycle(ctx, StageFit, m, dm, opts, func(ctx context.Context) error {
 		loop, err := t.newFitLoop(dm)
 		if err != nil {
 			return err
 		}
-		t.fit = loop
-		defer func() { t.fit, t.trainLoader = nil, nil }() // NumTrainingBatches is -1 outside Fit
+		t.run.fit = loop
+		defer func() { t.run.fit, t.run.trainLoader = nil, nil }() // NumTrainingBatches is -1 outside Fit
 		if t.cfg.HandleSignals {
-			t.signals = watchSignals()
-			defer func() { t.signals.stop(); t.signals = nil }()
+			t.run.signals = watchSignals()
+			defer func() { t.run.signals.stop(); t.run.signals = nil }()
 		}
 		defer loop.closeFirst()
 		return loop.run(ctx)
@@ -74,7 +74,7 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 		}
 		t.auto = auto
 	}
-	if fresh || t.restoredSchedulers != nil {
+	if fresh || t.ckpt.restoredSchedulers != nil {
 		if err := t.startSchedulers(); err != nil {
 			return nil, err
 		}
@@ -128,8 +128,8 @@ func (l *fitLoop) loadData() error {
 			}
 		}
 	}
-	t.trainLoader = l.train
-	t.trainLimit = l.trainLimit
+	t.run.trainLoader = l.train
+	t.run.trainLimit = l.trainLimit
 	_, hasValStep := t.module.(ValidationStepper)
 	switch {
 	case len(l.val) > 0 && !hasValStep:
@@ -243,8 +243,8 @@ func (l *fitLoop) done() string {
 	if t.cfg.maxEpochs >= 0 && p.Epoch.Total.Completed >= int64(t.cfg.maxEpochs) {
 		return fmt.Sprintf("MaxEpochs=%d reached.", t.cfg.maxEpochs)
 	}
-	if t.shouldStop && t.canStopEarly() {
-		return "stop requested: " + t.stopReason
+	if t.stop.requested && t.canStopEarly() {
+		return "stop requested: " + t.stop.reason
 	}
 	return ""
 }
@@ -256,7 +256,7 @@ func (t *Trainer) canStopEarly() bool {
 	ok := p.Epoch.Total.Completed >= int64(t.cfg.MinEpochs) && p.OptimizerSteps >= t.cfg.MinSteps
 	if !ok {
 		t.sayOnce("stop-before-min", fmt.Sprintf("volt: stop requested (%s) but MinEpochs=%d / MinSteps=%d not reached; training continues",
-			t.stopReason, t.cfg.MinEpochs, t.cfg.MinSteps))
+			t.stop.reason, t.cfg.MinEpochs, t.cfg.MinSteps))
 	}
 	return ok
 }
@@ -273,10 +273,10 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 		return nil
 	}
 	epoch, skip := t.CurrentEpoch(), 0
-	if t.resume != nil && t.resume.inEpoch() {
-		skip = t.resume.Batch
+	if t.ckpt.resume != nil && t.ckpt.resume.inEpoch() {
+		skip = t.ckpt.resume.Batch
 	}
-	next, stop := iter.Pull2(l.train.Batches(ctx, epoch, skip))
+	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
 	b, err, ok := next()
 	if !ok {
 		stop()

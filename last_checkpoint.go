@@ -21,8 +21,8 @@ type CheckpointDirer interface{ Dirpath() string }
 // before it included (every <logger root>/version_*/checkpoints, every
 // callback's Dirpath), so that a new process resumes after a crash.
 func (t *Trainer) findLastCheckpoint() (string, error) {
-	if t.lastCheckpoint != "" {
-		return t.lastCheckpoint, nil
+	if t.ckpt.lastCheckpoint != "" {
+		return t.ckpt.lastCheckpoint, nil
 	}
 	dirs := t.checkpointDirs()
 	var newest string

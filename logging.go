@@ -18,10 +18,10 @@ func (t *Trainer) publishStep(m *metric) {
 	if !m.opts.onStep {
 		return
 	}
-	t.callbackM[m.stepKey] = m.step
-	t.callbackM[m.key] = m.step
+	t.logs.callbackM[m.stepKey] = m.step
+	t.logs.callbackM[m.key] = m.step
 	if m.opts.progBar {
-		t.progBarM[m.key] = m.step
+		t.logs.progBarM[m.key] = m.step
 	}
 }
 
@@ -33,10 +33,10 @@ func (t *Trainer) logStep() int64 { return max(t.progress.OptimizerSteps-1, 0) }
 // (or skip) to the loggers.
 func (t *Trainer) flushStepLogs() error {
 	row := map[string]float64{}
-	if err := t.trainRes.stepValues(row); err != nil {
+	if err := t.logs.trainRes.stepValues(row); err != nil {
 		return err
 	}
-	for _, m := range t.trainRes.order {
+	for _, m := range t.logs.trainRes.order {
 		if _, ok := row[m.stepKey]; ok && m.src != nil {
 			t.publishStep(m) // a metric object's step value exists on the cadence only
 		}
@@ -45,13 +45,14 @@ func (t *Trainer) flushStepLogs() error {
 }
 
 // skipStepLogs drops the step values of a batch that is not at the cadence.
-func (t *Trainer) skipStepLogs() { _ = t.trainRes.stepValues(nil) }
+func (t *Trainer) skipStepLogs() { _ = t.logs.trainRes.stepValues(nil) }
 
 // sendToLoggers adds the epoch (during Fit) and sends values to every logger.
 // At the end of a training epoch it also flushes them (Logger.Save), so that
 // a crash loses at most the current epoch's rows (the loggers also flush on
 // their own every n steps).
 func (t *Trainer) sendToLoggers(values map[string]float64) error {
+	defer t.profile(actLogMetrics)()
 	err := t.logRow(values)
 	if t.progress.At == PointTrainEpochEnd {
 		for _, l := range t.loggers {
@@ -68,7 +69,7 @@ func (t *Trainer) logRow(values map[string]float64) error {
 	if len(values) == 0 {
 		return nil
 	}
-	maps.Copy(t.loggedM, values)
+	maps.Copy(t.logs.loggedM, values)
 	if len(t.loggers) == 0 {
 		return nil
 	}
@@ -87,7 +88,7 @@ func (t *Trainer) logRow(values map[string]float64) error {
 
 // logHyperparams records the module's and data module's hyperparameters once.
 func (t *Trainer) logHyperparams(dm DataModule) error {
-	if t.hparamsWritten || len(t.loggers) == 0 {
+	if t.logs.hparamsWritten || len(t.loggers) == 0 {
 		return nil
 	}
 	params := map[string]any{}
@@ -100,7 +101,7 @@ func (t *Trainer) logHyperparams(dm DataModule) error {
 	if len(params) == 0 {
 		return nil
 	}
-	t.hparamsWritten = true
+	t.logs.hparamsWritten = true
 	var errs []error
 	for _, l := range t.loggers {
 		if err := l.LogHyperparams(params); err != nil {

@@ -67,11 +67,11 @@ func (s *Step) Optimizers() []*OptimizerHandle {
 // handles it wants to update.
 func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
 	t := a.t
-	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.trainMetrics}
+	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics}
 	for i := range a.opts {
 		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, setup: &a.opts[i], trace: info})
 	}
-	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
+	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.batchParts()})
 	if loss == nil {
 		loss = graph.ScalarZero(s.graph, t.eng.DType)
 	}

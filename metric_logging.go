@@ -331,11 +331,11 @@ func (src *metricSource) resetState() {
 // key (for checkpoints): states only, not the per-batch values.
 func (t *Trainer) metricStateTensors() map[string]*tensors.Tensor {
 	out := map[string]*tensors.Tensor{}
-	if t.trainMetrics == nil {
+	if t.logs.trainMetrics == nil {
 		return out
 	}
-	for _, k := range t.trainMetrics.carry.Keys("state/") {
-		out[k] = t.trainMetrics.carry.Value(k)
+	for _, k := range t.logs.trainMetrics.carry.Keys("state/") {
+		out[k] = t.logs.trainMetrics.carry.Value(k)
 	}
 	return out
 }

@@ -36,14 +36,14 @@ func (t *Trainer) MetricValue(name string) (metrics.Value, error) {
 // running loop's first, then training, validation and test.
 func (t *Trainer) metricResults() []*results {
 	var out []*results
-	if t.curRes != nil {
-		out = append(out, t.curRes)
+	if t.run != nil && t.run.res != nil {
+		out = append(out, t.run.res)
 	}
-	if t.trainRes != nil {
-		out = append(out, t.trainRes)
+	if t.logs.trainRes != nil {
+		out = append(out, t.logs.trainRes)
 	}
 	for _, stage := range []RunningStage{RunningValidate, RunningTest} {
-		if r := t.evalRes[stage]; r != nil {
+		if r := t.logs.evalRes[stage]; r != nil {
 			out = append(out, r)
 		}
 	}

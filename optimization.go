@@ -27,6 +27,9 @@ type automaticOptimization struct {
 	mastersReady bool
 	tbptt        *tbptt // truncated back-propagation through time, when configured
 	out          StepOutput
+	// steps runs the compiled training steps (compiledSteps; a fake in loop
+	// tests).
+	steps trainSteps
 	// reduce, when set, splits the training steps in two programs with it
 	// between them (engine.Reducer): the data-parallel all-reduce.
 	reduce engine.Reducer
@@ -109,6 +112,10 @@ func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
 	}
 	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module),
 		reduce: t.cfg.reduceGradients}
+	a.steps = compiledSteps{a}
+	if t.cfg.fakeSteps != nil {
+		a.steps = t.cfg.fakeSteps
+	}
 	if a.manual && t.cfg.accumulate > 1 {
 		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
 	}
@@ -155,16 +162,12 @@ func (a *automaticOptimization) due(batchIdx int) []int {
 // window; in manual optimization, the number of OptimizerHandle.Step calls.
 func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, int, error) {
 	if a.manual {
-		tp, err := a.program(-1, engine.ApplyAtOnce)
-		if err != nil {
-			return nil, 0, err
-		}
-		loss, info, err := a.t.runTrainProgram(tp, b)
+		loss, steps, err := a.steps.step(manualStep, engine.ApplyAtOnce, b)
 		if err != nil {
 			return nil, 0, err
 		}
 		a.out = StepOutput{loss: loss}
-		return &a.out, info.manualSteps, nil
+		return &a.out, steps, nil
 	}
 	if a.t.cfg.TruncatedBPTTSteps > 0 {
 		return a.runTBPTT(b)
@@ -177,20 +180,13 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 		if boundary {
 			mode = engine.AccumulateAndApply
 		}
-		if err := a.setAccumulationFactor(k); err != nil {
+		if err := a.steps.setAccumulation(k); err != nil {
 			return nil, 0, err
 		}
 	}
 	a.out = StepOutput{}
-	if err := a.ensureMasters(b); err != nil {
-		return nil, 0, err
-	}
 	for _, opt := range a.due(batchIdx) {
-		tp, err := a.program(opt, mode)
-		if err != nil {
-			return nil, 0, err
-		}
-		loss, _, err := a.t.runTrainProgram(tp, b)
+		loss, _, err := a.steps.step(opt, mode, b)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -224,8 +220,8 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		})
 	} else {
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
-			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.trainMetrics}
-			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.curParts})
+			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics}
+			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.batchParts()})
 			return a.forward(tp, s, loss, nil)
 		}, a.updateFn(tp, opt), a.reduce)
 	}
@@ -233,9 +229,10 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		return nil, err
 	}
 	if tp.manual != nil {
-		tp.manual.SetCarry(t.trainMetrics.carry)
+		tp.manual.SetCarry(t.logs.trainMetrics.carry)
 	} else {
-		tp.step.SetCarry(t.trainMetrics.carry)
+		tp.step.SetCarry(t.logs.trainMetrics.carry)
+		tp.step.Profile = t.profile
 	}
 	a.programs[key] = tp
 	return tp, nil
@@ -338,14 +335,8 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 // epoch. Mixed precision first creates its master weights, which runs one
 // forward pass.
 func (a *automaticOptimization) prepare(b *data.Batch) error {
-	a.t.curParts = b.Parts
-	if err := a.ensureMasters(b); err != nil {
-		return err
-	}
-	if err := a.compileFirst(b); err != nil {
-		return err
-	}
-	return a.t.eng.InitializeVariables()
+	a.t.run.parts = b.Parts
+	return a.steps.prepare(b)
 }
 
 // compileFirst compiles the programs the first batch runs.
@@ -354,7 +345,7 @@ func (a *automaticOptimization) compileFirst(b *data.Batch) error {
 		return nil // traced per split shape
 	}
 	if a.manual {
-		tp, err := a.program(-1, engine.ApplyAtOnce)
+		tp, err := a.program(manualStep, engine.ApplyAtOnce)
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ import (
 // loaders and returns, for each loader, the prediction of each batch.
 func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([][]*tensors.Tensor, error) {
 	var out [][]*tensors.Tensor
-	err := t.run(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {
+	err := t.lifecycle(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {
 		ps, ok := m.(PredictStepper)
 		if !ok {
 			return fmt.Errorf("volt: Predict needs a module with PredictStep; %T has none", m)
@@ -41,7 +41,7 @@ func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...
 // predictions collected per loader.
 func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders []data.Loader) ([][]*tensors.Tensor, error) {
 	t.state.Stage = RunningPredict
-	t.evalLoaders = loaders
+	t.run.evalLoaders = loaders
 	p := &t.progress.PredictBatch
 	p.resetCurrent()
 	if err := t.emit(hookOnPredictStart, hookArgs{}); err != nil {
@@ -52,10 +52,6 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 	}
 	out := make([][]*tensors.Tensor, len(loaders))
 	for dl, loader := range loaders {
-		prog, err := t.predictProgram(ps, dl)
-		if err != nil {
-			return nil, err
-		}
 		limit, err := limitOf("LimitPredictBatches", t.cfg.LimitPredictBatches, loader.NumBatches())
 		if err != nil {
 			return nil, err
@@ -63,17 +59,11 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		l := batchLoop{what: "predict", stepName: "PredictStep", progress: p,
 			batchStart: hookOnPredictBatchStart, batchEnd: hookOnPredictBatchEnd}
 		err = t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
-			outs, gid, err := prog.prog.Run(b)
-			if err != nil {
-				return nil, err
+			so, err := t.evalSteps().predict(ps, dl, b)
+			if err == nil {
+				out[dl] = append(out[dl], so.Prediction)
 			}
-			out[dl] = append(out[dl], outs[0])
-			so := &StepOutput{stage: RunningPredict}
-			if names := prog.outputNames[gid]; len(names) > 0 {
-				so = t.fetchOutputs(RunningPredict, names, outs[1:1+len(names)])
-			}
-			so.Prediction = outs[0]
-			return so, nil
+			return so, err
 		})
 		if err != nil {
 			return nil, err
@@ -86,6 +76,25 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		return nil, err
 	}
 	return out, nil
+}
+
+// predict runs the compiled predict step of loader dl on b and returns
+// what the batch-end hooks see, with the prediction.
+func (c compiledEvalSteps) predict(ps PredictStepper, dl int, b *data.Batch) (*StepOutput, error) {
+	prog, err := c.t.predictProgram(ps, dl)
+	if err != nil {
+		return nil, err
+	}
+	outs, gid, err := prog.prog.Run(b)
+	if err != nil {
+		return nil, err
+	}
+	so := &StepOutput{stage: RunningPredict}
+	if names := prog.outputNames[gid]; len(names) > 0 {
+		so = c.t.fetchOutputs(RunningPredict, names, outs[1:1+len(names)])
+	}
+	so.Prediction = outs[0]
+	return so, nil
 }
 
 // predictProgram returns the compiled predict step for loader dl.

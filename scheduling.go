@@ -18,8 +18,8 @@ func (t *Trainer) startSchedulers() error {
 		if o.Scheduler == nil {
 			continue
 		}
-		if t.restoredSchedulers != nil {
-			states := *t.restoredSchedulers
+		if t.ckpt.restoredSchedulers != nil {
+			states := *t.ckpt.restoredSchedulers
 			if i >= len(states) || states[i] == nil {
 				return fmt.Errorf("volt: the checkpoint has no state for optimizer %d's scheduler", i)
 			}
@@ -37,7 +37,7 @@ func (t *Trainer) startSchedulers() error {
 			return err
 		}
 	}
-	t.restoredSchedulers = nil
+	t.ckpt.restoredSchedulers = nil
 	return nil
 }
 
@@ -58,10 +58,10 @@ func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) e
 		}
 		metric := math.NaN()
 		if needsMetric {
-			v, ok := t.callbackM[o.Monitor]
+			v, ok := t.logs.callbackM[o.Monitor]
 			if !ok {
 				return fmt.Errorf("volt: optimizer %d's scheduler monitors %q, which was not logged; logged metrics: %s",
-					i, o.Monitor, strings.Join(slices.Sorted(maps.Keys(t.callbackM)), ", "))
+					i, o.Monitor, strings.Join(slices.Sorted(maps.Keys(t.logs.callbackM)), ", "))
 			}
 			metric = v
 		}
@@ -94,7 +94,7 @@ func (t *Trainer) schedulerSnapshot() ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 		}
-		if t.fit != nil && t.fit.plateauPending {
+		if fit := t.fitInProgress(); fit != nil && fit.plateauPending {
 			if b, err = t.withPendingPlateauStep(i, b); err != nil {
 				return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 			}
@@ -115,7 +115,7 @@ func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, error) {
 		int64(t.CurrentEpoch()+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {
 		return state, nil
 	}
-	metric, ok := t.callbackM[o.Monitor]
+	metric, ok := t.logs.callbackM[o.Monitor]
 	if !ok {
 		return state, nil // the step will fail, saying so
 	}

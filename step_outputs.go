@@ -16,7 +16,9 @@ import (
 // runTrainProgram runs one compiled training step, records its logged values
 // and gradient norms, and applies the NaN policy. It returns the loss.
 func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Tensor, *traceInfo, error) {
+	stop := t.profile(actTrainingStep)
 	outs, gid, update, err := tp.run(b)
+	stop()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -25,12 +27,12 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		info = tp.traced
 		tp.traced, tp.tracing = nil, nil
 		info.update = update
-		if info.metrics, err = t.resolveMetrics(info.logs, t.trainRes, 0, 1); err != nil {
+		if info.metrics, err = t.resolveMetrics(info.logs, t.logs.trainRes, 0, 1); err != nil {
 			return nil, nil, err
 		}
 		norms := defaultLogOptions(RunningTrain, true)
 		for _, name := range info.update.NormNames {
-			m, err := t.trainRes.entry(name, norms)
+			m, err := t.logs.trainRes.entry(name, norms)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -46,7 +48,7 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, nil, err
 	}
-	if err := t.recordMetricLogs(t.trainMetrics, gid, t.trainRes, 0, 1); err != nil {
+	if err := t.recordMetricLogs(t.logs.trainMetrics, gid, t.logs.trainRes, 0, 1); err != nil {
 		return nil, nil, err
 	}
 	rest = rest[len(info.metrics):]

@@ -148,7 +148,7 @@ func (tb *tbptt) program() (*trainProgram, error) {
 		if tb.numHiddens > 0 {
 			hiddens = inputs[n:]
 		}
-		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.trainMetrics}
+		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics}
 		loss, newHiddens := tb.stepper.TBPTTTrainingStep(s, Batch{Inputs: inputs[:n], Labels: labels}, hiddens)
 		trailing := make([]*graph.Node, len(newHiddens))
 		for i, h := range newHiddens {
@@ -159,7 +159,7 @@ func (tb *tbptt) program() (*trainProgram, error) {
 	if err != nil {
 		return nil, err
 	}
-	tp.step.SetCarry(t.trainMetrics.carry)
+	tp.step.SetCarry(t.logs.trainMetrics.carry)
 	tb.prog = tp
 	return tp, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
+	"github.com/voltml/volt/profiler"
 )
 
 // Trainer runs the loops around a Module: Fit, Validate, Test and Predict.
@@ -24,46 +25,23 @@ type Trainer struct {
 	state    State
 	progress Progress
 
-	module Module
+	// What the last run was given, kept after it for SaveCheckpoint and the
+	// accessors.
+	module     Module
+	dataModule DataModule
+	hooks      *hookSet // resolved when a run starts
+
+	// The engine and the programs it compiled for module, kept across runs.
 	eng    *engine.Engine
-	hooks  *hookSet // the run's hooks, resolved when it starts
+	auto   *automaticOptimization
+	evals  map[evalKey]*evalProgram
+	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
 
-	auto        *automaticOptimization
-	trainLoader data.Loader   // the loader of the current Fit
-	trainLimit  int           // batches per training epoch (-1: all of the loader)
-	fit         *fitLoop      // the Fit in progress
-	curParts    []data.Part   // the parts of the batch being traced (combined loaders)
-	signals     *signalWatch  // Config.HandleSignals, during Fit
-	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
-	evals       map[evalKey]*evalProgram
-	trainRes    *results
-	// trainMetrics holds the metric objects the training steps log and the
-	// state they carry.
-	trainMetrics *metricTable
-	evalRes      map[RunningStage]*results
-	curRes       *results // receives Trainer.Log calls; nil outside runs
-	curBatch     int      // size of the batch being processed, for Log weights
-	curLoader    int
-	numLoaders   int
-	fx           hookID // the hook being called, for Log's defaults
-
-	dataModule     DataModule
-	lastCheckpoint string       // the last file SaveCheckpoint wrote
-	resume         *resumePoint // where the next Fit continues, after a restore
-	loaded         *loadCheck   // what the last restore set, until the first trace checks it
-	// restoredSchedulers holds the scheduler states of a restored checkpoint
-	// (nil when Fit does not resume), applied when Fit starts.
-	restoredSchedulers *[][]byte
-	scaler             *optim.LossScaler // "16-mixed" dynamic loss scaling
-
-	shouldStop     bool
-	stopReason     string
-	skipEpoch      bool
-	saidOnce       map[string]bool
-	callbackM      map[string]float64
-	loggedM        map[string]float64
-	progBarM       map[string]float64
-	hparamsWritten bool
+	logs logState
+	ckpt checkpointState
+	stop stopRequest
+	run  *run              // the run in progress; nil between runs
+	prof profiler.Profiler // the run's profiler (Config.Profiler); nil when off or between runs
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -73,15 +51,11 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
 	t := &Trainer{
-		cfg:       r,
-		state:     State{Status: StatusInitializing},
-		progress:  Progress{Version: ProgressVersion},
-		evals:     map[evalKey]*evalProgram{},
-		trainRes:  newResults(),
-		evalRes:   map[RunningStage]*results{},
-		saidOnce:  map[string]bool{},
-		callbackM: map[string]float64{}, loggedM: map[string]float64{},
-		progBarM: map[string]float64{},
+		cfg:      r,
+		state:    State{Status: StatusInitializing},
+		progress: Progress{Version: ProgressVersion},
+		evals:    map[evalKey]*evalProgram{},
+		logs:     newLogState(),
 	}
 	if r.FastDevRun > 0 {
 		r.Log.Info(fmt.Sprintf("volt: FastDevRun=%d: one epoch of %d training, validation and test batch(es); loggers, checkpointing and early stopping are off", r.FastDevRun, r.FastDevRun))
@@ -128,56 +102,60 @@ func (t *Trainer) Store() *model.Store {
 func (t *Trainer) Loggers() []logger.Logger { return t.loggers }
 
 // ShouldStop reports whether a stop was requested.
-func (t *Trainer) ShouldStop() bool { return t.shouldStop }
+func (t *Trainer) ShouldStop() bool { return t.stop.requested }
 
 // Stop asks Fit to stop at the end of the current batch; the request is
 // honoured once MinEpochs and MinSteps are reached. The reason is reported once.
 func (t *Trainer) Stop(reason string) {
-	if !t.shouldStop {
-		t.shouldStop, t.stopReason = true, reason
+	if !t.stop.requested {
+		t.stop.requested, t.stop.reason = true, reason
 	}
 }
 
 // SkipRestOfEpoch, called from OnTrainBatchStart, ends the current training
 // epoch before the batch (Lightning's -1 from on_train_batch_start).
-func (t *Trainer) SkipRestOfEpoch() { t.skipEpoch = true }
+func (t *Trainer) SkipRestOfEpoch() {
+	if t.run != nil {
+		t.run.skipEpoch = true
+	}
+}
 
 // CallbackMetrics returns the latest value of every logged metric, including
 // those kept out of the loggers: what callbacks such as early stopping monitor.
-func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.callbackM) }
+func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.logs.callbackM) }
 
 // LoggedMetrics returns the latest values sent to the loggers.
-func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.loggedM) }
+func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.logs.loggedM) }
 
 // ProgressBarMetrics returns the latest values logged with ProgBar.
-func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.progBarM) }
+func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.logs.progBarM) }
 
 // Log records a value from a hook. In training batch hooks it defaults to
 // per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
 // Outside a run the call is ignored with a warning.
 func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
-	if t.curRes == nil {
+	if t.run == nil || t.run.res == nil {
 		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
 		return
 	}
-	batchLevel := t.fx == hookOnTrainBatchStart || t.fx == hookOnTrainBatchEnd
+	batchLevel := t.run.fx == hookOnTrainBatchStart || t.run.fx == hookOnTrainBatchEnd
 	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
-	key := name + dataloaderSuffix(t.curLoader, t.numLoaders)
-	m, err := t.curRes.entry(key, o)
+	key := name + dataloaderSuffix(t.run.loader, t.run.numLoaders)
+	m, err := t.run.res.entry(key, o)
 	if err != nil {
 		t.sayOnce("log-"+key, "volt: "+err.Error())
 		return
 	}
-	m.add(value, t.curBatch)
+	m.add(value, t.run.batchSize)
 	t.publishStep(m)
 }
 
 // sayOnce logs msg at info level the first time key is seen.
 func (t *Trainer) sayOnce(key, msg string, attrs ...any) {
-	if t.saidOnce[key] {
+	if t.logs.saidOnce[key] {
 		return
 	}
-	t.saidOnce[key] = true
+	t.logs.saidOnce[key] = true
 	t.cfg.Log.Info(msg, attrs...)
 }
 
@@ -207,17 +185,17 @@ func (t *Trainer) ensureEngine(m Module) error {
 	}
 	t.auto = nil
 	t.evals = map[evalKey]*evalProgram{}
-	t.trainMetrics = newMetricTable()
-	t.trainRes = newResults()
-	t.evalRes = map[RunningStage]*results{}
+	t.logs.trainMetrics = newMetricTable()
+	t.logs.trainRes = newResults()
+	t.logs.evalRes = map[RunningStage]*results{}
 	return nil
 }
 
-// run is the lifecycle shared by Fit, Validate, Test and Predict: setup,
+// lifecycle is what is shared by Fit, Validate, Test and Predict: setup,
 // body, OnException on failure, then teardown (always; the data module's
 // first, then the callbacks' and the module's in their usual order, as
 // Lightning does) and the status.
-func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, options []RunOption, body func(ctx context.Context) error) (err error) {
+func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModule, options []RunOption, body func(ctx context.Context) error) (err error) {
 	if m == nil {
 		return ErrNoTrainingStep
 	}
@@ -230,8 +208,12 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 	if err := t.ensureEngine(m); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}
+	if err := t.startProfiler(fn); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
 	t.state = State{Fn: fn, Status: StatusRunning}
-	t.shouldStop, t.stopReason, t.skipEpoch = false, "", false
+	t.stop = stopRequest{}
+	t.run = &run{}
 	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
 	var opts runOptions
@@ -258,7 +240,7 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 			err = errors.Join(err, t.emitAll(hookOnException, hookArgs{err: err}))
 		}
 		err = errors.Join(err, t.emitAll(hookDataTeardown, hookArgs{stage: fn}), t.emitAll(hookTeardown, hookArgs{stage: fn}))
-		t.curRes, t.evalLoaders = nil, nil
+		t.run.res = nil // no logging after teardown
 		switch {
 		case err == nil:
 			t.state.Status = StatusFinished
@@ -268,6 +250,8 @@ func (t *Trainer) run(ctx context.Context, fn Stage, m Module, dm DataModule, op
 		if fn != StagePredict {
 			err = errors.Join(err, t.finalizeLoggers())
 		}
+		err = errors.Join(err, t.stopProfiler())
+		t.run = nil
 	}()
 
 	if err := t.emit(hookDataPreparer, hookArgs{}); err != nil {

@@ -32,17 +32,20 @@ func (t *Trainer) SetAccumulateGradBatches(k int) {
 // NumTrainingBatches returns the number of batches in a training epoch of the
 // current Fit, or -1 when unknown (iterable data) or outside Fit.
 func (t *Trainer) NumTrainingBatches() int {
-	if t.trainLoader == nil {
+	if t.run == nil || t.run.trainLoader == nil {
 		return -1
 	}
-	return effectiveBatches(t.trainLoader.NumBatches(), t.trainLimit)
+	return effectiveBatches(t.run.trainLoader.NumBatches(), t.run.trainLimit)
 }
 
 // NumEvalBatches returns, for the evaluation or prediction run in progress,
 // the number of batches of each loader (-1 when unknown).
 func (t *Trainer) NumEvalBatches() []int {
-	n := make([]int, len(t.evalLoaders))
-	for i, l := range t.evalLoaders {
+	if t.run == nil {
+		return nil
+	}
+	n := make([]int, len(t.run.evalLoaders))
+	for i, l := range t.run.evalLoaders {
 		n[i] = l.NumBatches()
 	}
 	return n
@@ -90,11 +93,11 @@ func (t *Trainer) LogDir() string {
 }
 
 // LastCheckpoint returns the file the last SaveCheckpoint wrote ("" if none).
-func (t *Trainer) LastCheckpoint() string { return t.lastCheckpoint }
+func (t *Trainer) LastCheckpoint() string { return t.ckpt.lastCheckpoint }
 
 // SetLastCheckpoint records path as the last checkpoint (what
 // FromCheckpoint("last") loads), for callbacks that manage files themselves.
-func (t *Trainer) SetLastCheckpoint(path string) { t.lastCheckpoint = path }
+func (t *Trainer) SetLastCheckpoint(path string) { t.ckpt.lastCheckpoint = path }
 
 // LossScale returns the current dynamic loss scale under "16-mixed" (0 for
 // the other precisions).
@@ -107,7 +110,10 @@ func (t *Trainer) LossScale() float64 {
 
 // Validating reports whether the current Fit validates (it has validation
 // loaders, a ValidationStep, and validation is not turned off).
-func (t *Trainer) Validating() bool { return t.fit != nil && t.fit.validating }
+func (t *Trainer) Validating() bool {
+	fit := t.fitInProgress()
+	return fit != nil && fit.validating
+}
 
 // CheckValEveryNEpoch returns the resolved Config.CheckValEveryNEpoch.
 func (t *Trainer) CheckValEveryNEpoch() int { return t.cfg.valEveryEpochs }

@@ -14,14 +14,15 @@ import (
 // then the epoch-end hooks and logging.
 func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t := l.t
+	defer t.profile(actTrainEpoch)()
 	p := &t.progress
 	epoch := t.CurrentEpoch()
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
 	skip, valDone := 0, false
-	resumed := t.resume != nil && t.resume.inEpoch()
+	resumed := t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
 	if resumed {
-		skip, valDone = t.resume.Batch, t.resume.ValidationDone
+		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
 	} else {
 		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
 			if err := l.loadData(); err != nil {
@@ -30,13 +31,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		}
 		p.Epoch.ready()
 		p.TrainBatch.resetCurrent()
-		t.trainRes.reset()
+		t.logs.trainRes.reset()
 	}
-	t.resume = nil
+	t.ckpt.resume = nil
 	l.epochFinished = false
 	t.state.Stage = RunningTrain
-	t.curRes, t.curLoader, t.numLoaders, t.curBatch = t.trainRes, 0, 1, 1
-	t.skipEpoch = false
+	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
+	t.run.skipEpoch = false
 	p.At = PointTrainEpochStart
 	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
 		return err
@@ -58,10 +59,10 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
-	if err := t.trainRes.computeMetrics(t.trainMetrics); err != nil {
+	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
 		return err
 	}
-	t.trainRes.epochValues(t.callbackM, nil, t.progBarM)
+	t.logs.trainRes.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	p.At = PointTrainEpochEnd
 	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
 	// follows it (schedulerSnapshot), so that a run resumed from it goes on
@@ -80,7 +81,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		return err
 	}
 	epochLogs := map[string]float64{}
-	t.trainRes.epochValues(t.callbackM, epochLogs, t.progBarM)
+	t.logs.trainRes.epochValues(t.logs.callbackM, epochLogs, t.logs.progBarM)
 	if err := t.sendToLoggers(epochLogs); err != nil {
 		return err
 	}
@@ -88,7 +89,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		return err
 	}
 	p.Epoch.completed()
-	t.curRes = nil
+	t.run.res = nil
 	return nil
 }
 
@@ -113,7 +114,7 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 	} else {
 		l.closeFirst()
 		var stop func()
-		next, stop = iter.Pull2(l.train.Batches(ctx, epoch, skip))
+		next, stop = iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
 		defer stop()
 		b, err, ok = next()
 	}
@@ -152,20 +153,21 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 // and reports whether the epoch must end after it.
 func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool) (stop bool, err error) {
 	t := l.t
+	defer t.profile(actTrainBatch)()
 	p := &t.progress
 	batchIdx := int(p.TrainBatch.Current.Ready)
 	p.TrainBatch.ready()
-	t.curBatch = b.Size
+	t.run.batchSize = b.Size
 	p.At = PointTrainBatchStart
 	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
-	if t.skipEpoch {
-		t.skipEpoch = false
+	if t.run.skipEpoch {
+		t.run.skipEpoch = false
 		return true, nil
 	}
 	p.TrainBatch.started()
-	t.curParts = b.Parts
+	t.run.parts = b.Parts
 	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
 	if err != nil {
 		var nf *NonFiniteError
@@ -215,13 +217,13 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 			return false, err
 		}
 	}
-	if s := t.signals.signalled(); s != nil {
+	if s := t.run.signals.signalled(); s != nil {
 		return false, t.interruptBySignal(s)
 	}
 	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {
 		return true, nil
 	}
-	return t.shouldStop && t.canStopEarly(), nil
+	return t.stop.requested && t.canStopEarly(), nil
 }
 
 // validationDue reports whether validation runs after batch batchIdx of the
@@ -236,7 +238,7 @@ func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
 	if !l.acrossEpochs && (epoch+1)%t.cfg.valEveryEpochs != 0 {
 		return false
 	}
-	if stepped && t.shouldStop && t.canStopEarly() {
+	if stepped && t.stop.requested && t.canStopEarly() {
 		// Lightning validates before a requested stop ends the epoch
 		// ("allow validation if requesting to stop early").
 		l.valDue = false
@@ -274,6 +276,6 @@ func (l *fitLoop) validate(ctx context.Context) error {
 	t.progress.ValRuns++
 	l.lastVal = time.Now()
 	t.state.Stage = RunningTrain
-	t.curRes, t.curLoader, t.numLoaders = t.trainRes, 0, 1
+	t.run.res, t.run.loader, t.run.numLoaders = t.logs.trainRes, 0, 1
 	return nil
 }

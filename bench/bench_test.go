@@ -53,7 +53,12 @@ func benchHandwritten(b *testing.B, n net, bs []*data.Batch) {
 // warm-up ones, so the time between two batches (hooks, counters, logged
 // values, epoch ends) is what is measured, together with the step itself.
 func benchVolt(b *testing.B, n net, bs []*data.Batch, callbacks ...volt.Callback) {
-	t, err := newTrainer(0, callbacks...)
+	benchVoltConfig(b, n, bs, trainerConfig("", 0, callbacks...))
+}
+
+// benchVoltConfig is benchVolt with a trainer of configuration cfg.
+func benchVoltConfig(b *testing.B, n net, bs []*data.Batch, cfg volt.Config) {
+	t, err := volt.NewTrainer(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

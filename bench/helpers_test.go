@@ -178,8 +178,13 @@ func newTrainer(maxSteps int64, callbacks ...volt.Callback) (*volt.Trainer, erro
 // newTrainerOn is newTrainer on the backend named by backend ("": volt's
 // default, as Config.Backend).
 func newTrainerOn(backend string, maxSteps int64, callbacks ...volt.Callback) (*volt.Trainer, error) {
+	return volt.NewTrainer(trainerConfig(backend, maxSteps, callbacks...))
+}
+
+// trainerConfig is newTrainerOn's configuration (and seeds the process).
+func trainerConfig(backend string, maxSteps int64, callbacks ...volt.Callback) volt.Config {
 	volt.SeedEverything(seed)
-	cfg := volt.Config{
+	return volt.Config{
 		Backend:             backend,
 		MaxEpochs:           -1,
 		MaxSteps:            maxSteps,
@@ -189,5 +194,4 @@ func newTrainerOn(backend string, maxSteps int64, callbacks ...volt.Callback) (*
 		Log:                 slog.New(slog.DiscardHandler),
 		Callbacks:           callbacks,
 	}
-	return volt.NewTrainer(cfg)
 }

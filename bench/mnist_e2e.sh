@@ -2,7 +2,7 @@
 # Whole-process benchmark of the MNIST example against a raw GoMLX loop.
 #
 # Runs, RUNS times each (default 3), alternating:
-#   volt: examples/mnist -epochs 1 -timing, all defaults on (2 loader
+#   volt: examples/mnist -epochs $EPOCHS (default 1) -timing, all defaults on (2 loader
 #         workers, validation after the epoch and the sanity check, CSV
 #         logger, checkpointing, model summary, progress bar), stderr on a
 #         pseudo-terminal (script -qfc), so the bars are drawn as a user sees them;
@@ -20,12 +20,14 @@
 #
 #   GOTOOLCHAIN=auto GOEXPERIMENT=simd bench/mnist_e2e.sh        # from the repository root
 #   RUNS=5 bench/mnist_e2e.sh
+#   EPOCHS=3 RUNS=5 bench/mnist_e2e.sh  # several epochs, so one-off costs weigh less
 #   VOLT_ARGS='-refresh 1ns' bench/mnist_e2e.sh  # extra flags for the example (here: redraw per batch)
 #
 # Needs script (util-linux) and /usr/bin/time (GNU time).
 set -euo pipefail
 export GOEXPERIMENT="${GOEXPERIMENT:-simd}"
 runs="${RUNS:-3}"
+epochs="${EPOCHS:-1}"
 volt_args="${VOLT_ARGS:-}"
 for tool in script /usr/bin/time; do
 	command -v "$tool" >/dev/null || { echo "mnist_e2e.sh: $tool is needed" >&2; exit 2; }
@@ -58,11 +60,11 @@ measure() {
 
 for run in $(seq "$runs"); do
 	if ((run % 2)); then
-		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root" $volt_args
-		measure raw "$run" "$tmp/rawmnist"
+		measure volt "$run" "$tmp/mnist" -epochs "$epochs" -timing -root "$tmp/root" $volt_args
+		measure raw "$run" "$tmp/rawmnist" -epochs "$epochs"
 	else
-		measure raw "$run" "$tmp/rawmnist"
-		measure volt "$run" "$tmp/mnist" -epochs 1 -timing -root "$tmp/root" $volt_args
+		measure raw "$run" "$tmp/rawmnist" -epochs "$epochs"
+		measure volt "$run" "$tmp/mnist" -epochs "$epochs" -timing -root "$tmp/root" $volt_args
 	fi
 done
 

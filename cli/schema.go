@@ -31,9 +31,9 @@ const (
 )
 
 // configOnlyFields are the volt.Config fields a config file cannot set:
-// writers and loggers of Go values. Callbacks and Loggers are set by name
+// writers, loggers and profilers of Go values. Callbacks and Loggers are set by name
 // (trainer.callbacks, trainer.loggers).
-var configOnlyFields = []string{"SummaryWriter", "Log"}
+var configOnlyFields = []string{"SummaryWriter", "Log", "CustomProfiler"}
 
 // param is one key of the schema: a value a file, a flag or the
 // environment can set.

@@ -51,6 +51,24 @@ type TrainStep struct {
 	numGrads map[graph.GraphId]int
 	vars     []*model.Variable // the variables of the last gradient trace
 	batch    data.Batch
+	// Profile, when set, times the three parts of a split step, named
+	// ActionGradients, ActionAllReduce and ActionApply.
+	Profile func(action string) (stop func())
+}
+
+// The parts of a split step, as TrainStep.Profile names them.
+const (
+	ActionGradients = "gradient_step"
+	ActionAllReduce = "all_reduce"
+	ActionApply     = "optimizer_step"
+)
+
+// timed starts action when the step is profiled; nil when it is not.
+func (ts *TrainStep) timed(action string) func() {
+	if ts.Profile == nil {
+		return func() {}
+	}
+	return ts.Profile(action)
 }
 
 // CompileTrainStep compiles a training step of the given accumulation mode.
@@ -145,7 +163,9 @@ func (ts *TrainStep) Run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, Updat
 		}
 		return outs, gid, ts.traces[gid], nil
 	}
+	stop := ts.timed(ActionGradients)
 	outs, gid, err := ts.grads.Run(b)
+	stop()
 	if err != nil {
 		return nil, 0, UpdateTrace{}, err
 	}
@@ -154,7 +174,9 @@ func (ts *TrainStep) Run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, Updat
 		return outs, gid, UpdateTrace{}, nil // accumulating: nothing to apply
 	}
 	first := len(outs) - n - trailing
+	stop = ts.timed(ActionAllReduce)
 	grads, err := ts.reduce(outs[first+trailing:])
+	stop()
 	if err != nil {
 		return nil, 0, UpdateTrace{}, fmt.Errorf("%s: reducing the gradients: %w", ts.name, err)
 	}
@@ -162,7 +184,9 @@ func (ts *TrainStep) Run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, Updat
 		return nil, 0, UpdateTrace{}, fmt.Errorf("%s: the gradient reducer returned %d tensors for %d gradients", ts.name, len(grads), n)
 	}
 	ts.batch.Inputs = grads
+	stop = ts.timed(ActionApply)
 	updateOuts, applyID, err := ts.apply.Run(&ts.batch)
+	stop()
 	if err != nil {
 		return nil, 0, UpdateTrace{}, err
 	}

@@ -58,6 +58,7 @@ func main() {
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("rawmnist", flag.ContinueOnError)
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	epochs := flags.Int("epochs", 1, "epochs to train, each followed by validation, as the example's -epochs")
 	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -102,25 +103,26 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 
 	train := trainSet.Subset(0, 55000)
-	order := (&data.DataLoader{Dataset: train, BatchSize: batchSize, Shuffle: true, Seed: new(uint64(seed))}).Order(0)
 	var ends []time.Time
-	for start := 0; start < len(order); start += batchSize {
-		b, err := train.GetBatch(order[start:min(start+batchSize, len(order))])
-		if err != nil {
+	for epoch := range *epochs {
+		order := (&data.DataLoader{Dataset: train, BatchSize: batchSize, Shuffle: true, Seed: new(uint64(seed))}).Order(epoch)
+		for start := 0; start < len(order); start += batchSize {
+			b, err := train.GetBatch(order[start:min(start+batchSize, len(order))])
+			if err != nil {
+				return err
+			}
+			outs, err := step.Exec(b.Inputs[0], b.Labels[0])
+			if err != nil {
+				return err
+			}
+			if l := tensors.ToScalar[float32](outs[0]); l != l {
+				return fmt.Errorf("loss is NaN at epoch %d, batch %d", epoch, start/batchSize)
+			}
+			ends = append(ends, time.Now())
+		}
+		if _, _, err := evaluate(backend, store, trainSet.Subset(55000, 60000)); err != nil {
 			return err
 		}
-		outs, err := step.Exec(b.Inputs[0], b.Labels[0])
-		if err != nil {
-			return err
-		}
-		if l := tensors.ToScalar[float32](outs[0]); l != l {
-			return fmt.Errorf("loss is NaN at batch %d", start/batchSize)
-		}
-		ends = append(ends, time.Now())
-	}
-
-	if _, _, err := evaluate(backend, store, trainSet.Subset(55000, 60000)); err != nil {
-		return err
 	}
 	testLoss, testAcc, err := evaluate(backend, store, testSet)
 	if err != nil {

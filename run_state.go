@@ -1,0 +1,84 @@
+package volt
+
+import "github.com/voltml/volt/data"
+
+// run is the state of one Fit, Validate, Test or Predict: Trainer.lifecycle
+// creates it when the run starts and drops it when the run ends, so nothing
+// of it outlives the run.
+type run struct {
+	fit         *fitLoop      // the Fit in progress
+	trainLoader data.Loader   // the training loader of the Fit in progress
+	trainLimit  int           // batches per training epoch (-1: all of the loader)
+	signals     *signalWatch  // Config.HandleSignals, during Fit
+	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
+	skipEpoch   bool          // SkipRestOfEpoch was called
+
+	// The batch being processed, for Trainer.Log and tracing.
+	res        *results    // receives Trainer.Log calls
+	batchSize  int         // the weight of a logged value
+	loader     int         // the index of the batch's loader
+	numLoaders int         // the loaders of the stage, for the /dataloader_idx_N suffix
+	parts      []data.Part // the parts of the batch being traced (combined loaders)
+	fx         hookID      // the hook being called, for Log's defaults
+}
+
+// fitInProgress returns the Fit in progress, or nil.
+func (t *Trainer) fitInProgress() *fitLoop {
+	if t.run == nil {
+		return nil
+	}
+	return t.run.fit
+}
+
+// batchParts returns the parts of the batch being traced (nil outside a run).
+func (t *Trainer) batchParts() []data.Part {
+	if t.run == nil {
+		return nil
+	}
+	return t.run.parts
+}
+
+// logState is what the trainer's runs have logged, and what it has said.
+type logState struct {
+	trainRes *results
+	// trainMetrics holds the metric objects the training steps log and the
+	// state they carry.
+	trainMetrics *metricTable
+	evalRes      map[RunningStage]*results
+
+	// The latest values: all of them (what callbacks monitor), those sent
+	// to the loggers, those shown in the progress bar.
+	callbackM map[string]float64
+	loggedM   map[string]float64
+	progBarM  map[string]float64
+
+	hparamsWritten bool
+	saidOnce       map[string]bool
+}
+
+func newLogState() logState {
+	return logState{
+		trainRes:  newResults(),
+		evalRes:   map[RunningStage]*results{},
+		saidOnce:  map[string]bool{},
+		callbackM: map[string]float64{}, loggedM: map[string]float64{},
+		progBarM: map[string]float64{},
+	}
+}
+
+// checkpointState is what the trainer knows of checkpoints between runs.
+type checkpointState struct {
+	lastCheckpoint string       // the last file SaveCheckpoint wrote
+	resume         *resumePoint // where the next Fit continues, after a restore
+	loaded         *loadCheck   // what the last restore set, until the first trace checks it
+	// restoredSchedulers holds the scheduler states of a restored checkpoint
+	// (nil when Fit does not resume), applied when Fit starts.
+	restoredSchedulers *[][]byte
+}
+
+// stopRequest is a request to stop Fit (Trainer.Stop); it stays readable
+// after the run (ShouldStop).
+type stopRequest struct {
+	requested bool
+	reason    string
+}
