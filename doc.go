@@ -2,6 +2,12 @@
 // building code on GoMLX), volt runs the loops, hooks, logging, callbacks and
 // data loading around it.
 //
+// Start with [NewTrainer], which checks a [Config] and returns a [Trainer],
+// and [Trainer.Fit], which trains a [Module] on a [DataModule] (such as
+// [Loaders]); [Step.Log] records values from the step. The Trainer example
+// is a whole run; github.com/voltml/volt/callback holds the callbacks and
+// docs/from-lightning.md maps Lightning's API to volt's.
+//
 // # The module contract
 //
 // A Module implements TrainingStep, traced into a GoMLX graph once per input

@@ -13,16 +13,21 @@ type HParamser interface{ HParams() map[string]any }
 
 // publishStep makes a freshly logged step value visible to callbacks and the
 // progress bar. The loggers get training step values at the logging cadence
-// (flushStepLogs), from the metrics themselves.
+// (flushStepLogs), from the metrics themselves. As in Lightning, the progress
+// bar names a value logged both per step and per epoch name_step and
+// name_epoch, and evaluation step values do not reach CallbackMetrics.
 func (t *Trainer) publishStep(m *metric) {
 	if !m.opts.onStep {
 		return
 	}
+	if m.opts.progBar {
+		t.logs.progBarM[m.stepKey] = m.step
+	}
+	if t.state.Stage != RunningTrain {
+		return
+	}
 	t.logs.callbackM[m.stepKey] = m.step
 	t.logs.callbackM[m.key] = m.step
-	if m.opts.progBar {
-		t.logs.progBarM[m.key] = m.step
-	}
 }
 
 // logStep is the step at which metrics are recorded: the index of the last

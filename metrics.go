@@ -138,7 +138,7 @@ func (r *results) epochValues(out map[string]float64, forLogger map[string]float
 			forLogger[m.epochKey] = v
 		}
 		if progBar != nil && m.opts.progBar {
-			progBar[m.key] = v
+			progBar[m.epochKey] = v
 		}
 	}
 }

@@ -122,12 +122,16 @@ func (t *Trainer) SkipRestOfEpoch() {
 
 // CallbackMetrics returns the latest value of every logged metric, including
 // those kept out of the loggers: what callbacks such as early stopping monitor.
+// As in Lightning, validation and test values appear once their epoch ends
+// (their per-step values are not kept here).
 func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.logs.callbackM) }
 
 // LoggedMetrics returns the latest values sent to the loggers.
 func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.logs.loggedM) }
 
-// ProgressBarMetrics returns the latest values logged with ProgBar.
+// ProgressBarMetrics returns the latest values logged with ProgBar, under
+// Lightning's names: a value logged both per step and per epoch appears as
+// name_step and name_epoch.
 func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.logs.progBarM) }
 
 // Log records a value from a hook. In training batch hooks it defaults to

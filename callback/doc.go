@@ -21,7 +21,8 @@
 //	EMAWeightAveraging             keeps an exponential moving average of the weights
 //
 // Add a callback by listing it in volt.Config.Callbacks; leave it out to turn
-// it off. The trainer itself prints a model summary when Fit starts and keeps
+// it off. Most runs start with [NewModelCheckpoint] and [NewEarlyStopping];
+// every callback has a runnable example. The trainer itself prints a model summary when Fit starts and keeps
 // the latest epoch's checkpoint (Config.DisableModelSummary,
 // Config.DisableCheckpointing); ModelSummary and ModelCheckpoint replace
 // those defaults. There is no default progress bar: add ProgressBar.

@@ -1,5 +1,10 @@
 // Package checkpoint reads and writes volt checkpoints.
 //
+// The trainer uses it for every checkpoint (volt.Trainer.SaveCheckpoint,
+// volt.FromCheckpoint); use it directly to read one: [Load] returns a [File]
+// (its tensors, the trainer state and the volt version) after checking its
+// checksum, and [Save] writes one. "volt ckpt inspect FILE" prints a file.
+//
 // # File format
 //
 // A checkpoint is a single safetensors file, so any safetensors reader

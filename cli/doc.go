@@ -1,6 +1,6 @@
 // Package cli turns a volt module and data module into a command-line
 // program configured by flags, YAML files and the environment (Lightning's
-// LightningCLI):
+// LightningCLI). Start with [Main] (or [Run], which returns the error):
 //
 //	func main() { cli.Main(NewMLP, NewMNIST) } // func() *MLP, func() *MNIST
 //

@@ -1,5 +1,6 @@
 // Package dist is volt's data-parallel communication layer: a Group of
 // processes (ranks) that all-reduce, broadcast, gather and agree, over MPI.
+// Start with [Init], which returns this process's [Group].
 //
 // MPI is linked only in builds with the file-level build tag "mpi"
 // (go build -tags mpi; needs Debian's libopenmpi-dev and pkg-config). A

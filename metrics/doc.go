@@ -3,6 +3,10 @@
 // a value at the end of the epoch (F1 over every sample, AUROC over every
 // score), not averaged over batches.
 //
+// Start with a constructor such as [NewAccuracy] or [NewF1] for a [Task]
+// ([Binary], [Multiclass], [Multilabel]), logged from a step with
+// volt.Step.LogMetric; every metric implements [Metric].
+//
 // A metric has three parts:
 //
 //   - States declares its state tensors (StateSpec: name, dtype, shape,

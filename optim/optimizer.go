@@ -1,5 +1,8 @@
 // Package optim holds volt's optimizers: SGD (momentum, Nesterov), Adam, AdamW
 // and RMSProp, with PyTorch's exact update rules, built as GoMLX graph ops.
+// Start with [SGD], [Adam], [AdamW] or [RMSProp], returned from a module's
+// ConfigureOptimizers with volt.Optimize; learning-rate schedulers implement
+// [Scheduler] ([StepLR], [CosineAnnealingLR], [OneCycleLR], …).
 //
 // An Optimizer is a plain configuration value. The trainer turns it into
 // graph operations once, when the training step is traced; the learning rate

@@ -4,31 +4,30 @@
 //
 // Config.Profiler chooses one by name:
 //
-//   - "simple" (Simple): a table per action (calls, mean, total, share of
+//   - "simple" ([Simple]): a table per action (calls, mean, total, share of
 //     the run), printed when the run ends and written to
 //     <log dir>/<stage>-profile.txt;
-//   - "advanced" (Advanced): a CPU profile whose samples carry the label
+//   - "advanced" ([Advanced]): a CPU profile whose samples carry the label
 //     action=<innermost action> (go tool pprof -tagfocus action=training_step),
 //     <log dir>/<stage>-cpu.pprof, and a heap profile at the end,
 //     <log dir>/<stage>-heap.pprof;
-//   - "trace" (Trace): a Go execution trace with a task per run and a
+//   - "trace" ([Trace]): a Go execution trace with a task per run and a
 //     region per action (go tool trace <log dir>/<stage>-trace.out), and the
 //     same spans as Chrome trace events (<log dir>/<stage>-trace.json, for
 //     Perfetto or chrome://tracing).
 //
-// Config.CustomProfiler takes any Profiler instead, such as a Simple writing
+// Config.CustomProfiler takes any [Profiler] instead, such as a Simple writing
 // its table elsewhere, or one of the user's own.
 //
 // The actions are named as Lightning names them:
-// "[Callback]<name>.<Hook>", "[Module]<type>.<Hook>" and
-// "[DataModule]<type>.<Hook>" for hooks; "run_training_epoch",
-// "run_training_batch"; "[TrainingEpochLoop].train_dataloader_next",
-// "[EvaluationLoop].val_next", "[EvaluationLoop].test_next",
-// "[PredictionLoop].predict_next" for the wait for a batch;
-// "training_step", "validation_step", "test_step", "predict_step" for the
-// compiled steps, with "gradient_step", "all_reduce" and "optimizer_step"
-// inside "training_step" when the step is split (data parallelism);
-// "log_metrics" and "save_checkpoint".
+//
+//	hooks:                 [Callback]<name>.<Hook>, [Module]<type>.<Hook>, [DataModule]<type>.<Hook>
+//	loops:                 run_training_epoch, run_training_batch
+//	waiting for a batch:   [TrainingEpochLoop].train_dataloader_next, [EvaluationLoop].val_next,
+//	                       [EvaluationLoop].test_next, [PredictionLoop].predict_next
+//	compiled steps:        training_step, validation_step, test_step, predict_step
+//	inside a split step:   gradient_step, all_reduce, optimizer_step (data parallelism)
+//	the rest:              log_metrics, save_checkpoint
 package profiler
 
 import (

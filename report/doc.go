@@ -1,6 +1,7 @@
 // Package report turns volt's CSV logs into one self-contained HTML page:
 // a run summary, one plot per metric with the train, validation and test
 // series of every run on shared axes, and the hyperparameters table.
+// Start with [WriteFile].
 //
 // Plots are inline SVG drawn here, so the page needs no scripts, fonts or
 // network: open it in any browser, attach it to an issue, print it.

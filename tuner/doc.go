@@ -1,5 +1,5 @@
 // Package tuner finds a learning rate and a batch size before training, as
-// Lightning's Tuner does.
+// Lightning's Tuner does. Start with [LRFind] and [ScaleBatchSize].
 //
 // LRFind sweeps the learning rate over a number of optimization steps (Lightning
 // 2.2.5's algorithm: exponential or linear sweep, loss smoothed with beta 0.98,

@@ -1,6 +1,7 @@
 // Package mpitest runs MPI programs from Go tests: it builds a package with
 // -tags mpi and launches it under mpirun with the environment CI needs
-// (running as root, more ranks than cores).
+// (running as root, more ranks than cores). Start with [Require], then
+// [Build].
 //
 // Tests that use it skip when OpenMPI (mpirun, or the headers that
 // pkg-config finds as "ompi") is missing, and fail instead when the

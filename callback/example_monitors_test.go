@@ -1,0 +1,128 @@
+package callback_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/data"
+)
+
+// ThroughputMonitor logs each training epoch's batches, samples and (with
+// ItemsFn) items per second. The clock here moves one second per reading,
+// so the rates do not depend on the machine.
+func ExampleThroughputMonitor() {
+	clock := &exClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
+	throughput, err := callback.NewThroughputMonitor(callback.ThroughputMonitorConfig{
+		ItemsFn: func(b *data.Batch) int { return b.Size * 8 }, // 8 features per example
+		Now:     clock.Now,
+	})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+		MaxEpochs:            1,
+		DisableCheckpointing: true,
+		Callbacks:            []volt.Callback{throughput},
+	}))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
+		panic(err)
+	}
+	metrics := trainer.CallbackMetrics()
+	for _, name := range slices.Sorted(maps.Keys(metrics)) {
+		if strings.HasPrefix(name, "throughput/") {
+			fmt.Printf("%s=%.1f\n", name, metrics[name])
+		}
+	}
+	// Output:
+	// throughput/batches_per_sec=1.0
+	// throughput/items_per_sec=128.0
+	// throughput/samples_per_sec=16.0
+}
+
+// Off a terminal ProgressBar writes plain lines: one per epoch end and,
+// with Every, one every Every optimization steps, each with the values
+// logged with volt.ProgBar (here the last validation loss). On a terminal it
+// draws tqdm-style bars, which also show the running mean of the loss.
+func ExampleProgressBar() {
+	bar, err := callback.NewProgressBar(callback.ProgressBarConfig{
+		Writer:        os.Stdout,
+		Every:         2,
+		ForceTerminal: volt.Ptr(false),
+	})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+		MaxEpochs:            2,
+		DisableCheckpointing: true,
+		Callbacks:            []volt.Callback{bar},
+	}))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exProgBarLine{exLine{LR: 0.05}}, exData()); err != nil {
+		panic(err)
+	}
+	// Output:
+	// epoch 0/1 batch 2/4 step 2
+	// epoch 0/1 batch 4/4 step 4
+	// epoch 0/1 step 4 val_loss=9.343
+	// epoch 1/1 batch 2/4 step 6 val_loss=9.343
+	// epoch 1/1 batch 4/4 step 8 val_loss=9.343
+	// epoch 1/1 step 8 val_loss=3.967
+}
+
+// exProgBarLine is exLine that shows its validation loss in the progress
+// bar.
+type exProgBarLine struct{ exLine }
+
+// ValidationStep implements volt.ValidationStepper.
+func (m exProgBarLine) ValidationStep(s *volt.Step, b volt.Batch) {
+	s.Log("val_loss", m.mse(s, b), volt.ProgBar)
+}
+
+// ModelSummary prints the model's variables by scope when training starts;
+// MaxDepth -1 lists every scope and variable.
+func ExampleModelSummary() {
+	summary, err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -1, Writer: os.Stdout})
+	if err != nil {
+		panic(err)
+	}
+	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+		MaxEpochs:            1,
+		DisableCheckpointing: true,
+		Callbacks:            []volt.Callback{summary},
+	}))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), exBackboneHead{}, exData()); err != nil {
+		panic(err)
+	}
+	// Output:
+	// | Name                   | Shape | DType   | Params | Mode
+	// -----------------------------------------------------------------
+	// 0 | backbone               | -     | Float32 | 36     | trainable
+	// 1 | backbone/dense         | -     | Float32 | 36     | trainable
+	// 2 | backbone/dense/weights | [8 4] | Float32 | 32     | trainable
+	// 3 | backbone/dense/biases  | [4]   | Float32 | 4      | trainable
+	// 4 | head                   | -     | Float32 | 5      | trainable
+	// 5 | head/dense             | -     | Float32 | 5      | trainable
+	// 6 | head/dense/weights     | [4 1] | Float32 | 4      | trainable
+	// 7 | head/dense/biases      | [1]   | Float32 | 1      | trainable
+	// -----------------------------------------------------------------
+	// 41         Trainable params
+	// 0          Non-trainable params
+	// 41         Total params
+	// 0.000      Total estimated model params size (MB)
+}
