@@ -302,3 +302,46 @@ func TestMetricValuePerLoader(t *testing.T) {
 		t.Errorf("MetricValue without the loader suffix: %v", err)
 	}
 }
+
+// confusionTrainModule updates a confusion matrix in its training step.
+type confusionTrainModule struct{ *metricModule }
+
+func (m confusionTrainModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	p := m.preds(s, b)
+	s.UpdateMetric("train_confmat", must(metrics.NewConfusionMatrix(metrics.Multiclass(4), metrics.NoNormalize)), p, b.Label(0))
+	return graph.MulScalar(graph.ReduceAllSum(p), 0)
+}
+
+// TestUpdateMetricInTraining: a metric updated in the training step counts
+// the current epoch's samples (its state is reset per epoch), read with
+// MetricValue after Fit; it logs no value.
+func TestUpdateMetricInTraining(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	samples := 0
+	for _, b := range batches {
+		samples += b.Size
+	}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), confusionTrainModule{newMetricModule(t)}, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := tr.MetricValue("train_confmat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, c := range v.Data {
+		total += c
+	}
+	if len(v.Dims) != 2 || v.Dims[0] != 4 || v.Dims[1] != 4 || total != float64(samples) {
+		t.Errorf("train_confmat has shape %v and counts %v samples, want [4 4] and the epoch's %d", v.Dims, total, samples)
+	}
+	for name := range tr.CallbackMetrics() {
+		if strings.Contains(name, "confmat") {
+			t.Errorf("UpdateMetric logged %q", name)
+		}
+	}
+}
