@@ -47,7 +47,9 @@
 //
 // Validate and Test call Setup, the validation/test hooks as above (batch hooks
 // receive the dataloader index), and Teardown. Predict does the same with the
-// OnPredict… hooks. OnException is called with the error when a run fails or
+// OnPredict… hooks. What a validation, test or predict step names with
+// Step.Output reaches the batch-end hooks on the host (StepOutput.Output),
+// in runs where one of them reads it (see StepOutputReader). OnException is called with the error when a run fails or
 // its context is cancelled. A hook returns an error to fail the run; it asks
 // for a graceful stop with Trainer.Stop, and OnTrainBatchStart can end the
 // epoch early with Trainer.SkipRestOfEpoch.
@@ -69,4 +71,8 @@
 // evaluation loaders, names get a "/dataloader_idx_N" suffix. Step values
 // reach the loggers every Config.LogEveryNSteps optimization steps, under the
 // index of the last optimization step; epoch values at the end of the epoch.
+// Step.LogMetric logs a metric of package metrics, whose state the compiled
+// step accumulates: its epoch value is the metric's Compute over the whole
+// epoch. Step.UpdateMetric and Trainer.MetricValue do the same for values
+// that are no scalar (a confusion matrix, curves).
 package volt

@@ -264,3 +264,42 @@ func TestStepOutputErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestStepOutputOfTraining: a training batch's StepOutput has no named
+// outputs, and says so.
+func TestStepOutputOfTraining(t *testing.T) {
+	var got error
+	cb := &trainBatchEndReader{read: func(out *volt.StepOutput) { _, got = out.Output("logits") }}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxSteps: 1, Callbacks: []volt.Callback{cb}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "training steps have no named outputs"; got == nil || !strings.Contains(got.Error(), want) {
+		t.Errorf("Output in OnTrainBatchEnd: %v, want an error containing %q", got, want)
+	}
+}
+
+// trainBatchEndReader calls read with each training batch's output.
+type trainBatchEndReader struct{ read func(*volt.StepOutput) }
+
+func (c *trainBatchEndReader) OnTrainBatchEnd(_ *volt.Trainer, out *volt.StepOutput, _ *data.Batch, _ int) error {
+	c.read(out)
+	return nil
+}
+
+// onlyReader implements StepOutputReader and no hook.
+type onlyReader struct{}
+
+func (onlyReader) ReadsStepOutputs(volt.RunningStage) bool { return true }
+
+// TestStepOutputReaderAloneIsNoCallback: StepOutputReader marks a callback's
+// batch-end hooks; a callback with nothing else is rejected as hookless.
+func TestStepOutputReaderAloneIsNoCallback(t *testing.T) {
+	_, err := volt.NewTrainer(volt.Config{Callbacks: []volt.Callback{onlyReader{}}})
+	if want := "implements no volt hook"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("NewTrainer error = %v, want it to contain %q", err, want)
+	}
+}

@@ -23,7 +23,7 @@ type metricTable struct {
 	// rows holds the host rows of the growing (ReduceCat) states, by the
 	// first state key of their source: every graph's source of one metric
 	// shares them.
-	rows map[string]*metricRows
+	rows map[string]*metrics.State
 	// bound caches, per graph and result collection, the entries its
 	// metric logs resolve to, so that a step resolves no names.
 	bound map[boundKey][]boundMetric
@@ -45,7 +45,7 @@ type boundMetric struct {
 
 func newMetricTable() *metricTable {
 	return &metricTable{carry: engine.NewCarry(), logs: map[graph.GraphId][]*metricSource{}, bound: map[boundKey][]boundMetric{},
-		rows: map[string]*metricRows{}}
+		rows: map[string]*metrics.State{}}
 }
 
 // metricSource is one LogMetric (or LogMetrics) call: the metric, the carry
@@ -58,11 +58,12 @@ type metricSource struct {
 	compute   func(state []*tensors.Tensor) (map[string]metrics.Value, error)
 	stateKeys []string // by state: fixed-size states are carry slots
 	batchKeys []string // by fixed-size state; empty unless opts.onStep
-	// specs are the updater's states; rows, rowNodes and catIdx are those
-	// of its growing (ReduceCat) states: their host rows, the nodes of the
+	// specs are the updater's states. rows, rowNodes and catIdx are those
+	// of its growing (ReduceCat) states: their host rows (in a State whose
+	// fixed-size states epochState fills from the carry), the nodes of the
 	// batch's rows (outputs of the step) and the states' indices.
 	specs    []metrics.StateSpec
-	rows     *metricRows
+	rows     *metrics.State
 	rowNodes []*graph.Node
 	catIdx   []int
 }
@@ -199,35 +200,56 @@ func (t *Trainer) recordMetricLogs(table *metricTable, gid graph.GraphId, res *r
 	return nil
 }
 
-// values computes the metric's values from its state: the epoch's (the
-// carried slots and every row of the growing states), or the last batch's
-// when batch is true.
+// values computes the metric's values from its state: the epoch's
+// (epochState), or the last batch's when batch is true.
 func (src *metricSource) values(batch bool) (map[string]metrics.Value, error) {
+	if !batch {
+		st, err := src.epochState()
+		if err != nil {
+			return nil, err
+		}
+		return src.compute(st.Tensors())
+	}
 	state := make([]*tensors.Tensor, len(src.specs))
-	var rows []*tensors.Tensor
 	k := 0
 	for i, spec := range src.specs {
-		if spec.Reduce == metrics.ReduceCat {
-			if batch {
-				state[i] = src.rows.last[i]
-				continue
-			}
-			if rows == nil {
-				rows = src.rows.state.Tensors()
-			}
-			state[i] = rows[i]
-			continue
+		if spec.Reduce == metrics.ReduceCat { // training steps, the only ones with step values, reject such states
+			return nil, fmt.Errorf("metric %v: state %q grows with the data and has no per-step value", src.names, spec.Name)
 		}
-		key := src.stateKeys[i]
-		if batch {
-			key = src.batchKeys[k]
-			k++
-		}
+		key := src.batchKeys[k]
+		k++
 		if state[i] = src.carry.Value(key); state[i] == nil {
 			return nil, fmt.Errorf("metric %v: no state %q", src.names, key)
 		}
 	}
 	return src.compute(state)
+}
+
+// epochState returns the state accumulated since the last reset, on the
+// host: the carried fixed-size states and the rows of the growing ones. It
+// is what Compute reads, and what data-parallel processes would merge first
+// (metrics.State.Pack, Unpack).
+func (src *metricSource) epochState() (*metrics.State, error) {
+	st := src.rows
+	if st == nil {
+		var err error
+		if st, err = metrics.NewState(src.updater); err != nil {
+			return nil, fmt.Errorf("metric %v: %w", src.names, err)
+		}
+	}
+	for i, spec := range src.specs {
+		if spec.Reduce == metrics.ReduceCat {
+			continue
+		}
+		v := src.carry.Value(src.stateKeys[i])
+		if v == nil {
+			return nil, fmt.Errorf("metric %v: no state %q", src.names, src.stateKeys[i])
+		}
+		if err := st.Set(i, v); err != nil {
+			return nil, fmt.Errorf("metric %v: %w", src.names, err)
+		}
+	}
+	return st, nil
 }
 
 // scalarOf returns the scalar value of member in vals.
@@ -301,7 +323,7 @@ func (src *metricSource) resetState() {
 		}
 	}
 	if src.rows != nil {
-		src.rows.reset()
+		src.rows.Reset()
 	}
 }
 

@@ -6,9 +6,10 @@ package volt
 // values. Their rows are outputs of the compiled step, copied to the host
 // after each batch and appended to a metrics.State, which holds them in
 // chunks of metrics.ChunkRows rows: appending never copies what is already
-// held, and no single allocation grows with the epoch. The memory does grow
-// with the epoch (every score is kept until Compute); the binned form of the
-// curve metrics (thresholds) has a fixed-size state carried in the step.
+// held, and Compute concatenates them once, at the epoch's end. The memory
+// grows with the epoch (every score is kept until Compute); the binned form
+// of the curve metrics (thresholds) has a fixed-size state carried in the
+// step instead.
 
 import (
 	"fmt"
@@ -18,17 +19,10 @@ import (
 	"github.com/voltml/volt/metrics"
 )
 
-// metricRows is the host side of one metric's growing states.
-type metricRows struct {
-	state *metrics.State
-	// last holds, by state index, the rows of the last batch: the step
-	// value of a metric logged per step.
-	last []*tensors.Tensor
-}
-
-// rowsOf returns the host rows of src's growing states, shared by the
-// sources of the same metric in every graph of the table's programs.
-func (tb *metricTable) rowsOf(src *metricSource) *metricRows {
+// rowsOf returns the host state holding the rows of src's growing states,
+// shared by the sources of the same metric in every graph of the table's
+// programs.
+func (tb *metricTable) rowsOf(src *metricSource) *metrics.State {
 	key := src.stateKeys[0]
 	if r, ok := tb.rows[key]; ok {
 		return r
@@ -37,14 +31,8 @@ func (tb *metricTable) rowsOf(src *metricSource) *metricRows {
 	if err != nil {
 		panic(fmt.Sprintf("metric %v: %v", src.names, err)) // checked by the caller already
 	}
-	r := &metricRows{state: st, last: make([]*tensors.Tensor, len(src.specs))}
-	tb.rows[key] = r
-	return r
-}
-
-func (r *metricRows) reset() {
-	r.state.Reset()
-	clear(r.last)
+	tb.rows[key] = st
+	return st
 }
 
 // rowNodes returns the nodes of the rows the metric sources of a step
@@ -66,10 +54,9 @@ func (tb *metricTable) appendMetricRows(gid graph.GraphId, outs []*tensors.Tenso
 			if k >= len(outs) {
 				return fmt.Errorf("metric %v: the step returned %d row tensors, fewer than its growing states", src.names, len(outs))
 			}
-			if err := src.rows.state.Append(i, outs[k]); err != nil {
+			if err := src.rows.Append(i, outs[k]); err != nil {
 				return fmt.Errorf("metric %v: %w", src.names, err)
 			}
-			src.rows.last[i] = outs[k]
 			k++
 		}
 	}

@@ -2,6 +2,7 @@ package volt_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -233,5 +234,114 @@ func TestMetricValueErrors(t *testing.T) {
 	}
 	if _, err := tr.MetricValue("val_roc"); err == nil || !strings.Contains(err.Error(), "no metric object is logged under that name") {
 		t.Errorf("MetricValue before any run: %v", err)
+	}
+}
+
+// TestLogMetricsGrowingCollection: a collection of exact curve metrics
+// (one shared set of rows) gives each metric's value: torchmetrics' AUROC,
+// and the average precision LogMetric gives on its own.
+func TestLogMetricsGrowingCollection(t *testing.T) {
+	g := readGolden(t, "binary_auroc_exact")
+	auroc := must(metrics.NewAUROC(metrics.Binary(), metrics.Macro, nil))
+	ap := must(metrics.NewAveragePrecision(metrics.Binary(), metrics.Macro, nil))
+	c, err := metrics.NewCollection(metrics.Named{Name: "val_auroc", Metric: auroc}, metrics.Named{Name: "val_ap", Metric: ap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate := func(log func(s *volt.Step, p, y *graph.Node)) map[string]float64 {
+		t.Helper()
+		tr, err := volt.NewTrainer(quiet(volt.Config{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &badMetricModule{metricModule: *newMetricModule(t), log: log}
+		res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{g.batches}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	both := validate(func(s *volt.Step, p, y *graph.Node) { s.LogMetrics(c, p, y) })
+	alone := validate(func(s *volt.Step, p, y *graph.Node) { s.LogMetric("val_ap", ap, p, y) })
+	checkClose(t, 0, both["val_auroc"], g.value[0])
+	if both["val_ap"] != alone["val_ap"] || math.IsNaN(alone["val_ap"]) {
+		t.Errorf("val_ap: %v in the collection, %v alone", both["val_ap"], alone["val_ap"])
+	}
+}
+
+// TestMetricValuePerLoader: with several validation loaders each keeps its
+// own rows, named with the loader's suffix; a name without it is unknown.
+func TestMetricValuePerLoader(t *testing.T) {
+	g := readGolden(t, "cat")
+	m := &badMetricModule{metricModule: *newMetricModule(t), log: func(s *volt.Step, p, y *graph.Node) {
+		s.UpdateMetric("val_cat", metrics.CatMetric{}, p, nil)
+	}}
+	tr, err := volt.NewTrainer(quiet(volt.Config{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaders := []data.Loader{&fixedLoader{g.batches[:1]}, &fixedLoader{g.batches[1:]}}
+	if _, err := tr.Validate(t.Context(), m, volt.Loaders{Val: loaders}); err != nil {
+		t.Fatal(err)
+	}
+	first := g.batches[0].Size
+	for i, want := range [][]float64{g.value[:first], g.value[first:]} {
+		name := fmt.Sprintf("val_cat/dataloader_idx_%d", i)
+		v, err := tr.MetricValue(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Data) != len(want) {
+			t.Fatalf("%s: %d values, want %d", name, len(v.Data), len(want))
+		}
+		for k := range want {
+			checkClose(t, 0, v.Data[k], want[k])
+		}
+	}
+	if _, err := tr.MetricValue("val_cat"); err == nil || !strings.Contains(err.Error(), "no metric object is logged under that name") {
+		t.Errorf("MetricValue without the loader suffix: %v", err)
+	}
+}
+
+// confusionTrainModule updates a confusion matrix in its training step.
+type confusionTrainModule struct{ *metricModule }
+
+func (m confusionTrainModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	p := m.preds(s, b)
+	s.UpdateMetric("train_confmat", must(metrics.NewConfusionMatrix(metrics.Multiclass(4), metrics.NoNormalize)), p, b.Label(0))
+	return graph.MulScalar(graph.ReduceAllSum(p), 0)
+}
+
+// TestUpdateMetricInTraining: a metric updated in the training step counts
+// the current epoch's samples (its state is reset per epoch), read with
+// MetricValue after Fit; it logs no value.
+func TestUpdateMetricInTraining(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	samples := 0
+	for _, b := range batches {
+		samples += b.Size
+	}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), confusionTrainModule{newMetricModule(t)}, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := tr.MetricValue("train_confmat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, c := range v.Data {
+		total += c
+	}
+	if len(v.Dims) != 2 || v.Dims[0] != 4 || v.Dims[1] != 4 || total != float64(samples) {
+		t.Errorf("train_confmat has shape %v and counts %v samples, want [4 4] and the epoch's %d", v.Dims, total, samples)
+	}
+	for name := range tr.CallbackMetrics() {
+		if strings.Contains(name, "confmat") {
+			t.Errorf("UpdateMetric logged %q", name)
+		}
 	}
 }

@@ -42,12 +42,11 @@ func (o *StepOutput) LossTensor() *tensors.Tensor { return o.loss }
 // step's outputs (no batch-end hook of the stage reads them: see
 // StepOutputReader) or when the step declares no output of that name.
 func (o *StepOutput) Output(name string) (*tensors.Tensor, error) {
-	if o == nil || !o.fetched {
-		stage := RunningStage("training")
-		if o != nil {
-			stage = o.stage
-		}
-		return nil, fmt.Errorf("step output %q: this run did not fetch the %s step's outputs; the module's batch-end hook of the stage reads them, a callback's when it implements volt.StepOutputReader", name, stage)
+	if o == nil || o.stage == "" || o.stage == RunningTrain {
+		return nil, fmt.Errorf("step output %q: training steps have no named outputs (they are for validation, test and predict steps)", name)
+	}
+	if !o.fetched {
+		return nil, fmt.Errorf("step output %q: this run did not fetch the %s step's outputs; the module's batch-end hook of the stage reads them, a callback's when it implements volt.StepOutputReader", name, o.stage)
 	}
 	t, ok := o.outputs[name]
 	if !ok {

@@ -1,0 +1,71 @@
+package volt_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/metrics"
+)
+
+// BenchmarkValidationCurves: one validation run of 32 batches of 64
+// examples of 10 classes logging a macro AUROC, exact (every score copied
+// to the host, sorted at the epoch's end) or binned over 100 thresholds
+// (counts carried in the compiled step). ns/batch is the cost per step,
+// the epoch's Compute included.
+func BenchmarkValidationCurves(b *testing.B) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var batches []*data.Batch
+	for range 32 {
+		x := make([]float32, 64*10)
+		for i := range x {
+			x[i] = rng.Float32()
+		}
+		y := make([]int32, 64)
+		for i := range y {
+			y[i] = int32(rng.IntN(10))
+		}
+		batches = append(batches, &data.Batch{Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, 64, 10)},
+			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
+	}
+	for _, bc := range []struct {
+		name       string
+		thresholds []float64
+	}{{"exact", nil}, {"binned-100", metrics.Linspace(100)}} {
+		b.Run(bc.name, func(b *testing.B) {
+			auroc, err := metrics.NewAUROC(metrics.Multiclass(10), metrics.Macro, bc.thresholds)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr, err := volt.NewTrainer(quiet(volt.Config{}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m := &curveModule{auroc: auroc}
+			dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
+			if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				if _, err := tr.Validate(b.Context(), m, dm); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
+		})
+	}
+}
+
+// curveModule logs an AUROC of its inputs (class scores) in its
+// validation step.
+type curveModule struct {
+	boring
+	auroc metrics.Metric
+}
+
+func (m *curveModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	s.LogMetric("val_auroc", m.auroc, graph.Identity(b.Input(0)), b.Label(0))
+}
