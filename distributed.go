@@ -120,13 +120,13 @@ func (t *Trainer) setupDistributed() error {
 		return err
 	}
 	t.ddp.group = g
-	if g.Size() == 1 {
-		return nil
-	}
-	if cfg.Devices > 0 && g.Size() != cfg.worldSizeWanted() {
+	if launched, _ := dist.LaunchedByMPI(); launched && cfg.Devices > 0 && g.Size() != cfg.worldSizeWanted() {
 		return fmt.Errorf("Config.Devices=%d × NumNodes=%d asks for %d ranks but the MPI job has %d (%s); "+
 			"set Devices to the ranks per machine, or 0 to take the launcher's count",
 			cfg.Devices, max(cfg.NumNodes, 1), cfg.worldSizeWanted(), g.Size(), g)
+	}
+	if g.Size() == 1 {
+		return nil
 	}
 	t.ddp.on = true
 	t.ddp.reducer = &gradReducer{group: g}

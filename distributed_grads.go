@@ -21,8 +21,16 @@ type DistributedStats struct {
 	AllReduces int64
 	// Values is the number of gradient values reduced, over all calls.
 	Values int64
-	// Time is the wall time spent in them, packing and scaling included.
+	// Time is the wall time spent in them, packing and scaling included,
+	// and waiting for the slowest rank to get there.
 	Time time.Duration
+	// FirstTime is the first all-reduce's share of Time: it includes
+	// waiting for every rank to compile its training step.
+	FirstTime time.Duration
+	// Median is the median time of the last (up to) 1024 all-reduces after
+	// the first: robust to the occasional wait for a rank that
+	// collects garbage or loads a batch late.
+	Median time.Duration
 }
 
 // DistributedStats returns the gradient all-reduce counters of this
@@ -31,8 +39,16 @@ func (t *Trainer) DistributedStats() DistributedStats {
 	if t.ddp.reducer == nil {
 		return DistributedStats{}
 	}
-	return t.ddp.reducer.stats
+	stats := t.ddp.reducer.stats
+	if n := len(t.ddp.reducer.recent); n > 0 {
+		sorted := slices.Sorted(slices.Values(t.ddp.reducer.recent))
+		stats.Median = (sorted[(n-1)/2] + sorted[n/2]) / 2
+	}
+	return stats
 }
+
+// recentReduces is how many all-reduce times DistributedStats.Median covers.
+const recentReduces = 1024
 
 // gradReducer is the engine.Reducer of a data-parallel trainer: it packs
 // the gradients into one reused buffer per dtype, sums them across ranks
@@ -44,6 +60,10 @@ type gradReducer struct {
 	f32   []float32
 	f64   []float64
 	stats DistributedStats
+	// recent holds the times of the last recentReduces all-reduces after
+	// the first, as a ring from next.
+	recent []time.Duration
+	next   int
 }
 
 // reduce implements engine.Reducer.
@@ -87,9 +107,19 @@ func (r *gradReducer) reduce(grads []*tensors.Tensor) ([]*tensors.Tensor, error)
 	if err := unpackGradients(grads, r.f32, r.f64); err != nil {
 		return nil, err
 	}
+	took := time.Since(start)
+	switch {
+	case r.stats.AllReduces == 0:
+		r.stats.FirstTime = took
+	case len(r.recent) < recentReduces:
+		r.recent = append(r.recent, took)
+	default:
+		r.recent[r.next] = took
+		r.next = (r.next + 1) % recentReduces
+	}
 	r.stats.AllReduces++
 	r.stats.Values += int64(n32 + n64)
-	r.stats.Time += time.Since(start)
+	r.stats.Time += took
 	return grads, nil
 }
 

@@ -107,6 +107,8 @@ func (t *Trainer) ShouldStop() bool { return t.stop.requested }
 
 // Stop asks Fit to stop at the end of the current batch; the request is
 // honoured once MinEpochs and MinSteps are reached. The reason is reported once.
+// In a data-parallel job a stop asked on any rank stops every rank after the
+// same batch.
 func (t *Trainer) Stop(reason string) {
 	if !t.stop.requested {
 		t.stop.requested, t.stop.reason = true, reason

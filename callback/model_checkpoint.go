@@ -98,8 +98,15 @@ func (m *ModelCheckpoint) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _
 	stepDue := m.cfg.EveryNTrainSteps > 0 && t.GlobalStep()%int64(m.cfg.EveryNTrainSteps) == 0
 	timeDue := false
 	if m.cfg.TrainTimeInterval > 0 {
-		if now := m.cfg.Now(); now.Sub(m.lastTime) >= m.cfg.TrainTimeInterval {
-			timeDue, m.lastTime = true, now
+		now := m.cfg.Now()
+		timeDue = now.Sub(m.lastTime) >= m.cfg.TrainTimeInterval
+		// Each rank has its own clock: under data-parallel training rank
+		// 0's says when every rank saves (Lightning broadcasts it too).
+		if err := t.BroadcastFromRankZero(&timeDue); err != nil {
+			return err
+		}
+		if timeDue {
+			m.lastTime = now
 		}
 	}
 	if !stepDue && !timeDue {

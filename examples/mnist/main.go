@@ -142,7 +142,7 @@ func run(args []string, out, errOut io.Writer) error {
 	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
 	fmt.Fprintf(out, "test_acc=%.4f test_f1=%.4f\n", results[0]["test_acc"], results[0]["test_f1"])
 	if clock != nil {
-		clock.report(errOut)
+		clock.report(errOut, trainer.DistributedStats())
 	}
 	return nil
 }

@@ -40,8 +40,12 @@ func (c *stepClock) OnValidationStart(*volt.Trainer) error { c.valid = false; re
 // report writes the timing line: first_step_s (process start to the end of
 // the first training step, compilation included), step_us (median time
 // between two consecutive training batch ends), steps (how many such
-// intervals) and wall_s (process start to now).
-func (c *stepClock) report(w io.Writer) {
+// intervals), in a data-parallel run allreduce_us, allreduce_mean_us and
+// allreduces (the median and mean time of a gradient all-reduce after the
+// first, packing and waiting for the other ranks included, and their
+// number), and
+// wall_s (process start to now).
+func (c *stepClock) report(w io.Writer, stats volt.DistributedStats) {
 	first, median := 0.0, 0.0
 	if len(c.ends) > 0 {
 		first = c.ends[0].Sub(processStart).Seconds()
@@ -50,8 +54,15 @@ func (c *stepClock) report(w io.Writer) {
 		s := slices.Sorted(slices.Values(c.steps))
 		median = (s[(n-1)/2] + s[n/2]) / 2
 	}
-	fmt.Fprintf(w, "timing: first_step_s=%.3f step_us=%.1f steps=%d wall_s=%.3f\n",
-		first, median*1e6, len(c.steps), time.Since(processStart).Seconds())
+	comm := ""
+	if stats.AllReduces > 1 {
+		// The first all-reduce also waits for the slowest rank's compilation.
+		rest := stats.Time - stats.FirstTime
+		comm = fmt.Sprintf(" allreduce_us=%.1f allreduce_mean_us=%.1f allreduces=%d", float64(stats.Median.Nanoseconds())/1e3,
+			float64(rest.Microseconds())/float64(stats.AllReduces-1), stats.AllReduces)
+	}
+	fmt.Fprintf(w, "timing: first_step_s=%.3f step_us=%.1f steps=%d%s wall_s=%.3f\n",
+		first, median*1e6, len(c.steps), comm, time.Since(processStart).Seconds())
 }
 
 var (

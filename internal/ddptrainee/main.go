@@ -1,7 +1,7 @@
 // Command ddptrainee is the data-parallel program volt's distributed tests
 // build with -tags mpi and launch under mpirun: Lightning's DDP golden
 // model (a 4 → 1 linear regression, SGD lr 0.1, on the data of
-// testdata/lightning/ddp/data.json) trained with the options the flags
+// testdata/data.json) trained with the options the flags
 // give. Each rank prints one line "RESULT <json>" (see result) for the
 // test to check; the program checks nothing itself.
 package main
@@ -58,7 +58,7 @@ type options struct {
 
 func main() {
 	var o options
-	flag.StringVar(&o.dataPath, "data", "testdata/lightning/ddp/data.json", "data and initial weights (gen_ddp_data.py)")
+	flag.StringVar(&o.dataPath, "data", "testdata/data.json", "data and initial weights (gen_ddp_data.py)")
 	flag.IntVar(&o.epochs, "epochs", 3, "MaxEpochs")
 	flag.Int64Var(&o.maxSteps, "max-steps", 0, "MaxSteps (0: none)")
 	flag.IntVar(&o.batch, "batch", 4, "batch size per rank")

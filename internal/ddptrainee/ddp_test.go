@@ -1,4 +1,4 @@
-package volt_test
+package main
 
 import (
 	"encoding/json"
@@ -20,11 +20,12 @@ import (
 	"github.com/voltml/volt/dist/mpitest"
 )
 
-// The data-parallel tests build internal/ddptrainee with -tags mpi and run
-// it under mpirun -np 2 (dist/mpitest: skipped without OpenMPI unless
+// volt's data-parallel tests build this program with -tags mpi and run it
+// under mpirun -np 2 (dist/mpitest: skipped without OpenMPI unless
 // VOLT_REQUIRE_TOOLS=1). They compare with Lightning 2.2.5's DDP goldens in
-// testdata/lightning/ddp (copied from ../shared/golden/lightning/ddp) and
-// with one process reading the union of the ranks' batches.
+// testdata (copied from the project's shared/golden/lightning/ddp; data.json
+// from gen_ddp_data.py) and with one process reading the union of the
+// ranks' batches.
 
 // ddpResult mirrors ddptrainee's result line.
 type ddpResult struct {
@@ -59,7 +60,7 @@ type lightningRank struct {
 
 func loadLightningRank(t *testing.T, scenario string, rank int) lightningRank {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "lightning", "ddp", fmt.Sprintf("%s.rank%d.json", scenario, rank)))
+	raw, err := os.ReadFile(filepath.Join("testdata", fmt.Sprintf("%s.rank%d.json", scenario, rank)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func loadLightningRank(t *testing.T, scenario string, rank int) lightningRank {
 // returns each rank's result, failing the test when the job fails.
 func runRanks(t *testing.T, bin string, ranks int, args ...string) []ddpResult {
 	t.Helper()
-	dataPath, _ := filepath.Abs(filepath.Join("testdata", "lightning", "ddp", "data.json"))
+	dataPath, _ := filepath.Abs(filepath.Join("testdata", "data.json"))
 	out := t.TempDir()
 	args = append([]string{"-data", dataPath, "-out", out}, args...)
 	res := mpitest.Run(t, time.Minute, max(ranks, 1), bin, args...)
@@ -128,7 +129,7 @@ func checkRanksAgree(t *testing.T, res []ddpResult) {
 
 // TestDistributed builds the trainee once and runs every scenario.
 func TestDistributed(t *testing.T) {
-	bin := mpitest.Build(t, "./internal/ddptrainee")
+	bin := mpitest.Build(t, ".")
 	t.Run("matches_lightning_ddp", func(t *testing.T) { t.Parallel(); testMatchesLightningDDP(t, bin) })
 	t.Run("equals_one_process_over_union", func(t *testing.T) { t.Parallel(); testEqualsUnion(t, bin) })
 	t.Run("sync_dist_logging", func(t *testing.T) { t.Parallel(); testSyncDistLogging(t, bin) })
@@ -293,13 +294,20 @@ func testStopAgreed(t *testing.T, bin string) {
 	}{
 		{"trainer_stop_rank0", []string{"-stop-at", "0:0:0"}, 1, 1},
 		{"trainer_stop_rank1", []string{"-stop-at", "1:1:1"}, 5, 2},
-		{"early_stopping_rank1", []string{"-early-stop-rank", "1", "-epochs", "5"}, 6, 2},
-		{"early_stopping_rank0", []string{"-early-stop-rank", "0", "-epochs", "5"}, 6, 2},
+		// As Lightning's ddp_early_stopping_rank<k>_says_stop (patience 0
+		// there, which volt spells Patience 1): both ranks stop together.
+		{"early_stopping_rank1", []string{"-early-stop-rank", "1", "-epochs", "5"}, -1, -1},
+		{"early_stopping_rank0", []string{"-early-stop-rank", "0", "-epochs", "5"}, -1, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, r := range runRanks(t, bin, 2, tc.args...) {
-				if r.GlobalStep != tc.wantStep || r.Epoch != tc.wantEpoch {
-					t.Errorf("rank %d stopped at step %d, epoch %d; want step %d, epoch %d", r.Rank, r.GlobalStep, r.Epoch, tc.wantStep, tc.wantEpoch)
+				wantStep, wantEpoch := tc.wantStep, tc.wantEpoch
+				if wantStep < 0 {
+					want := loadLightningRank(t, "ddp_early_stopping_rank"+tc.args[1]+"_says_stop", r.Rank)
+					wantStep, wantEpoch = want.Trainer.GlobalStep, want.Trainer.CurrentEpoch
+				}
+				if r.GlobalStep != wantStep || r.Epoch != wantEpoch {
+					t.Errorf("rank %d stopped at step %d, epoch %d; want step %d, epoch %d", r.Rank, r.GlobalStep, r.Epoch, wantStep, wantEpoch)
 				}
 			}
 		})
@@ -314,7 +322,7 @@ func testFailureAbortsAll(t *testing.T, bin string) {
 		{"-panic-at", "planned panic on rank 1 at epoch 0 batch 1"},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
-			res := mpitest.Run(t, time.Minute, 2, bin, "-data", filepath.Join("testdata", "lightning", "ddp", "data.json"), tc.flag, "1:0:1", "-slow", "20ms")
+			res := mpitest.Run(t, time.Minute, 2, bin, "-data", filepath.Join("testdata", "data.json"), tc.flag, "1:0:1", "-slow", "20ms")
 			if res.Err == nil || res.TimedOut {
 				t.Fatalf("job err %v, timed out %v; want a failure\n%s%s", res.Err, res.TimedOut, res.Stdout, res.Stderr)
 			}
@@ -334,7 +342,7 @@ func testKilledRankEndsJob(t *testing.T, bin string) {
 	pidLine := regexp.MustCompile(`^PID rank=1 pid=(\d+)$`)
 	var killed time.Time
 	res := mpitest.RunWatching(t, time.Minute, 2, bin,
-		[]string{"-data", filepath.Join("testdata", "lightning", "ddp", "data.json"), "-epochs", "100000", "-slow", "5ms"},
+		[]string{"-data", filepath.Join("testdata", "data.json"), "-epochs", "100000", "-slow", "5ms"},
 		func(line string) {
 			m := pidLine.FindStringSubmatch(line)
 			if m == nil {
@@ -391,7 +399,7 @@ func testResumeBitwise(t *testing.T, bin string) {
 // program again under mpirun as 2 ranks.
 func testDevicesRelaunches(t *testing.T, bin string) {
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "-data", filepath.Join("testdata", "lightning", "ddp", "data.json"), "-devices", "2", "-epochs", "1", "-out", dir)
+	cmd := exec.Command(bin, "-data", filepath.Join("testdata", "data.json"), "-devices", "2", "-epochs", "1", "-out", dir)
 	cmd.Env = append(os.Environ(), dist.LaunchEnv()...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -1,4 +1,4 @@
-"""Write the data of Lightning's DDP goldens (../../../../shared/golden/lightning/ddp,
+"""Write the data of Lightning's DDP goldens (the project's shared/golden/lightning/ddp,
 trace_ddp.py's IndexedData: 21 training samples from generator seed 0, 9 validation
 samples from seed 1) and the initial weights of rank 0's Linear(4, 1) (torch.manual_seed(0)),
 so that volt's data-parallel tests train on the same numbers without Python.
