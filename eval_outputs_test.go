@@ -17,7 +17,6 @@ import (
 type outputsModule struct {
 	boring
 	got     map[volt.RunningStage][]string
-	optOut  bool // implement StepOutputReader and say no
 	noHooks bool // the hooks do not read outputs
 }
 

@@ -355,7 +355,7 @@ type scaled struct{}
 
 func (scaled) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
 	scale := s.Scope().VariableWithValue("scale", float32(2)).SetTrainable(false)
-	return graph.Mul(layers.DenseWithBias(s.Scope().In("dense"), b.Input(0), 1), scale.ValueGraph(b.Input(0)))
+	return graph.Mul(layers.DenseWithBias(s.Scope().In("dense"), b.Input(0), 1), scale.NodeValue(b.Input(0).Graph()))
 }
 
 func (m *scaled) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
