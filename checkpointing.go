@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/checkpoint"
 )
 
@@ -401,36 +398,4 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	}
 	t.ckpt.restoredSchedulers = &st.Schedulers
 	return nil
-}
-
-// checkLoaded runs once, at the first trace after a restore: in strict mode
-// every trainable variable graph g uses must have come from the checkpoint
-// and every module variable of the checkpoint must be used by g.
-func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
-	l := t.ckpt.loaded
-	if l == nil {
-		return
-	}
-	t.ckpt.loaded = nil
-	if !l.strict {
-		return
-	}
-	var missing, unexpected []string
-	for _, v := range vars {
-		if !l.loaded[v.Path()] {
-			missing = append(missing, v.Path())
-		}
-	}
-	for name := range l.loaded {
-		if v := t.eng.Store.GetVariable(name); v != nil && v.Trainable && !v.InUseByGraph(g) {
-			unexpected = append(unexpected, name)
-		}
-	}
-	if len(missing)+len(unexpected) == 0 {
-		return
-	}
-	slices.Sort(missing)
-	slices.Sort(unexpected)
-	panic(fmt.Errorf("checkpoint %s does not match the module (use volt.NonStrict() to load it anyway): missing variables %q; unexpected variables %q",
-		l.path, missing, unexpected))
 }

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/internal/engine"
 )
 
 // Validate runs the module's ValidationStep over the data module's validation
@@ -144,59 +141,6 @@ func (t *Trainer) restoreMetrics(s metricsSnapshot) {
 	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = s.callback, s.logged, s.progBar
 }
 
-// evalKey identifies a compiled evaluation graph function.
-type evalKey struct {
-	stage  RunningStage
-	loader int
-	of     int
-	// outputs says the step's named outputs are outputs of the program.
-	outputs bool
-}
-
-// evalProgram is an evaluation (or prediction) step compiled without gradients.
-type evalProgram struct {
-	prog    *engine.Program
-	metrics map[graph.GraphId][]*metric
-	traced  []stepLog
-	table   *metricTable // metric objects logged, their carried state
-	// outputNames are, per graph, the names of the named outputs it
-	// returns (empty when the run does not fetch them).
-	outputNames map[graph.GraphId][]string
-}
-
-// evalProgramFor returns the compiled step of kind for loader i of n.
-func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) {
-	key := evalKey{kind.stage, i, n, t.wantsOutputs(kind.hooks.batchEnd, kind.stage)}
-	if ep, ok := t.evals[key]; ok {
-		return ep, nil
-	}
-	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable(), outputNames: map[graph.GraphId][]string{}}
-	var err error
-	ep.prog, err = t.eng.Compile(kind.stepName, engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
-		g := graphOf(inputs, labels)
-		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i, metrics: ep.table}
-		kind.step(s, Batch{Inputs: inputs, Labels: labels})
-		t.checkLoaded(g, engine.TrainableVariables(t.eng.Store, g))
-		ep.traced = s.logs
-		outs := []*graph.Node{graph.ScalarZero(g, t.eng.DType)}
-		for _, l := range s.logs {
-			outs = append(outs, l.value)
-		}
-		if key.outputs {
-			var names []string
-			outs = append(outs, outputNodes(s.outputs, &names)...)
-			ep.outputNames[g.GraphId()] = names
-		}
-		return append(outs, rowNodes(s.metricSrcs)...)
-	})
-	if err != nil {
-		return nil, err
-	}
-	ep.prog.SetCarry(ep.table.carry)
-	t.evals[key] = ep
-	return ep, nil
-}
-
 // runEvaluation runs kind over loaders (at most limits[i] batches of loader
 // i when limits[i] >= 0) and returns each loader's epoch metrics.
 func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []data.Loader, limits []int) ([]map[string]float64, error) {
@@ -273,38 +217,4 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
 		return t.evalSteps().evaluate(kind, res, dl, n, b)
 	})
-}
-
-// evaluate runs the compiled validation or test step of loader dl of n on
-// b, records its logged values in res and returns what the batch-end hooks
-// see.
-func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *data.Batch) (*StepOutput, error) {
-	t := c.t
-	ep, err := t.evalProgramFor(kind, dl, n)
-	if err != nil {
-		return nil, err
-	}
-	outs, gid, err := ep.prog.Run(b)
-	if err != nil {
-		return nil, err
-	}
-	ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
-	if err == nil {
-		err = t.record(ms, outs[1:], b.Size)
-	}
-	if err == nil {
-		err = t.recordMetricLogs(ep.table, gid, res, dl, n)
-	}
-	if err != nil {
-		return nil, err
-	}
-	outs = outs[1+len(ms):]
-	names := ep.outputNames[gid]
-	if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
-		return nil, err
-	}
-	if len(names) == 0 {
-		return &StepOutput{stage: kind.stage}, nil
-	}
-	return t.fetchOutputs(kind.stage, names, outs[:len(names)]), nil
 }

@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/internal/engine"
 )
 
 // Predict runs the module's PredictStep over the data module's prediction
@@ -76,53 +73,4 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		return nil, err
 	}
 	return out, nil
-}
-
-// predict runs the compiled predict step of loader dl on b and returns
-// what the batch-end hooks see, with the prediction.
-func (c compiledEvalSteps) predict(ps PredictStepper, dl int, b *data.Batch) (*StepOutput, error) {
-	prog, err := c.t.predictProgram(ps, dl)
-	if err != nil {
-		return nil, err
-	}
-	outs, gid, err := prog.prog.Run(b)
-	if err != nil {
-		return nil, err
-	}
-	so := &StepOutput{stage: RunningPredict}
-	if names := prog.outputNames[gid]; len(names) > 0 {
-		so = c.t.fetchOutputs(RunningPredict, names, outs[1:1+len(names)])
-	}
-	so.Prediction = outs[0]
-	return so, nil
-}
-
-// predictProgram returns the compiled predict step for loader dl.
-func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error) {
-	key := evalKey{RunningPredict, dl, 0, t.wantsOutputs(hookOnPredictBatchEnd, RunningPredict)}
-	if ep, ok := t.evals[key]; ok {
-		return ep, nil
-	}
-	ep := &evalProgram{outputNames: map[graph.GraphId][]string{}}
-	var err error
-	ep.prog, err = t.eng.Compile("PredictStep", engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
-		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningPredict, dataloaderIdx: dl}
-		pred := ps.PredictStep(s, Batch{Inputs: inputs, Labels: labels})
-		if pred == nil {
-			panic("PredictStep returned nil")
-		}
-		t.checkLoaded(s.graph, engine.TrainableVariables(t.eng.Store, s.graph))
-		outs := []*graph.Node{pred}
-		if key.outputs {
-			var names []string
-			outs = append(outs, outputNodes(s.outputs, &names)...)
-			ep.outputNames[s.graph.GraphId()] = names
-		}
-		return outs
-	})
-	if err != nil {
-		return nil, err
-	}
-	t.evals[key] = ep
-	return ep, nil
 }
