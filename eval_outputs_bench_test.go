@@ -1,11 +1,9 @@
 package volt_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
@@ -57,20 +55,7 @@ func (c *progressCallback) OnValidationBatchEnd(*volt.Trainer, *volt.StepOutput,
 // step), or declares them for a callback that reads them ("read"). Compare
 // with benchstat; ns/batch is the cost per step.
 func BenchmarkValidationOutputs(b *testing.B) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var batches []*data.Batch
-	for range 32 {
-		x := make([]float32, 64*32)
-		for i := range x {
-			x[i] = rng.Float32()
-		}
-		y := make([]int32, 64)
-		for i := range y {
-			y[i] = int32(rng.IntN(10))
-		}
-		batches = append(batches, &data.Batch{Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, 64, 32)},
-			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
-	}
+	batches := classificationBatches(3, 4, 32)
 	for _, bc := range []struct {
 		name     string
 		declare  bool

@@ -36,20 +36,7 @@ func (m *benchMetricModule) ValidationStep(s *volt.Step, b volt.Batch) {
 // precision), each on its own or as one Collection (one set of counts).
 // Compare the two with benchstat; ns/batch is the cost per step.
 func BenchmarkValidationMetrics(b *testing.B) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	var batches []*data.Batch
-	for range 32 {
-		x := make([]float32, 64*32)
-		for i := range x {
-			x[i] = rng.Float32()
-		}
-		y := make([]int32, 64)
-		for i := range y {
-			y[i] = int32(rng.IntN(10))
-		}
-		batches = append(batches, &data.Batch{Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, 64, 32)},
-			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
-	}
+	batches := classificationBatches(1, 2, 32)
 	must := func(m *metrics.StatScoresMetric, err error) metrics.Metric {
 		if err != nil {
 			b.Fatal(err)
@@ -90,4 +77,25 @@ func BenchmarkValidationMetrics(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
 		})
 	}
+}
+
+// classificationBatches returns 32 batches of 64 examples with width random
+// features in [0, 1) and labels of 10 classes, from the PCG seed (a, b): the
+// validation sets of the per-batch benchmarks.
+func classificationBatches(a, b uint64, width int) []*data.Batch {
+	rng := rand.New(rand.NewPCG(a, b))
+	var batches []*data.Batch
+	for range 32 {
+		x := make([]float32, 64*width)
+		for i := range x {
+			x[i] = rng.Float32()
+		}
+		y := make([]int32, 64)
+		for i := range y {
+			y[i] = int32(rng.IntN(10))
+		}
+		batches = append(batches, &data.Batch{Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, 64, width)},
+			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
+	}
+	return batches
 }

@@ -1,11 +1,9 @@
 package volt_test
 
 import (
-	"math/rand/v2"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/metrics"
@@ -17,20 +15,7 @@ import (
 // (counts carried in the compiled step). ns/batch is the cost per step,
 // the epoch's Compute included.
 func BenchmarkValidationCurves(b *testing.B) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	var batches []*data.Batch
-	for range 32 {
-		x := make([]float32, 64*10)
-		for i := range x {
-			x[i] = rng.Float32()
-		}
-		y := make([]int32, 64)
-		for i := range y {
-			y[i] = int32(rng.IntN(10))
-		}
-		batches = append(batches, &data.Batch{Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(x, 64, 10)},
-			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
-	}
+	batches := classificationBatches(5, 6, 10)
 	for _, bc := range []struct {
 		name       string
 		thresholds []float64
