@@ -3,6 +3,7 @@ package volt_test
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -176,6 +177,9 @@ func (b burner) OnTrainEpochEnd(*volt.Trainer) error {
 // the burner's hook carry its action label, and that the heap profile
 // parses.
 func TestAdvancedProfilerLabels(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("a CPU profile is running (go test -cpuprofile): the profiler labels into it")
+	}
 	dir := t.TempDir()
 	const hook = "[Callback]burner.OnTrainEpochEnd"
 	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Profiler: "advanced", DefaultRootDir: dir,
