@@ -107,10 +107,19 @@ func (t *Trainer) stopProfiler() error {
 	return nil
 }
 
-// profiledCall calls a host hook of tg, timed as its action.
-func (t *Trainer) profiledCall(tg *target, a hookArgs) error {
-	defer t.run.prof.Start(tg.action)()
+// profiledCall calls host hook id of tg, timed as its action.
+func (t *Trainer) profiledCall(id hookID, tg *target, a hookArgs) error {
+	defer t.run.prof.Start(tg.actionName(id))()
 	return tg.call(t, a)
+}
+
+// actionName names tg's calls of hook id in profiles (hookAction), the
+// first time it is asked.
+func (tg *target) actionName(id hookID) string {
+	if tg.action == "" {
+		tg.action = hookAction(tg.kind, tg.value, hookTable[id].name)
+	}
+	return tg.action
 }
 
 // hookAction names a hook call of v, a target of kind, as Lightning's
