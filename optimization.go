@@ -341,6 +341,7 @@ func (a *automaticOptimization) prepare(b *data.Batch) error {
 
 // compileFirst compiles the programs the first batch runs.
 func (a *automaticOptimization) compileFirst(b *data.Batch) error {
+	defer a.t.profile(actCompileTraining)()
 	if a.t.cfg.TruncatedBPTTSteps > 0 {
 		return nil // traced per split shape
 	}

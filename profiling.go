@@ -13,18 +13,19 @@ import (
 // The actions the loops time, besides the hooks (package profiler lists
 // them all). The names are Lightning's.
 const (
-	actTrainEpoch     = "run_training_epoch"
-	actTrainBatch     = "run_training_batch"
-	actTrainNext      = "[TrainingEpochLoop].train_dataloader_next"
-	actValNext        = "[EvaluationLoop].val_next"
-	actTestNext       = "[EvaluationLoop].test_next"
-	actPredictNext    = "[PredictionLoop].predict_next"
-	actTrainingStep   = "training_step"
-	actValidationStep = "validation_step"
-	actTestStep       = "test_step"
-	actPredictStep    = "predict_step"
-	actLogMetrics     = "log_metrics"
-	actSaveCheckpoint = "save_checkpoint"
+	actTrainEpoch      = "run_training_epoch"
+	actTrainBatch      = "run_training_batch"
+	actTrainNext       = "[TrainingEpochLoop].train_dataloader_next"
+	actValNext         = "[EvaluationLoop].val_next"
+	actTestNext        = "[EvaluationLoop].test_next"
+	actPredictNext     = "[PredictionLoop].predict_next"
+	actCompileTraining = "compile_training_step"
+	actTrainingStep    = "training_step"
+	actValidationStep  = "validation_step"
+	actTestStep        = "test_step"
+	actPredictStep     = "predict_step"
+	actLogMetrics      = "log_metrics"
+	actSaveCheckpoint  = "save_checkpoint"
 )
 
 // profilerOf returns the profiler c asks for (nil for none), or an error

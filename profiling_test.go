@@ -62,7 +62,7 @@ func TestSimpleProfilerCountsEveryHook(t *testing.T) {
 		loops map[string]int
 	}{
 		{"fit", func() error { return tr.Fit(t.Context(), m, dm) }, map[string]int{
-			"run_training_epoch": 2, "run_training_batch": 4, "training_step": 4,
+			"compile_training_step": 1, "run_training_epoch": 2, "run_training_batch": 4, "training_step": 4,
 			// each epoch's 2 batches, and the end of the loader
 			"[TrainingEpochLoop].train_dataloader_next": 2 * 3,
 			// 2 sanity batches + 3 per epoch; each loop pulls one more

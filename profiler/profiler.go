@@ -23,6 +23,7 @@
 //
 //	hooks:                 [Callback]<name>.<Hook>, [Module]<type>.<Hook>, [DataModule]<type>.<Hook>
 //	loops:                 run_training_epoch, run_training_batch
+//	before the first batch: compile_training_step (tracing, with the trace-time hooks, and compiling)
 //	waiting for a batch:   [TrainingEpochLoop].train_dataloader_next, [EvaluationLoop].val_next,
 //	                       [EvaluationLoop].test_next, [PredictionLoop].predict_next
 //	compiled steps:        training_step, validation_step, test_step, predict_step
