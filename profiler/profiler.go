@@ -44,7 +44,8 @@ import (
 // function it returns around each action, and Teardown when the run ends,
 // all from the goroutine that runs the loops (the wait for a training batch
 // from the loader's iterator, which hands over synchronously). Actions nest:
-// the stop functions are called in the reverse order of their Starts.
+// the stop functions are called in the reverse order of their Starts, except
+// that a panic (a failed run's) may skip some, which Teardown must tolerate.
 type Profiler interface {
 	// Setup starts profiling a run of stage ("fit", "validate", "test" or
 	// "predict") whose files go to dir (the run's log directory; "" is
