@@ -2,7 +2,9 @@ package volt
 
 import (
 	"fmt"
+	"io"
 	"iter"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -79,13 +81,22 @@ func (t *Trainer) profiledBatches(action string, seq iter.Seq2[*data.Batch, erro
 }
 
 // startProfiler sets up the configured profiler (if any) for a run of fn,
-// writing to the run's log directory.
+// writing to the run's log directory. In a data-parallel job every rank
+// profiles itself: rank 0 in the log directory, rank r in its rank_<r>, and
+// only rank 0 prints a named "simple" profiler's table.
 func (t *Trainer) startProfiler(fn Stage) error {
 	t.run.prof = t.cfg.profiler
 	if t.run.prof == nil {
 		return nil
 	}
-	if err := t.run.prof.Setup(string(fn), t.LogDir()); err != nil {
+	dir := t.LogDir()
+	if r := t.ddp.group.Rank(); r > 0 {
+		dir = filepath.Join(dir, fmt.Sprintf("rank_%d", r))
+		if s, ok := t.run.prof.(*profiler.Simple); ok && t.cfg.CustomProfiler == nil {
+			s.Out = io.Discard
+		}
+	}
+	if err := t.run.prof.Setup(string(fn), dir); err != nil {
 		t.run.prof = nil
 		return fmt.Errorf("Config.Profiler: %w", err)
 	}

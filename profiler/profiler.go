@@ -16,6 +16,9 @@
 //     same spans as Chrome trace events (<log dir>/<stage>-trace.json, for
 //     Perfetto or chrome://tracing).
 //
+// In a data-parallel job every rank profiles itself; rank r > 0 writes under
+// <log dir>/rank_<r> and prints nothing.
+//
 // Config.CustomProfiler takes any [Profiler] instead, such as a Simple writing
 // its table elsewhere, or one of the user's own.
 //
