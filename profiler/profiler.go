@@ -17,7 +17,7 @@
 //     Perfetto or chrome://tracing).
 //
 // In a data-parallel job every rank profiles itself; rank r > 0 writes under
-// <log dir>/rank_<r> and prints nothing.
+// <log dir>/rank_<r>, and a named "simple" profiler prints its table on rank 0 only.
 //
 // Config.CustomProfiler takes any [Profiler] instead, such as a Simple writing
 // its table elsewhere, or one of the user's own.
