@@ -18,7 +18,8 @@ type target struct {
 	kind  targetKind
 	call  hookCall  // the host hook bound to value
 	trace traceCall // the trace-time hook bound to value
-	// action names the calls of this hook on value in profiles.
+	// action names the calls of this hook on value in profiles, once a
+	// profiler asks (actionName).
 	action string
 }
 
@@ -95,9 +96,6 @@ func (hs *hookSet) add(tg target, kind targetKind) {
 		if spec.iface != nil && spec.on&kind != 0 && typ.Implements(spec.iface) {
 			bound := tg
 			bound.kind = kind
-			if spec.bind != nil || spec.bindTrace != nil {
-				bound.action = hookAction(kind, tg.value, spec.name)
-			}
 			if spec.bind != nil {
 				bound.call = spec.bind(tg.value)
 			}
@@ -138,7 +136,7 @@ func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) 
 	}()
 	for ; i < len(targets); i++ {
 		if r.prof != nil {
-			err = t.profiledCall(&targets[i], a)
+			err = t.profiledCall(id, &targets[i], a)
 		} else {
 			err = targets[i].call(t, a)
 		}
@@ -175,7 +173,9 @@ func (t *Trainer) traceHooks(id hookID, a traceArgs) {
 // traceHook calls one trace-time hook, recovering a panic into an error.
 func (t *Trainer) traceHook(id hookID, tg target, a traceArgs) (err error) {
 	defer func() { err = t.hookFailed(id, tg, nil, recover()) }()
-	defer t.profile(tg.action)()
+	if t.run != nil && t.run.prof != nil {
+		defer t.run.prof.Start(tg.actionName(id))()
+	}
 	tg.trace(a)
 	return nil
 }

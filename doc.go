@@ -75,4 +75,14 @@
 // step accumulates: its epoch value is the metric's Compute over the whole
 // epoch. Step.UpdateMetric and Trainer.MetricValue do the same for values
 // that are no scalar (a confusion matrix, curves).
+//
+// # Profiling
+//
+// Config.Profiler ("simple", "advanced" or "trace"; package profiler) times
+// every hook call (one row per target and hook, as "[Callback]<name>.<Hook>"),
+// the wait for each batch, each compiled step, logging and checkpoint saves,
+// and writes its report to the run's log directory: a table per run
+// (<stage>-profile.txt, also printed), a CPU profile labelled by action with
+// a heap profile, or a Go execution trace with Chrome trace events. Off, it
+// costs a nil check per site and no allocation.
 package volt

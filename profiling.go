@@ -2,7 +2,9 @@ package volt
 
 import (
 	"fmt"
+	"io"
 	"iter"
+	"path/filepath"
 	"reflect"
 	"strings"
 
@@ -13,18 +15,19 @@ import (
 // The actions the loops time, besides the hooks (package profiler lists
 // them all). The names are Lightning's.
 const (
-	actTrainEpoch     = "run_training_epoch"
-	actTrainBatch     = "run_training_batch"
-	actTrainNext      = "[TrainingEpochLoop].train_dataloader_next"
-	actValNext        = "[EvaluationLoop].val_next"
-	actTestNext       = "[EvaluationLoop].test_next"
-	actPredictNext    = "[PredictionLoop].predict_next"
-	actTrainingStep   = "training_step"
-	actValidationStep = "validation_step"
-	actTestStep       = "test_step"
-	actPredictStep    = "predict_step"
-	actLogMetrics     = "log_metrics"
-	actSaveCheckpoint = "save_checkpoint"
+	actTrainEpoch      = "run_training_epoch"
+	actTrainBatch      = "run_training_batch"
+	actTrainNext       = "[TrainingEpochLoop].train_dataloader_next"
+	actValNext         = "[EvaluationLoop].val_next"
+	actTestNext        = "[EvaluationLoop].test_next"
+	actPredictNext     = "[PredictionLoop].predict_next"
+	actCompileTraining = "compile_training_step"
+	actTrainingStep    = "training_step"
+	actValidationStep  = "validation_step"
+	actTestStep        = "test_step"
+	actPredictStep     = "predict_step"
+	actLogMetrics      = "log_metrics"
+	actSaveCheckpoint  = "save_checkpoint"
 )
 
 // profilerOf returns the profiler c asks for (nil for none), or an error
@@ -78,13 +81,22 @@ func (t *Trainer) profiledBatches(action string, seq iter.Seq2[*data.Batch, erro
 }
 
 // startProfiler sets up the configured profiler (if any) for a run of fn,
-// writing to the run's log directory.
+// writing to the run's log directory. In a data-parallel job every rank
+// profiles itself: rank 0 in the log directory, rank r in its rank_<r>, and
+// only rank 0 prints a named "simple" profiler's table.
 func (t *Trainer) startProfiler(fn Stage) error {
 	t.run.prof = t.cfg.profiler
 	if t.run.prof == nil {
 		return nil
 	}
-	if err := t.run.prof.Setup(string(fn), t.LogDir()); err != nil {
+	dir := t.LogDir()
+	if r := t.ddp.group.Rank(); r > 0 {
+		dir = filepath.Join(dir, fmt.Sprintf("rank_%d", r))
+		if s, ok := t.run.prof.(*profiler.Simple); ok && t.cfg.CustomProfiler == nil {
+			s.Out = io.Discard
+		}
+	}
+	if err := t.run.prof.Setup(string(fn), dir); err != nil {
 		t.run.prof = nil
 		return fmt.Errorf("Config.Profiler: %w", err)
 	}
@@ -107,10 +119,19 @@ func (t *Trainer) stopProfiler() error {
 	return nil
 }
 
-// profiledCall calls a host hook of tg, timed as its action.
-func (t *Trainer) profiledCall(tg *target, a hookArgs) error {
-	defer t.run.prof.Start(tg.action)()
+// profiledCall calls host hook id of tg, timed as its action.
+func (t *Trainer) profiledCall(id hookID, tg *target, a hookArgs) error {
+	defer t.run.prof.Start(tg.actionName(id))()
 	return tg.call(t, a)
+}
+
+// actionName names tg's calls of hook id in profiles (hookAction), the
+// first time it is asked.
+func (tg *target) actionName(id hookID) string {
+	if tg.action == "" {
+		tg.action = hookAction(tg.kind, tg.value, hookTable[id].name)
+	}
+	return tg.action
 }
 
 // hookAction names a hook call of v, a target of kind, as Lightning's

@@ -1,10 +1,13 @@
 package volt_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,8 +19,27 @@ import (
 
 	"github.com/google/pprof/profile"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
 	exptrace "golang.org/x/exp/trace"
 )
+
+// panickingLoader panics when asked for its third batch.
+type panickingLoader struct{ data.Loader }
+
+func (p panickingLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*data.Batch, error] {
+	return func(yield func(*data.Batch, error) bool) {
+		n := 0
+		for b, err := range p.Loader.Batches(ctx, epoch, skip) {
+			if n == 2 {
+				panic("loader failed")
+			}
+			n++
+			if !yield(b, err) {
+				return
+			}
+		}
+	}
+}
 
 // failsAtEpochEnd fails the run in OnTrainEpochEnd.
 type failsAtEpochEnd struct{}
@@ -73,8 +95,8 @@ func chromeSpans(t *testing.T, path string) map[string]int {
 
 // traceRegions reads a Go execution trace with golang.org/x/exp/trace (the
 // reader go tool trace is built on) and returns its tasks' names and the
-// number of regions per name, checking each region that began also ended.
-func traceRegions(t *testing.T, path string) (tasks []string, regions map[string]int) {
+// number of regions per name, and of those that ended.
+func traceRegions(t *testing.T, path string) (tasks []string, regions, ended map[string]int) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -85,8 +107,7 @@ func traceRegions(t *testing.T, path string) (tasks []string, regions map[string
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	regions = map[string]int{}
-	ended := map[string]int{}
+	regions, ended = map[string]int{}, map[string]int{}
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
@@ -104,10 +125,7 @@ func traceRegions(t *testing.T, path string) (tasks []string, regions map[string
 			ended[ev.Region().Type]++
 		}
 	}
-	if !maps.Equal(regions, ended) {
-		t.Errorf("regions begun %v, ended %v", regions, ended)
-	}
-	return tasks, regions
+	return tasks, regions, ended
 }
 
 // TestTraceProfilerFiles runs Fit with the trace profiler, to the end and
@@ -120,10 +138,16 @@ func TestTraceProfilerFiles(t *testing.T) {
 	cases := []struct {
 		name      string
 		callbacks []volt.Callback
+		loader    func(data.Loader) data.Loader
 		fails     bool
+		// the regions a panic leaves open: begun on the loader's
+		// iterator's goroutine, they may only end there
+		open map[string]int
 	}{
-		{"finished", nil, false},
-		{"failed in a hook", []volt.Callback{failsAtEpochEnd{}}, true},
+		{"finished", nil, nil, false, nil},
+		{"failed in a hook", []volt.Callback{failsAtEpochEnd{}}, nil, true, nil},
+		{"loader panicked", nil, func(l data.Loader) data.Loader { return panickingLoader{l} }, true,
+			map[string]int{"[TrainingEpochLoop].train_dataloader_next": 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -132,11 +156,21 @@ func TestTraceProfilerFiles(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := tr.Fit(t.Context(), &boring{}, boringData()); (err != nil) != c.fails {
+			dm := boringData()
+			if c.loader != nil {
+				dm.Train = c.loader(dm.Train)
+			}
+			if err := tr.Fit(t.Context(), &boring{}, dm); (err != nil) != c.fails {
 				t.Fatalf("Fit error = %v, want failure %v", err, c.fails)
 			}
 			spans := chromeSpans(t, filepath.Join(dir, "fit-trace.json"))
-			tasks, regions := traceRegions(t, filepath.Join(dir, "fit-trace.out"))
+			tasks, regions, ended := traceRegions(t, filepath.Join(dir, "fit-trace.out"))
+			for name, n := range c.open {
+				ended[name] += n
+			}
+			if !maps.Equal(regions, ended) {
+				t.Errorf("regions begun %v, ended %v (want all but %v)", regions, ended, c.open)
+			}
 			if !slices.Equal(tasks, []string{"volt fit"}) {
 				t.Errorf("tasks %v, want [volt fit]", tasks)
 			}
@@ -148,7 +182,7 @@ func TestTraceProfilerFiles(t *testing.T) {
 					t.Errorf("no %s span in %v", action, spans)
 				}
 			}
-			if c.fails && spans["[Callback]failsAtEpochEnd.OnTrainEpochEnd"] != 1 {
+			if len(c.callbacks) > 0 && spans["[Callback]failsAtEpochEnd.OnTrainEpochEnd"] != 1 {
 				t.Errorf("the failing hook has %d spans, want 1", spans["[Callback]failsAtEpochEnd.OnTrainEpochEnd"])
 			}
 		})
@@ -176,6 +210,9 @@ func (b burner) OnTrainEpochEnd(*volt.Trainer) error {
 // the burner's hook carry its action label, and that the heap profile
 // parses.
 func TestAdvancedProfilerLabels(t *testing.T) {
+	if f := flag.Lookup("test.cpuprofile"); f != nil && f.Value.String() != "" {
+		t.Skip("a CPU profile is running (go test -cpuprofile): the profiler labels into it")
+	}
 	dir := t.TempDir()
 	const hook = "[Callback]burner.OnTrainEpochEnd"
 	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Profiler: "advanced", DefaultRootDir: dir,

@@ -62,7 +62,7 @@ func TestSimpleProfilerCountsEveryHook(t *testing.T) {
 		loops map[string]int
 	}{
 		{"fit", func() error { return tr.Fit(t.Context(), m, dm) }, map[string]int{
-			"run_training_epoch": 2, "run_training_batch": 4, "training_step": 4,
+			"compile_training_step": 1, "run_training_epoch": 2, "run_training_batch": 4, "training_step": 4,
 			// each epoch's 2 batches, and the end of the loader
 			"[TrainingEpochLoop].train_dataloader_next": 2 * 3,
 			// 2 sanity batches + 3 per epoch; each loop pulls one more
@@ -211,4 +211,93 @@ func TestSimpleProfilerSplitStep(t *testing.T) {
 	if parts := rows["gradient_step"].Total + rows["all_reduce"].Total + rows["optimizer_step"].Total; parts > rows["training_step"].Total {
 		t.Errorf("the parts of the step took %v, longer than the steps (%v)", parts, rows["training_step"].Total)
 	}
+}
+
+// nestingChecker is a user's profiler that checks the contract of
+// profiler.Profiler: Setup before the actions, each stop called once, in the
+// reverse order of the Starts, nothing open at Teardown.
+type nestingChecker struct {
+	t          *testing.T
+	setups     []string
+	open       []string
+	started    int
+	tornDown   int
+	setUpNow   bool
+	maxNesting int
+}
+
+func (c *nestingChecker) Setup(stage, dir string) error {
+	c.setups = append(c.setups, stage+" in "+filepath.Base(dir))
+	c.setUpNow = true
+	return nil
+}
+
+func (c *nestingChecker) Start(action string) func() {
+	if !c.setUpNow {
+		c.t.Errorf("Start(%q) outside Setup/Teardown", action)
+	}
+	c.open = append(c.open, action)
+	c.started++
+	c.maxNesting = max(c.maxNesting, len(c.open))
+	depth := len(c.open)
+	return func() {
+		if len(c.open) != depth || c.open[depth-1] != action {
+			c.t.Errorf("stop of %q (depth %d) while %v are open", action, depth, c.open)
+			return
+		}
+		c.open = c.open[:depth-1]
+	}
+}
+
+func (c *nestingChecker) Teardown() error {
+	if len(c.open) > 0 {
+		c.t.Errorf("actions still open at Teardown: %v", c.open)
+	}
+	c.tornDown++
+	c.setUpNow = false
+	return nil
+}
+
+// TestCustomProfilerSeesNestedActions runs every stage, with validation,
+// checkpoints, a split step and a callback saving a checkpoint from a hook,
+// under a profiler that checks the nesting of the actions.
+func TestCustomProfilerSeesNestedActions(t *testing.T) {
+	c := &nestingChecker{t: t}
+	dir := t.TempDir()
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: c,
+		Callbacks: []volt.Callback{savesAtEpochEnd{filepath.Join(dir, "hook.ckpt")}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { return g, nil })
+	m, dm := &boring{}, boringData()
+	if err := tr.Fit(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Validate(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Test(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Predict(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Base(dir)
+	want := []string{"fit in " + base, "validate in " + base, "test in " + base, "predict in " + base}
+	if strings.Join(c.setups, "|") != strings.Join(want, "|") || c.tornDown != len(want) {
+		t.Errorf("setups %v, %d teardowns; want %v and as many teardowns", c.setups, c.tornDown, want)
+	}
+	// epoch > batch > training_step > gradient_step, and epoch > hook >
+	// save_checkpoint.
+	if c.started == 0 || c.maxNesting < 4 {
+		t.Errorf("%d actions, nested %d deep; want some, at least 4 deep", c.started, c.maxNesting)
+	}
+}
+
+// savesAtEpochEnd saves a checkpoint from OnTrainEpochEnd.
+type savesAtEpochEnd struct{ path string }
+
+func (s savesAtEpochEnd) OnTrainEpochEnd(t *volt.Trainer) error {
+	return t.SaveCheckpoint(s.path, false)
 }

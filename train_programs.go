@@ -206,6 +206,7 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 
 // compileFirst compiles the programs the first batch runs.
 func (a *automaticOptimization) compileFirst(b *data.Batch) error {
+	defer a.t.profile(actCompileTraining)()
 	if a.t.cfg.TruncatedBPTTSteps > 0 {
 		return nil // traced per split shape
 	}

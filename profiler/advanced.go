@@ -18,12 +18,13 @@ import (
 //	go tool pprof -tags fit-cpu.pprof   # time per action
 //
 // Goroutines started inside an action (the Go backend's workers) inherit its
-// label. Go has one CPU profile per process: Setup fails while another runs
-// (go test -cpuprofile, say). The trainer's goroutine has no labels after
-// Teardown.
+// label. Go has one CPU profile per process: when one already runs (go
+// test -cpuprofile, say) the labels go into it and no <stage>-cpu.pprof is
+// written. The trainer's goroutine has no labels after Teardown.
 type Advanced struct {
 	stage, dir string
-	cpu        *os.File
+	cpu        *os.File                   // nil when another CPU profile was running
+	running    bool                       // between Setup and Teardown
 	labelled   map[string]context.Context // per action, made once
 	stack      []context.Context
 	stop       func() // end, bound once
@@ -39,12 +40,15 @@ func (a *Advanced) Setup(stage, dir string) error {
 	if err != nil {
 		return fmt.Errorf("advanced profiler: %w", err)
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
+	a.cpu, a.running = f, true
+	// StartCPUProfile fails only when a profile is running already.
+	if pprof.StartCPUProfile(f) != nil {
+		a.cpu = nil
 		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("advanced profiler: %w", err)
+		if err := os.Remove(f.Name()); err != nil {
+			return fmt.Errorf("advanced profiler: %w", err)
+		}
 	}
-	a.cpu = f
 	return nil
 }
 
@@ -78,13 +82,17 @@ func (a *Advanced) end() {
 func (a *Advanced) Teardown() error {
 	a.stack = a.stack[:0]
 	pprof.SetGoroutineLabels(context.Background())
-	if a.cpu == nil {
+	if !a.running {
 		return errors.New("advanced profiler: Teardown without Setup")
 	}
-	pprof.StopCPUProfile()
-	err := a.cpu.Close()
-	a.files = append(a.files, a.cpu.Name())
-	a.cpu = nil
+	a.running = false
+	var err error
+	if a.cpu != nil {
+		pprof.StopCPUProfile()
+		err = a.cpu.Close()
+		a.files = append(a.files, a.cpu.Name())
+		a.cpu = nil
+	}
 	heap, herr := create(a.dir, a.stage, "heap.pprof")
 	if herr == nil {
 		runtime.GC()

@@ -16,6 +16,9 @@
 //     same spans as Chrome trace events (<log dir>/<stage>-trace.json, for
 //     Perfetto or chrome://tracing).
 //
+// In a data-parallel job every rank profiles itself; rank r > 0 writes under
+// <log dir>/rank_<r>, and a named "simple" profiler prints its table on rank 0 only.
+//
 // Config.CustomProfiler takes any [Profiler] instead, such as a Simple writing
 // its table elsewhere, or one of the user's own.
 //
@@ -23,6 +26,7 @@
 //
 //	hooks:                 [Callback]<name>.<Hook>, [Module]<type>.<Hook>, [DataModule]<type>.<Hook>
 //	loops:                 run_training_epoch, run_training_batch
+//	before the first batch: compile_training_step (tracing, with the trace-time hooks, and compiling)
 //	waiting for a batch:   [TrainingEpochLoop].train_dataloader_next, [EvaluationLoop].val_next,
 //	                       [EvaluationLoop].test_next, [PredictionLoop].predict_next
 //	compiled steps:        training_step, validation_step, test_step, predict_step
@@ -43,7 +47,8 @@ import (
 // function it returns around each action, and Teardown when the run ends,
 // all from the goroutine that runs the loops (the wait for a training batch
 // from the loader's iterator, which hands over synchronously). Actions nest:
-// the stop functions are called in the reverse order of their Starts.
+// the stop functions are called in the reverse order of their Starts, except
+// that a panic (a failed run's) may skip some, which Teardown must tolerate.
 type Profiler interface {
 	// Setup starts profiling a run of stage ("fit", "validate", "test" or
 	// "predict") whose files go to dir (the run's log directory; "" is

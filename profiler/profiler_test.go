@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"runtime/trace"
 	"strings"
 	"testing"
@@ -83,5 +84,37 @@ func TestTraceEndsOpenSpans(t *testing.T) {
 	}
 	if files := p.Files(); len(files) != 2 {
 		t.Errorf("Files() = %v, want the .out and the .json", files)
+	}
+}
+
+// TestAdvancedInsideAnotherCPUProfile: with a CPU profile already running,
+// the advanced profiler labels into it and writes the heap profile only.
+func TestAdvancedInsideAnotherCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	outer, err := os.Create(filepath.Join(dir, "outer.pprof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer outer.Close()
+	if err := pprof.StartCPUProfile(outer); err != nil {
+		t.Skipf("a CPU profile is running already: %v", err)
+	}
+	defer pprof.StopCPUProfile()
+	a := &profiler.Advanced{}
+	if err := a.Setup("fit", dir); err != nil {
+		t.Fatal(err)
+	}
+	a.Start("training_step")()
+	if err := a.Teardown(); err != nil {
+		t.Fatal(err)
+	}
+	if files := a.Files(); len(files) != 1 || filepath.Base(files[0]) != "fit-heap.pprof" {
+		t.Errorf("Files() = %v, want the heap profile only", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fit-cpu.pprof")); !os.IsNotExist(err) {
+		t.Errorf("fit-cpu.pprof: %v, want it absent", err)
+	}
+	if err := a.Teardown(); err == nil {
+		t.Errorf("a second Teardown succeeded")
 	}
 }

@@ -19,8 +19,9 @@ import (
 // <dir>/<stage>-trace.json (open it in Perfetto or chrome://tracing).
 //
 // When an execution trace is already running (go test -trace), the task
-// and regions go into it and no <stage>-trace.out is written. A run's
-// spans still open when it ends (a failed run's) end at Teardown.
+// and regions go into it and no <stage>-trace.out is written. Spans a
+// panic left open (a failed run's) end in the Chrome trace when an
+// enclosing span ends, or at Teardown; their regions stay open.
 type Trace struct {
 	stage, dir string
 	traceFile  *os.File // nil when another trace was running
@@ -28,7 +29,6 @@ type Trace struct {
 	ctx        context.Context
 	start      time.Time
 	stack      []span
-	stop       func() // end, bound once
 	names      map[string][]byte
 	json       *os.File
 	w          *bufio.Writer
@@ -46,7 +46,7 @@ type span struct {
 // Setup starts the execution trace and the JSON file.
 func (t *Trace) Setup(stage, dir string) error {
 	t.stage, t.dir, t.files = stage, dir, nil
-	t.names, t.stack, t.stop = map[string][]byte{}, t.stack[:0], t.end
+	t.names, t.stack = map[string][]byte{}, t.stack[:0]
 	js, err := create(dir, stage, "trace.json")
 	if err != nil {
 		return fmt.Errorf("trace profiler: %w", err)
@@ -83,18 +83,33 @@ func (t *Trace) Start(action string) func() {
 	}
 	t.stack = append(t.stack, span{name: name, region: trace.StartRegion(t.ctx, action)})
 	t.spanEvent('B', name)
-	return t.stop
+	depth := len(t.stack)
+	return func() { t.end(depth) }
 }
 
-// end closes the innermost region and writes its "E" event.
-func (t *Trace) end() {
-	n := len(t.stack)
-	if n == 0 {
-		return
+// end closes the span at depth (1 is the outermost) and writes its "E"
+// event. Spans still open inside it were left by a panic that skipped their
+// stops: they are abandoned first.
+func (t *Trace) end(depth int) {
+	if len(t.stack) < depth {
+		return // abandoned already
 	}
+	for len(t.stack) > depth {
+		t.abandon()
+	}
+	s := t.stack[depth-1]
+	t.stack = t.stack[:depth-1]
+	s.region.End()
+	t.spanEvent('E', s.name)
+}
+
+// abandon ends the innermost span in the Chrome trace only: its region may
+// have begun on another goroutine (the loader's iterator), where alone it
+// may end, so the execution trace leaves it open.
+func (t *Trace) abandon() {
+	n := len(t.stack)
 	s := t.stack[n-1]
 	t.stack = t.stack[:n-1]
-	s.region.End()
 	t.spanEvent('E', s.name)
 }
 
@@ -132,7 +147,7 @@ func (t *Trace) Teardown() error {
 		return errors.New("trace profiler: Teardown without Setup")
 	}
 	for len(t.stack) > 0 {
-		t.end()
+		t.abandon()
 	}
 	t.task.End()
 	var errs []error

@@ -66,6 +66,7 @@ func run(args []string, out, errOut io.Writer) error {
 	every := flags.Int("progress-every", 0, "when stderr is not a terminal, also write a line every n steps (0: epoch lines only)")
 	cpuProfile := flags.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	devices := flags.Int("devices", 0, "data-parallel ranks (Config.Devices): N > 1 runs this program again under mpirun -np N (build with -tags mpi)")
+	profile := flags.String("profiler", "", `volt's profiler for each run: "simple", "advanced" or "trace" (files in the log directory)`)
 	timing := flags.Bool("timing", false, "print to stderr, at the end, the time from the process start to the first training step, the median step time and the wall time")
 	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
@@ -115,6 +116,7 @@ func run(args []string, out, errOut io.Writer) error {
 		ValCheckInterval: valInterval,
 		DefaultRootDir:   *root,
 		Callbacks:        callbacks,
+		Profiler:         *profile,
 		Log:              slog.New(slog.NewTextHandler(errOut, nil)),
 	})
 	if err != nil {

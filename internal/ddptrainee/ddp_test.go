@@ -139,6 +139,38 @@ func TestDistributed(t *testing.T) {
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
 	t.Run("devices_relaunches", func(t *testing.T) { t.Parallel(); testDevicesRelaunches(t, bin) })
+	t.Run("profiles_every_rank", func(t *testing.T) { t.Parallel(); testProfilesEveryRank(t, bin) })
+}
+
+// testProfilesEveryRank runs the simple profiler on 2 ranks: each writes
+// its own table (rank 0 in the log directory, rank 1 in its rank_1), with
+// a gradient all-reduce timed inside every step.
+func testProfilesEveryRank(t *testing.T, bin string) {
+	root := t.TempDir()
+	res := runRanks(t, bin, 2, "-epochs", "2", "-root", root, "-profiler", "simple")
+	checkRanksAgree(t, res)
+	for r, got := range res {
+		path := filepath.Join(got.LogDir, "fit-profile.txt")
+		if r > 0 {
+			path = filepath.Join(got.LogDir, fmt.Sprintf("rank_%d", r), "fit-profile.txt")
+		}
+		table, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		for _, action := range []string{"training_step", "gradient_step", "all_reduce", "optimizer_step"} {
+			row := fmt.Sprintf("|  %s ", action)
+			i := strings.Index(string(table), row)
+			if i < 0 {
+				t.Errorf("rank %d: no %s row in\n%s", r, action, table)
+				continue
+			}
+			cells := strings.Split(strings.SplitN(string(table[i:]), "\n", 2)[0], "|")
+			if calls := strings.TrimSpace(cells[3]); calls != fmt.Sprint(got.GlobalStep) {
+				t.Errorf("rank %d: %s ran %s times, want %d (the steps)", r, action, calls, got.GlobalStep)
+			}
+		}
+	}
 }
 
 func testMatchesLightningDDP(t *testing.T, bin string) {

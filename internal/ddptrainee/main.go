@@ -48,6 +48,7 @@ type options struct {
 	slow          time.Duration
 	ckptDir       string
 	defaultCkpt   string
+	profiler      string
 	resume        string
 	devices       int
 	accumulate    int
@@ -74,6 +75,7 @@ func main() {
 	flag.DurationVar(&o.slow, "slow", 0, "sleep this long after every training batch")
 	flag.StringVar(&o.ckptDir, "ckpt", "", "ModelCheckpoint directory, RANK replaced by the MPI rank (monitor val_loss_sync, top 1, last)")
 	flag.StringVar(&o.defaultCkpt, "root", "", "DefaultRootDir with the default CSV logger and checkpoints")
+	flag.StringVar(&o.profiler, "profiler", "", "Config.Profiler")
 	flag.StringVar(&o.resume, "resume", "", "resume Fit from this checkpoint")
 	flag.IntVar(&o.devices, "devices", 0, "Config.Devices")
 	flag.IntVar(&o.accumulate, "accumulate", 1, "AccumulateGradBatches")
@@ -345,6 +347,7 @@ func run(o options) error {
 		MaxEpochs: o.epochs, MaxSteps: o.maxSteps, NumSanityValSteps: volt.Ptr(0),
 		DisableLoggers: o.defaultCkpt == "", DefaultRootDir: o.defaultCkpt, DisableModelSummary: true,
 		Devices: o.devices, AccumulateGradBatches: o.accumulate, Seed: volt.Ptr(uint64(0)),
+		Profiler: o.profiler,
 	}
 	if o.defaultCkpt == "" {
 		cfg.DisableCheckpointing = true
