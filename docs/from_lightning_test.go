@@ -51,12 +51,12 @@ func TestGuideLinksResolve(t *testing.T) {
 // qualified matches a volt identifier written in Go form anywhere in the
 // guide, code included: the package name and the identifier (with an
 // optional member, volt.Config.Seed).
-var qualified = regexp.MustCompile(`\b(volt|callback|data|optim|logger|tensorboard|dist|cli)\.([A-Z][A-Za-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*)?)`)
+var qualified = regexp.MustCompile(`\b(volt|callback|data|optim|logger|tensorboard|dist|cli|tuner|profiler)\.([A-Z][A-Za-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*)?)`)
 
 // packageDirs maps the package names of qualified to their directories.
 var packageDirs = map[string]string{
 	"volt": "", "callback": "callback", "data": "data", "optim": "optim", "logger": "logger",
-	"tensorboard": "logger/tensorboard", "dist": "dist", "cli": "cli",
+	"tensorboard": "logger/tensorboard", "dist": "dist", "cli": "cli", "tuner": "tuner", "profiler": "profiler",
 }
 
 // TestGuideNamesExist checks that every volt.X, callback.X, … written in
