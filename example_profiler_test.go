@@ -56,6 +56,7 @@ func ExampleConfig_profiler() {
 	// [Callback]exEpochHook.OnTrainEpochEnd         2
 	// [EvaluationLoop].val_next                     6
 	// [TrainingEpochLoop].train_dataloader_next     10
+	// compile_training_step                         1
 	// log_metrics                                   6
 	// run_training_batch                            8
 	// run_training_epoch                            2
