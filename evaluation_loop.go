@@ -270,6 +270,17 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, loader data.Loader, dl, n, limit int) error {
 	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
 		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
+	if t.state.Stage != RunningSanityCheck {
+		seen := t.run.evalSeen(kind.stage, dl)
+		l.afterBatch = func() error {
+			idx := *seen
+			*seen++
+			if !res.stepLogged {
+				return nil
+			}
+			return t.flushEvalStepLogs(res, idx)
+		}
+	}
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
 		return t.evalSteps().evaluate(kind, res, dl, n, b)
 	})

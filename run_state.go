@@ -26,6 +26,25 @@ type run struct {
 	fx         hookID      // the hook being called, for Log's defaults
 
 	prof profiler.Profiler // Config.Profiler's; nil when off
+
+	// evalBatchesSeen counts, per evaluation stage and loader, the batches
+	// run so far (sanity check aside): the step of their step values in
+	// the loggers (Lightning's _seen_batches_per_dataloader).
+	evalBatchesSeen map[RunningStage][]int
+}
+
+// evalSeen returns the counter of the evaluation batches of stage's loader
+// dl run so far; the pointer is valid while that loader runs.
+func (r *run) evalSeen(stage RunningStage, dl int) *int {
+	if r.evalBatchesSeen == nil {
+		r.evalBatchesSeen = map[RunningStage][]int{}
+	}
+	seen := r.evalBatchesSeen[stage]
+	if len(seen) <= dl {
+		seen = append(seen, make([]int, dl+1-len(seen))...)
+		r.evalBatchesSeen[stage] = seen
+	}
+	return &seen[dl]
 }
 
 // fitInProgress returns the Fit in progress, or nil.
