@@ -42,12 +42,27 @@ func (m evalStepLine) TestStep(s *volt.Step, b volt.Batch) {
 	s.Log("test_step_only", l, volt.OnStep(true), volt.OnEpoch(false))
 }
 
-// rowRecorder records each LogMetrics call as its step and sorted keys.
-type rowRecorder struct{ rows []string }
+// rowRecorder records each LogMetrics call as its step and sorted keys, and
+// the evaluation step rows with their values (evalRowText).
+type rowRecorder struct{ rows, evalRows []string }
 
 func (r *rowRecorder) LogMetrics(m map[string]float64, step int64) error {
-	r.rows = append(r.rows, fmt.Sprintf("%d %v", step, slices.Sorted(maps.Keys(m))))
+	keys := slices.Sorted(maps.Keys(m))
+	r.rows = append(r.rows, fmt.Sprintf("%d %v", step, keys))
+	if isEvalStepRow(keys) {
+		r.evalRows = append(r.evalRows, evalRowText(step, m))
+	}
 	return nil
+}
+
+// evalRowText writes a row as its step and its values to 6 digits.
+func evalRowText(step int64, m map[string]float64) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d", step)
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		fmt.Fprintf(&b, " %s=%.6g", k, m[k])
+	}
+	return b.String()
 }
 func (r *rowRecorder) LogHyperparams(map[string]any) error { return nil }
 func (r *rowRecorder) Save() error                         { return nil }
