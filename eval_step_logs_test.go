@@ -70,11 +70,12 @@ func (r *rowRecorder) Finalize(string) error               { return nil }
 
 // evalStepScenario is one run of eval_step_logs.json.
 type evalStepScenario struct {
-	Name       string   `json:"name"`
-	LogEvery   int      `json:"log_every_n_steps"`
-	ValLoaders int      `json:"val_loaders"`
-	Calls      []string `json:"calls"`
-	CSVHeader  []string `json:"csv_header"`
+	Name       string       `json:"name"`
+	LogEvery   int          `json:"log_every_n_steps"`
+	ValLoaders int          `json:"val_loaders"`
+	Calls      []string     `json:"calls"`
+	CSVHeader  []string     `json:"csv_header"`
+	Returned   [][][]string `json:"returned"`
 	LogMetrics []struct {
 		Call string   `json:"call"`
 		Step *int64   `json:"step"`
@@ -131,7 +132,15 @@ func TestEvalStepLogsMatchLightning(t *testing.T) {
 					want = append(want, fmt.Sprintf("%d %v", *c.Step, c.Keys))
 				}
 			}
-			got, header := runEvalStepScenario(t, sc)
+			got, header, returned := runEvalStepScenario(t, sc)
+			if len(returned) != len(sc.Returned) {
+				t.Fatalf("%d Validate/Test results, Lightning's %d", len(returned), len(sc.Returned))
+			}
+			for i, perLoader := range returned {
+				if !slices.EqualFunc(perLoader, sc.Returned[i], slices.Equal) {
+					t.Errorf("keys returned by call %d: %q, Lightning's %q", i, perLoader, sc.Returned[i])
+				}
+			}
 			if !slices.Equal(got, want) {
 				t.Errorf("evaluation step rows:\n got %q\nwant %q", got, want)
 			}
@@ -146,9 +155,10 @@ func TestEvalStepLogsMatchLightning(t *testing.T) {
 }
 
 // runEvalStepScenario runs sc in volt with a recording logger and a CSV
-// logger; it returns the evaluation step rows (with the calls between them)
-// and metrics.csv's header.
-func runEvalStepScenario(t *testing.T, sc evalStepScenario) ([]string, []string) {
+// logger; it returns the evaluation step rows (with the calls between them),
+// metrics.csv's header and the keys of each loader's results returned by
+// each Validate and Test.
+func runEvalStepScenario(t *testing.T, sc evalStepScenario) (got, header []string, returned [][][]string) {
 	t.Helper()
 	dir := t.TempDir()
 	csvLog, err := logger.NewCSV(logger.CSVConfig{SaveDir: dir, Name: "."})
@@ -167,24 +177,31 @@ func runEvalStepScenario(t *testing.T, sc evalStepScenario) ([]string, []string)
 		Val:   evalLoaders(sc.ValLoaders, 2),
 		Test:  evalLoaders(sc.ValLoaders, 4),
 	}
-	var got []string
 	m := evalStepLine{}
 	ctx := context.Background()
 	for _, call := range sc.Calls {
 		got = append(got, call)
 		rec.rows = rec.rows[:0]
+		var results []map[string]float64
 		switch call {
 		case "fit":
 			err = trainer.Fit(ctx, m, dm)
 		case "validate":
-			_, err = trainer.Validate(ctx, m, dm)
+			results, err = trainer.Validate(ctx, m, dm)
 		case "test":
-			_, err = trainer.Test(ctx, m, dm)
+			results, err = trainer.Test(ctx, m, dm)
 		default:
 			t.Fatalf("unknown call %q in eval_step_logs.json", call)
 		}
 		if err != nil {
 			t.Fatalf("%s: %v", call, err)
+		}
+		if call != "fit" {
+			var keys [][]string
+			for _, r := range results {
+				keys = append(keys, slices.Sorted(maps.Keys(r)))
+			}
+			returned = append(returned, keys)
 		}
 		for _, row := range rec.rows {
 			if isEvalStepRow(rowKeys(row)) {
@@ -197,11 +214,11 @@ func runEvalStepScenario(t *testing.T, sc evalStepScenario) ([]string, []string)
 		t.Fatal(err)
 	}
 	defer f.Close()
-	header, err := csv.NewReader(f).Read()
+	header, err = csv.NewReader(f).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got, header
+	return got, header, returned
 }
 
 // rowKeys returns the keys of a row recorded by rowRecorder.

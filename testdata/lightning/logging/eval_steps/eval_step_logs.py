@@ -4,7 +4,8 @@ under which keys, with log_every_n_steps 1 and 3, one and two evaluation
 loaders, validation inside fit (with a sanity check) and trainer.validate /
 trainer.test on their own. Each scenario records the calls a logger gets
 (log_metrics: keys and step, in order) and the header of CSVLogger's
-metrics.csv. TestEvalStepLogsMatchLightning (eval_step_logs_test.go) runs the
+metrics.csv, and the keys of what trainer.validate and trainer.test return
+per loader. TestEvalStepLogsMatchLightning (eval_step_logs_test.go) runs the
 same scenarios in volt.
 
 Usage (as /work/shared/golden/lightning/README.md says, torch_py311_shim.py
@@ -90,6 +91,10 @@ def csv_header(csvl):
         return next(csv.reader(f))
 
 
+def sorted_keys(per_loader):
+    return [sorted(d) for d in per_loader]
+
+
 def run(name, log_every, n_val_loaders, calls):
     """calls: the trainer methods to call in order ("fit", "validate", "test")."""
     torch.manual_seed(0)
@@ -100,18 +105,20 @@ def run(name, log_every, n_val_loaders, calls):
     with tempfile.TemporaryDirectory() as d:
         t, rec, csvl = trainer(d, log_every)
         m = M()
+        returned = []  # the keys of each loader's dict returned by validate and test
         for c in calls:
             rec.calls.append({"call": c})
             if c == "fit":
                 t.fit(m, train, val)
             elif c == "validate":
-                t.validate(m, val, verbose=False)
+                returned.append(sorted_keys(t.validate(m, val, verbose=False)))
             else:
-                t.test(m, test, verbose=False)
+                returned.append(sorted_keys(t.test(m, test, verbose=False)))
         return {"name": name, "log_every_n_steps": log_every, "val_loaders": n_val_loaders,
                 "train_batches": 4, "val_batches": [3, 2][:n_val_loaders], "max_epochs": 2,
                 "num_sanity_val_steps": 2, "calls": calls,
-                "log_metrics": rec.calls, "csv_header": csv_header(csvl)}
+                "log_metrics": rec.calls, "csv_header": csv_header(csvl),
+                "returned": returned}
 
 
 scenarios = [
