@@ -271,14 +271,17 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
 		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
 	if t.state.Stage != RunningSanityCheck {
-		seen := t.run.evalSeen(kind.stage, dl)
+		// As Lightning, a batch's step values go to the loggers at the
+		// count of the loader's batches before it in the run.
+		seen := t.run.evalBatchesSeen[evalLoaderKey{kind.stage, dl}]
+		ran := 0
+		defer func() { t.run.addEvalBatchesSeen(kind.stage, dl, ran) }()
 		l.afterBatch = func() error {
-			idx := *seen
-			*seen++
+			ran++
 			if !res.stepLogged {
 				return nil
 			}
-			return t.flushEvalStepLogs(res, idx)
+			return t.flushEvalStepLogs(res, seen+ran-1)
 		}
 	}
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {

@@ -27,24 +27,24 @@ type run struct {
 
 	prof profiler.Profiler // Config.Profiler's; nil when off
 
-	// evalBatchesSeen counts, per evaluation stage and loader, the batches
-	// run so far (sanity check aside): the step of their step values in
-	// the loggers (Lightning's _seen_batches_per_dataloader).
-	evalBatchesSeen map[RunningStage][]int
+	// evalBatchesSeen counts, per evaluation loader, the batches run so far
+	// (sanity check aside): the step of their step values in the loggers
+	// (Lightning's _seen_batches_per_dataloader).
+	evalBatchesSeen map[evalLoaderKey]int
 }
 
-// evalSeen returns the counter of the evaluation batches of stage's loader
-// dl run so far; the pointer is valid while that loader runs.
-func (r *run) evalSeen(stage RunningStage, dl int) *int {
+// evalLoaderKey names one evaluation loader of a run.
+type evalLoaderKey struct {
+	stage  RunningStage
+	loader int
+}
+
+// addEvalBatchesSeen adds n batches to the count of stage's loader dl.
+func (r *run) addEvalBatchesSeen(stage RunningStage, dl, n int) {
 	if r.evalBatchesSeen == nil {
-		r.evalBatchesSeen = map[RunningStage][]int{}
+		r.evalBatchesSeen = map[evalLoaderKey]int{}
 	}
-	seen := r.evalBatchesSeen[stage]
-	if len(seen) <= dl {
-		seen = append(seen, make([]int, dl+1-len(seen))...)
-		r.evalBatchesSeen[stage] = seen
-	}
-	return &seen[dl]
+	r.evalBatchesSeen[evalLoaderKey{stage, dl}] += n
 }
 
 // fitInProgress returns the Fit in progress, or nil.
