@@ -19,7 +19,7 @@ import (
 )
 
 // evalStepLine logs its loss per step, per epoch and both ways in
-// validation and test, as testdata/lightning/logging/eval_steps/eval_step_logs.py
+// validation and test, and a value per step in OnValidationBatchEnd, as testdata/lightning/logging/eval_steps/eval_step_logs.py
 // does in Lightning.
 type evalStepLine struct{ exLine }
 
@@ -34,6 +34,11 @@ func (m evalStepLine) ValidationStep(s *volt.Step, b volt.Batch) {
 	s.Log("val_both", l, volt.OnStep(true), volt.OnEpoch(true))
 	s.Log("val_step_only", l, volt.OnStep(true), volt.OnEpoch(false))
 	s.Log("val_epoch_only", l, volt.OnStep(false), volt.OnEpoch(true))
+}
+
+func (m evalStepLine) OnValidationBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, idx, _ int) error {
+	t.Log("val_step_hook", float64(idx), volt.OnStep(true), volt.OnEpoch(false))
+	return nil
 }
 
 func (m evalStepLine) TestStep(s *volt.Step, b volt.Batch) {

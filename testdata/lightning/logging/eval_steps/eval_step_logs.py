@@ -2,7 +2,8 @@
 validation_step and test_step with on_step=True: which rows, at which step,
 under which keys, with log_every_n_steps 1 and 3, one and two evaluation
 loaders, validation inside fit (with a sanity check) and trainer.validate /
-trainer.test on their own. Each scenario records the calls a logger gets
+trainer.test on their own, and a value logged per step in
+on_validation_batch_end (val_step_hook). Each scenario records the calls a logger gets
 (log_metrics: keys and step, in order) and the header of CSVLogger's
 metrics.csv, and the keys of what trainer.validate and trainer.test return
 per loader. TestEvalStepLogsMatchLightning (eval_step_logs_test.go) runs the
@@ -63,6 +64,8 @@ class M(pl.LightningModule):
         self.log("val_both", loss, on_step=True, on_epoch=True)
         self.log("val_step_only", loss, on_step=True, on_epoch=False)
         self.log("val_epoch_only", loss, on_step=False, on_epoch=True)
+    def on_validation_batch_end(self, outputs, batch, i, dataloader_idx=0):
+        self.log("val_step_hook", float(i), on_step=True, on_epoch=False)
     def test_step(self, batch, i, dataloader_idx=0):
         loss = self.loss(batch)
         self.log("test_both", loss, on_step=True, on_epoch=True)
