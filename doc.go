@@ -68,9 +68,12 @@
 // scalar values. Defaults follow Lightning: per step in training steps and
 // training batch hooks, per epoch (mean weighted by batch size) elsewhere.
 // Values logged both ways appear as name_step and name_epoch. With several
-// evaluation loaders, names get a "/dataloader_idx_N" suffix. Step values
-// reach the loggers every Config.LogEveryNSteps optimization steps, under the
-// index of the last optimization step; epoch values at the end of the epoch.
+// evaluation loaders, names get a "/dataloader_idx_N" suffix, last
+// (name_epoch/dataloader_idx_1). Training step values reach the loggers every
+// Config.LogEveryNSteps optimization steps, under the index of the last
+// optimization step; evaluation step values after every batch, under the
+// count of that loader's batches before it in the run (as Lightning); epoch
+// values at the end of the epoch.
 // Step.LogMetric logs a metric of package metrics, whose state the compiled
 // step accumulates: its epoch value is the metric's Compute over the whole
 // epoch. Step.UpdateMetric and Trainer.MetricValue do the same for values

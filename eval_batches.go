@@ -14,6 +14,9 @@ type batchLoop struct {
 	what, stepName       string
 	progress             *Tracker
 	batchStart, batchEnd hookID
+	// afterBatch, when set, runs after each batch's end hooks (the
+	// evaluation loops send their step values to the loggers there).
+	afterBatch func() error
 }
 
 // evalBatches runs the batches of loader dl (at most limit when limit >= 0):
@@ -49,6 +52,11 @@ func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Load
 			return err
 		}
 		l.progress.completed()
+		if l.afterBatch != nil {
+			if err := l.afterBatch(); err != nil {
+				return err
+			}
+		}
 		batchIdx++
 		if ctx.Err() != nil {
 			return t.interrupted(ctx)

@@ -214,6 +214,20 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, loader data.Loader, dl, n, limit int) error {
 	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
 		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
+	if t.state.Stage != RunningSanityCheck {
+		// As Lightning, a batch's step values go to the loggers at the
+		// count of the loader's batches before it in the run.
+		seen := t.run.evalBatchesSeen[evalLoaderKey{kind.stage, dl}]
+		ran := 0
+		defer func() { t.run.addEvalBatchesSeen(kind.stage, dl, ran) }()
+		l.afterBatch = func() error {
+			ran++
+			if !res.stepLogged {
+				return nil
+			}
+			return t.flushEvalStepLogs(res, seen+ran-1)
+		}
+	}
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
 		return t.evalSteps().evaluate(kind, res, dl, n, b)
 	})

@@ -37,16 +37,39 @@ func (t *Trainer) logStep() int64 { return max(t.progress.OptimizerSteps-1, 0) }
 // flushStepLogs sends the training step values logged since the last flush
 // (or skip) to the loggers.
 func (t *Trainer) flushStepLogs() error {
-	row := map[string]float64{}
-	if err := t.logs.trainRes.stepValues(row); err != nil {
+	row, err := t.stepRow(t.logs.trainRes)
+	if err != nil {
 		return err
 	}
-	for _, m := range t.logs.trainRes.order {
+	return t.sendToLoggers(row)
+}
+
+// flushEvalStepLogs sends the evaluation step values of the batch just run
+// to the loggers, at every batch whatever Config.LogEveryNSteps, as
+// Lightning does: at step idx, the loader's count of evaluation batches
+// before this one in the run (Fit, Validate or Test), and without "epoch".
+func (t *Trainer) flushEvalStepLogs(res *results, idx int) error {
+	row, err := t.stepRow(res)
+	if err != nil {
+		return err
+	}
+	defer t.profile(actLogMetrics)()
+	return t.logRowAt(row, int64(idx), false)
+}
+
+// stepRow returns the step values of res logged since the last row, and
+// publishes those of metric objects (computed only here).
+func (t *Trainer) stepRow(res *results) (map[string]float64, error) {
+	row := map[string]float64{}
+	if err := res.stepValues(row); err != nil {
+		return nil, err
+	}
+	for _, m := range res.order {
 		if _, ok := row[m.stepKey]; ok && m.src != nil {
 			t.publishStep(m) // a metric object's step value exists on the cadence only
 		}
 	}
-	return t.sendToLoggers(row)
+	return row, nil
 }
 
 // skipStepLogs drops the step values of a batch that is not at the cadence.
@@ -69,8 +92,15 @@ func (t *Trainer) sendToLoggers(values map[string]float64) error {
 	return err
 }
 
-// logRow sends one row of values to every logger.
+// logRow sends one row of values to every logger, at the current logging
+// step, with the epoch during Fit.
 func (t *Trainer) logRow(values map[string]float64) error {
+	return t.logRowAt(values, t.logStep(), t.state.Fn == StageFit)
+}
+
+// logRowAt sends one row of values to every logger at step, adding the
+// epoch when withEpoch is set.
+func (t *Trainer) logRowAt(values map[string]float64, step int64, withEpoch bool) error {
 	if len(values) == 0 {
 		return nil
 	}
@@ -79,12 +109,12 @@ func (t *Trainer) logRow(values map[string]float64) error {
 		return nil
 	}
 	row := maps.Clone(values)
-	if t.state.Fn == StageFit {
+	if withEpoch {
 		row["epoch"] = float64(t.CurrentEpoch())
 	}
 	var errs []error
 	for _, l := range t.logs.loggers {
-		if err := l.LogMetrics(row, t.logStep()); err != nil {
+		if err := l.LogMetrics(row, step); err != nil {
 			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
 		}
 	}

@@ -28,11 +28,16 @@ type metric struct {
 	epoch  float64
 }
 
-// newMetric returns an empty metric for key.
+// newMetric returns an empty metric for key. As in Lightning, a dataloader
+// suffix stays last: val_loss_step/dataloader_idx_1.
 func newMetric(key string, opts logOptions) *metric {
 	m := &metric{key: key, opts: opts, stepKey: key, epochKey: key}
 	if opts.onStep && opts.onEpoch {
-		m.stepKey, m.epochKey = key+"_step", key+"_epoch"
+		name, suffix := key, ""
+		if i := strings.LastIndex(key, "/dataloader_idx_"); i >= 0 {
+			name, suffix = key[:i], key[i:]
+		}
+		m.stepKey, m.epochKey = name+"_step"+suffix, name+"_epoch"+suffix
 	}
 	return m
 }
@@ -74,6 +79,9 @@ func (m *metric) epochValue() float64 {
 type results struct {
 	byKey map[string]*metric
 	order []*metric
+	// stepLogged says some metric goes to the loggers per step, so an
+	// evaluation loop has step rows to send after each batch.
+	stepLogged bool
 }
 
 func newResults() *results { return &results{byKey: map[string]*metric{}} }
@@ -88,6 +96,7 @@ func (r *results) entry(key string, opts logOptions) (*metric, error) {
 		return m, nil
 	}
 	m := newMetric(key, opts)
+	r.stepLogged = r.stepLogged || (opts.onStep && opts.logger)
 	r.byKey[key] = m
 	r.order = append(r.order, m)
 	return m, nil

@@ -26,6 +26,25 @@ type run struct {
 	fx         hookID      // the hook being called, for Log's defaults
 
 	prof profiler.Profiler // Config.Profiler's; nil when off
+
+	// evalBatchesSeen counts, per evaluation loader, the batches run so far
+	// (sanity check aside): the step of their step values in the loggers
+	// (Lightning's _seen_batches_per_dataloader).
+	evalBatchesSeen map[evalLoaderKey]int
+}
+
+// evalLoaderKey names one evaluation loader of a run.
+type evalLoaderKey struct {
+	stage  RunningStage
+	loader int
+}
+
+// addEvalBatchesSeen adds n batches to the count of stage's loader dl.
+func (r *run) addEvalBatchesSeen(stage RunningStage, dl, n int) {
+	if r.evalBatchesSeen == nil {
+		r.evalBatchesSeen = map[evalLoaderKey]int{}
+	}
+	r.evalBatchesSeen[evalLoaderKey{stage, dl}] += n
 }
 
 // fitInProgress returns the Fit in progress, or nil.
