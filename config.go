@@ -61,8 +61,9 @@ type Config struct {
 	// runs the whole validation set.
 	NumSanityValSteps *int
 
-	// LogEveryNSteps sends step-level metrics to the loggers every n
-	// optimization steps; 0 means 50.
+	// LogEveryNSteps sends training step-level metrics to the loggers every
+	// n optimization steps; 0 means 50. As in Lightning, validation and test
+	// step values are sent after every batch.
 	LogEveryNSteps int
 	// Loggers receive the metrics. Nil means one CSV logger under
 	// DefaultRootDir/volt_logs/version_N; set DisableLoggers to log nothing.
