@@ -270,7 +270,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		t.run = nil
 	}()
 
-	if err := t.emit(hookDataPreparer, hookArgs{}); err != nil {
+	if err := t.prepareData(); err != nil {
 		return err
 	}
 	if err := t.emit(hookDataSetup, hookArgs{stage: fn}); err != nil {
