@@ -135,6 +135,7 @@ func TestDistributed(t *testing.T) {
 	t.Run("sync_dist_logging", func(t *testing.T) { t.Parallel(); testSyncDistLogging(t, bin) })
 	t.Run("checkpoints_on_rank_zero", func(t *testing.T) { t.Parallel(); testCheckpointsOnRankZero(t, bin) })
 	t.Run("stop_agreed", func(t *testing.T) { t.Parallel(); testStopAgreed(t, bin) })
+	t.Run("nan_agreed", func(t *testing.T) { t.Parallel(); testNaNAgreed(t, bin) })
 	t.Run("failure_aborts_all", func(t *testing.T) { t.Parallel(); testFailureAbortsAll(t, bin) })
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
@@ -308,6 +309,48 @@ func testStopAgreed(t *testing.T, bin string) {
 				}
 				if r.GlobalStep != wantStep || r.Epoch != wantEpoch {
 					t.Errorf("rank %d stopped at step %d, epoch %d; want step %d, epoch %d", r.Rank, r.GlobalStep, r.Epoch, wantStep, wantEpoch)
+				}
+			}
+		})
+	}
+}
+
+// testNaNAgreed: a NaN in one rank's batch under TerminateOnNaN stops
+// every rank after the same batch with the same error, which names that
+// rank's loss, instead of aborting the job (the other rank sees only the
+// parameters the all-reduced gradients made NaN).
+func testNaNAgreed(t *testing.T, bin string) {
+	clean := runRanks(t, bin, 2, "-epochs", "1")
+	for _, sample := range []int{11, 4} {
+		t.Run(fmt.Sprint("sample_", sample), func(t *testing.T) {
+			wantRank, wantBatch := -1, -1
+			for _, r := range clean {
+				for i, b := range r.Batches[0] {
+					if slices.Contains(b, sample) {
+						wantRank, wantBatch = r.Rank, i
+					}
+				}
+			}
+			if wantRank < 0 {
+				t.Fatalf("no rank reads sample %d in a clean run: %v %v", sample, clean[0].Batches, clean[1].Batches)
+			}
+			dir := t.TempDir()
+			res := mpitest.Run(t, time.Minute, 2, bin, "-data", filepath.Join("testdata", "data.json"), "-epochs", "1",
+				"-nan-sample", fmt.Sprint(sample), "-out", dir)
+			if res.Err == nil || res.TimedOut {
+				t.Fatalf("job err %v, timed out %v; want each rank to fail with TerminateOnNaN's error\n%s%s", res.Err, res.TimedOut, res.Stdout, res.Stderr)
+			}
+			if strings.Contains(res.Stdout+res.Stderr, "aborting all ranks") {
+				t.Errorf("the job was aborted instead of stopped:\n%s%s", res.Stdout, res.Stderr)
+			}
+			got := readResults(t, dir, 2)
+			want := fmt.Sprintf("volt: TerminateOnNaN: the loss is NaN at epoch 0, batch %d (global step %d) on rank %d of 2", wantBatch, wantBatch, wantRank)
+			for _, r := range got {
+				if r.Err != want {
+					t.Errorf("rank %d: error %q, want %q", r.Rank, r.Err, want)
+				}
+				if len(r.Batches[0]) != wantBatch || r.GlobalStep != int64(wantBatch) {
+					t.Errorf("rank %d: %d batches ended, global step %d; want both %d", r.Rank, len(r.Batches[0]), r.GlobalStep, wantBatch)
 				}
 			}
 		})

@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -53,6 +54,7 @@ type options struct {
 	accumulate    int
 	earlyStopRank int
 	signalAt      string
+	nanSample     int
 	out           string
 }
 
@@ -79,6 +81,7 @@ func main() {
 	flag.IntVar(&o.accumulate, "accumulate", 1, "AccumulateGradBatches")
 	flag.IntVar(&o.earlyStopRank, "early-stop-rank", -1, "EarlyStopping on es_metric, which gets worse on this rank only")
 	flag.StringVar(&o.signalAt, "signal-at", "", "rank:epoch:batch where the rank sends itself SIGTERM (HandleSignals on; checkpoint <ckpt>/interrupted.ckpt)")
+	flag.IntVar(&o.nanSample, "nan-sample", -1, "make this training sample's first input NaN, with TerminateOnNaN on")
 	flag.StringVar(&o.out, "out", "", "write the result to <out>/rank<r>.json instead of stdout")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -355,6 +358,10 @@ func run(o options) error {
 	if o.f64 {
 		cfg.Precision = "64-true"
 	}
+	if o.nanSample >= 0 {
+		g.Train.X[o.nanSample][0] = math.NaN()
+		cfg.TerminateOnNaN = true
+	}
 	var ckpt *callback.ModelCheckpoint
 	if o.ckptDir != "" {
 		if ckpt, err = callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
@@ -406,6 +413,9 @@ func run(o options) error {
 			res.WeightBits = append(res.WeightBits, fmt.Sprintf("%08x", math.Float32bits(float32(w))))
 		}
 	}
+	if slices.ContainsFunc(res.Weights, func(w float64) bool { return math.IsNaN(w) || math.IsInf(w, 0) }) {
+		res.Weights = nil // JSON has no NaN; WeightBits keeps them
+	}
 	res.Callback = t.CallbackMetrics()
 	res.GlobalStep, res.Epoch = t.GlobalStep(), t.CurrentEpoch()
 	res.LastCheckpoint, res.LogDir = t.LastCheckpoint(), t.LogDir()
@@ -431,6 +441,14 @@ func run(o options) error {
 		}
 	} else {
 		fmt.Printf("RESULT %s\n", line)
+	}
+	var nonFinite *volt.NonFiniteError
+	if errors.As(fitErr, &nonFinite) && t.WorldSize() > 1 {
+		// Every rank agreed on it: wait until all have written their
+		// result before any exits with it (mpirun then ends the others).
+		if err := t.Group().Barrier(); err != nil {
+			return err
+		}
 	}
 	var interrupted *volt.InterruptedError
 	if errors.As(fitErr, &interrupted) {
