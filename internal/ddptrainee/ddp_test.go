@@ -42,6 +42,7 @@ type ddpResult struct {
 	Epoch                            int
 	LastCheckpoint, BestPath, LogDir string
 	AllReduces                       int64
+	Predictions                      [][]float64
 	Err                              string
 }
 
@@ -136,6 +137,7 @@ func TestDistributed(t *testing.T) {
 	t.Run("checkpoints_on_rank_zero", func(t *testing.T) { t.Parallel(); testCheckpointsOnRankZero(t, bin) })
 	t.Run("stop_agreed", func(t *testing.T) { t.Parallel(); testStopAgreed(t, bin) })
 	t.Run("nan_agreed", func(t *testing.T) { t.Parallel(); testNaNAgreed(t, bin) })
+	t.Run("predict_gathers", func(t *testing.T) { t.Parallel(); testPredictGathers(t, bin) })
 	t.Run("failure_aborts_all", func(t *testing.T) { t.Parallel(); testFailureAbortsAll(t, bin) })
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
@@ -351,6 +353,31 @@ func testNaNAgreed(t *testing.T, bin string) {
 				}
 				if len(r.Batches[0]) != wantBatch || r.GlobalStep != int64(wantBatch) {
 					t.Errorf("rank %d: %d batches ended, global step %d; want both %d", r.Rank, len(r.Batches[0]), r.GlobalStep, wantBatch)
+				}
+			}
+		})
+	}
+}
+
+// testPredictGathers: 2 ranks each predict their shard of the 21 samples
+// (11 and 10: no padding), and every rank returns what one process
+// returns: the same predictions in the same batches.
+func testPredictGathers(t *testing.T, bin string) {
+	for _, batch := range []string{"4", "3"} {
+		t.Run("batch_"+batch, func(t *testing.T) {
+			ranks := runRanks(t, bin, 2, "-predict", "-batch", batch)
+			one := runRanks(t, bin, 1, "-predict", "-batch", batch)[0]
+			if len(one.Predictions) == 0 {
+				t.Fatal("one process predicted nothing")
+			}
+			for _, r := range ranks {
+				if len(r.Predictions) != len(one.Predictions) {
+					t.Fatalf("rank %d: %d batches of predictions, one process %d", r.Rank, len(r.Predictions), len(one.Predictions))
+				}
+				for i := range one.Predictions {
+					if d := maxDiff(t, r.Predictions[i], one.Predictions[i]); d > 1e-6 {
+						t.Errorf("rank %d batch %d: %v, one process %v", r.Rank, i, r.Predictions[i], one.Predictions[i])
+					}
 				}
 			}
 		})
