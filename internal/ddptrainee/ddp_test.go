@@ -440,28 +440,41 @@ func testKilledRankEndsJob(t *testing.T, bin string) {
 }
 
 // testResumeBitwise: SIGTERM on one rank mid-epoch stops both ranks after
-// the same batch with one resumable checkpoint (rank 0 writes it); resumed
-// on 2 ranks, the run ends bitwise equal to the uninterrupted one, reading
-// the rest of each rank's shard.
+// the same batch with one resumable checkpoint (rank 0 writes it, with
+// every rank's metric accumulators); resumed on 2 ranks, the run ends
+// bitwise equal to the uninterrupted one, reading the rest of each rank's
+// shard, and with 2 epochs (the interrupted epoch is the last) each rank's
+// epoch values equal the uninterrupted run's.
 func testResumeBitwise(t *testing.T, bin string) {
-	args := []string{"-shuffle", "-seed", "42", "-epochs", "3"}
-	whole := runRanks(t, bin, 2, args...)
-	dir := t.TempDir()
-	first := runRanks(t, bin, 2, append(args, "-ckpt", dir, "-signal-at", "1:1:0")...)
-	for _, r := range first {
-		if r.GlobalStep != 4 || !strings.Contains(r.Err, "interrupted by terminated") {
-			t.Fatalf("rank %d: the signalled run stopped at step %d with %q; want step 4, interrupted", r.Rank, r.GlobalStep, r.Err)
-		}
-	}
-	rest := runRanks(t, bin, 2, append(args, "-resume", filepath.Join(dir, "interrupted.ckpt"))...)
-	checkRanksAgree(t, rest)
-	for r := range rest {
-		if !slices.Equal(rest[r].WeightBits, whole[r].WeightBits) {
-			t.Errorf("rank %d: resumed run ends with %v, uninterrupted with %v", r, rest[r].WeightBits, whole[r].WeightBits)
-		}
-		if got, want := rest[r].Batches[1], whole[r].Batches[1][1:]; !slices.EqualFunc(got, want, slices.Equal) {
-			t.Errorf("rank %d: resumed epoch 1 read %v, uninterrupted read %v after its first batch", r, got, want)
-		}
+	for _, epochs := range []string{"3", "2"} {
+		t.Run("epochs_"+epochs, func(t *testing.T) {
+			args := []string{"-shuffle", "-seed", "42", "-epochs", epochs}
+			whole := runRanks(t, bin, 2, args...)
+			dir := t.TempDir()
+			first := runRanks(t, bin, 2, append(args, "-ckpt", dir, "-signal-at", "1:1:0")...)
+			for _, r := range first {
+				if r.GlobalStep != 4 || !strings.Contains(r.Err, "interrupted by terminated") {
+					t.Fatalf("rank %d: the signalled run stopped at step %d with %q; want step 4, interrupted", r.Rank, r.GlobalStep, r.Err)
+				}
+			}
+			rest := runRanks(t, bin, 2, append(args, "-resume", filepath.Join(dir, "interrupted.ckpt"))...)
+			checkRanksAgree(t, rest)
+			for r := range rest {
+				if !slices.Equal(rest[r].WeightBits, whole[r].WeightBits) {
+					t.Errorf("rank %d: resumed run ends with %v, uninterrupted with %v", r, rest[r].WeightBits, whole[r].WeightBits)
+				}
+				if got, want := rest[r].Batches[1], whole[r].Batches[1][1:]; !slices.EqualFunc(got, want, slices.Equal) {
+					t.Errorf("rank %d: resumed epoch 1 read %v, uninterrupted read %v after its first batch", r, got, want)
+				}
+				got, want := rest[r].Callback["train_loss_epoch"], whole[r].Callback["train_loss_epoch"]
+				if math.Abs(got-want) > 1e-7*math.Abs(want) || want == 0 {
+					t.Errorf("rank %d: resumed train_loss_epoch %v, uninterrupted %v", r, got, want)
+				}
+			}
+			if whole[0].Callback["train_loss_epoch"] == whole[1].Callback["train_loss_epoch"] {
+				t.Errorf("both ranks' train_loss_epoch are %v: the test cannot tell whose accumulators resumed", whole[0].Callback["train_loss_epoch"])
+			}
+		})
 	}
 }
 
