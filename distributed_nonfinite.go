@@ -43,19 +43,12 @@ func (t *Trainer) agreeNonFinite(err error) error {
 		return nil
 	}
 	root := int(key[0] % size)
-	msg := make([]byte, 8)
 	var own []byte
 	if g.Rank() == root {
 		own = encodeNonFinite(nf)
-		binary.LittleEndian.PutUint64(msg, uint64(len(own)))
 	}
-	if err := g.Broadcast(msg, root); err != nil {
-		return fmt.Errorf("volt: sharing rank %d's non-finite value: %w", root, err)
-	}
-	if g.Rank() != root {
-		own = make([]byte, binary.LittleEndian.Uint64(msg))
-	}
-	if err := g.Broadcast(own, root); err != nil {
+	own, err = dist.BroadcastBytes(g, own, root)
+	if err != nil {
 		return fmt.Errorf("volt: sharing rank %d's non-finite value: %w", root, err)
 	}
 	agreed := decodeNonFinite(own)
