@@ -91,3 +91,23 @@ func TestPlacementString(t *testing.T) {
 		}
 	}
 }
+
+// TestPlaceGPUWithoutPlugin: "gpu" in an XLA build on a machine without a
+// GPU plugin names what was looked for and where; "auto" takes the CPU.
+func TestPlaceGPUWithoutPlugin(t *testing.T) {
+	if !XLABuilt {
+		t.Skip("needs a build with -tags xla")
+	}
+	if plugin, err := findGPUPlugin(); err == nil {
+		t.Skipf("this machine has the GPU plugin %q", plugin)
+	}
+	t.Setenv(BackendEnvVar, "")
+	_, err := Place("gpu", "", nil, 0)
+	if err == nil || !strings.Contains(err.Error(), "no CUDA or ROCm PJRT plugin found") || !strings.Contains(err.Error(), "pjrt_c_api_cuda_plugin.so") {
+		t.Fatalf("Place(gpu): %v; want an error naming the plugin looked for", err)
+	}
+	t.Log(err)
+	if p, err := Place("auto", "", nil, 0); err != nil || p.Backend != DefaultBackend {
+		t.Fatalf("Place(auto) = %+v, %v; want %s", p, err, DefaultBackend)
+	}
+}
