@@ -296,6 +296,9 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if err := json.Unmarshal(f.State, &st); err != nil {
 		return fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
 	}
+	if err := t.takeRankMetrics(path, f, &st); err != nil {
+		return err
+	}
 	if fn == StageFit && st.WeightsOnly {
 		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit from its weights with volt.LoadModule)", path)
 	}

@@ -141,8 +141,19 @@ type Config struct {
 	// Backend selects GoMLX's backend: "go" (the pure-Go backend, running
 	// independent ops side by side), "go:ops_sequential" (one op at a time,
 	// each on every core), or "xla:<plugin>" in builds with -tags xla; ""
-	// means $GOMLX_BACKEND, else "go:ops_sequential".
+	// lets Accelerator choose. When set, Accelerator must be "" or agree.
 	Backend string
+	// Accelerator is Lightning's accelerator: "cpu" (GoMLX's Go backend:
+	// $GOMLX_BACKEND when it names it, else "go:ops_sequential"), "gpu"
+	// (GoMLX's XLA backend with a CUDA PJRT plugin; the program must be
+	// built with -tags xla) or "auto" ("" means "auto": $GOMLX_BACKEND
+	// when set, else gpu when an XLA build finds a GPU plugin, else cpu).
+	Accelerator string
+	// DeviceIDs lists the GPUs of a machine's ranks, Lightning's
+	// devices=[…]: local rank i runs on GPU DeviceIDs[i]; nil means local
+	// rank i on GPU i. Devices 0 is read as len(DeviceIDs). Only for "gpu"
+	// or "auto".
+	DeviceIDs []int
 
 	// Devices is the number of data-parallel ranks per machine (Lightning's
 	// devices with strategy="ddp"): 0 or 1 runs one process; N > 1 run as a
@@ -182,7 +193,8 @@ type resolved struct {
 	accumulate     int
 	precision      engine.Precision
 	backend        string
-	seed           uint64 // restored from a checkpoint on resume
+	placement      engine.Placement // where this process runs; backend is its Backend
+	seed           uint64           // restored from a checkpoint on resume
 	// reduceGradients, when set, runs between the gradient and the apply
 	// programs of every automatic training step (the data-parallel
 	// all-reduce); nil compiles each step as one program.
@@ -330,8 +342,9 @@ func (c Config) validate() (resolved, error) {
 		bad("Config.Precision: %v", err)
 	}
 	r.precision = p
-	r.backend = engine.ResolveBackendConfig(c.Backend)
-	if err := engine.CheckBackendConfig(r.backend); err != nil {
+	if err := r.placeDevices(); err != nil {
+		errs = append(errs, err)
+	} else if err := engine.CheckBackendConfig(r.backend); err != nil {
 		bad("Config.Backend: %v", err)
 	}
 	r.seed = data.DefaultSeed()

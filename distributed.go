@@ -22,6 +22,9 @@ type ddpState struct {
 	// agreedInterrupt: every rank agreed to stop on a signal or a
 	// cancellation, so a run ending with that error does not abort the job.
 	agreedInterrupt bool
+	// agreedNonFinite: every rank agreed on TerminateOnNaN's error (see
+	// agreeNonFinite), so a run ending with it does not abort the job.
+	agreedNonFinite bool
 }
 
 // The process's MPI group: MPI is initialised once per process and cannot
@@ -125,18 +128,19 @@ func (t *Trainer) setupDistributed() error {
 			"set Devices to the ranks per machine, or 0 to take the launcher's count",
 			cfg.Devices, max(cfg.NumNodes, 1), cfg.worldSizeWanted(), g.Size(), g)
 	}
+	if g.Rank() != 0 {
+		cfg.Log = slog.New(slog.DiscardHandler)
+		cfg.DisableModelSummary = true
+	}
+	if err := t.placeRank(g); err != nil {
+		return err
+	}
 	if g.Size() == 1 {
 		return nil
 	}
 	t.ddp.on = true
 	t.ddp.reducer = &gradReducer{group: g}
 	cfg.reduceGradients = t.ddp.reducer.reduce
-	if g.Rank() != 0 {
-		cfg.Log = slog.New(slog.DiscardHandler)
-		cfg.DisableModelSummary = true
-	} else {
-		cfg.Log.Info("volt: data-parallel training: " + g.String())
-	}
 	return t.rankZeroLoggers()
 }
 

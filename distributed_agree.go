@@ -90,5 +90,9 @@ func (t *Trainer) abortOnFailure(err error) {
 	if t.ddp.agreedInterrupt && (errors.As(err, &signalled) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return
 	}
+	var nonFinite *NonFiniteError
+	if t.ddp.agreedNonFinite && errors.As(err, &nonFinite) {
+		return
+	}
 	t.ddp.group.Abort(fmt.Errorf("volt: %s: %w", t.state.Fn, err))
 }

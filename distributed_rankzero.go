@@ -48,15 +48,27 @@ func (t *Trainer) rankZeroLoggers() error {
 }
 
 // saveCheckpointOnRankZero is SaveCheckpoint in a data-parallel job: rank 0
-// writes the file (the weights are the same on every rank), then shares
+// writes the file (the weights are the same on every rank; the other
+// ranks' metric accumulators are sent to it, see rankMetrics), then shares
 // the outcome; the other ranks return only once the file is complete, so
 // none reads a half-written file, and every rank records rank 0's path as
 // its last checkpoint. Every rank must call it at the same point.
 func (t *Trainer) saveCheckpointOnRankZero(path string, weightsOnly bool) error {
+	var all []*rankMetrics
+	var gatherErr error
+	if !weightsOnly {
+		all, gatherErr = t.gatherRankMetrics()
+	}
 	var msg []byte
 	if t.ddp.group.Rank() == 0 {
 		msg = []byte("ok " + path)
 		f, err := t.snapshot(weightsOnly)
+		if err == nil && gatherErr != nil {
+			err = gatherErr
+		}
+		if err == nil && all != nil {
+			err = addRankMetrics(f, all)
+		}
 		if err == nil {
 			err = checkpoint.Save(path, f)
 		}

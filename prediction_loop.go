@@ -9,7 +9,11 @@ import (
 )
 
 // Predict runs the module's PredictStep over the data module's prediction
-// loaders and returns, for each loader, the prediction of each batch.
+// loaders and returns, for each loader, the prediction of each batch. In a
+// data-parallel job each rank predicts its shard of each map-style
+// DataLoader and every rank returns the whole result in one process's
+// order and batches (see gatherPredictions); each prediction then needs
+// the batch as its first axis.
 func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([][]*tensors.Tensor, error) {
 	var out [][]*tensors.Tensor
 	err := t.lifecycle(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {
@@ -38,6 +42,7 @@ func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...
 // predictions collected per loader.
 func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders []data.Loader) ([][]*tensors.Tensor, error) {
 	t.state.Stage = RunningPredict
+	loaders, sharded := t.shardPredictLoaders(loaders)
 	t.run.evalLoaders = loaders
 	p := &t.progress.PredictBatch
 	p.resetCurrent()
@@ -64,6 +69,11 @@ func (t *Trainer) runPrediction(ctx context.Context, ps PredictStepper, loaders 
 		})
 		if err != nil {
 			return nil, err
+		}
+		if sharded[dl] != nil {
+			if out[dl], err = t.gatherPredictions(dl, sharded[dl], out[dl]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := t.emit(hookOnPredictEpochEnd, hookArgs{}); err != nil {

@@ -172,6 +172,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	p.TrainBatch.started()
 	t.run.parts = b.Parts
 	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
+	err = t.agreeNonFinite(err)
 	if err != nil {
 		var nf *NonFiniteError
 		if errors.As(err, &nf) {

@@ -4,13 +4,15 @@ package cli
 
 // configHelp is the first sentence of the doc comment of each volt.Config field.
 var configHelp = map[string]string{
+	"Accelerator":                   "Accelerator is Lightning's accelerator: \"cpu\" (GoMLX's Go backend: $GOMLX_BACKEND when it names it, else \"go:ops_sequential\"), \"gpu\" (GoMLX's XLA backend with a CUDA PJRT plugin; the program must be built with -tags xla) or \"auto\" (\"\" means \"auto\": $GOMLX_BACKEND when set, else gpu when an XLA build finds a GPU plugin, else cpu).",
 	"AccumulateGradBatches":         "AccumulateGradBatches sums the gradients of this many batches before each optimizer step (the loss is scaled by 1/AccumulateGradBatches; the last, partial window of an epoch still steps); 0 means 1.",
-	"Backend":                       "Backend selects GoMLX's backend: \"go\" (the pure-Go backend, running independent ops side by side), \"go:ops_sequential\" (one op at a time, each on every core), or \"xla:<plugin>\" in builds with -tags xla; \"\" means $GOMLX_BACKEND, else \"go:ops_sequential\".",
+	"Backend":                       "Backend selects GoMLX's backend: \"go\" (the pure-Go backend, running independent ops side by side), \"go:ops_sequential\" (one op at a time, each on every core), or \"xla:<plugin>\" in builds with -tags xla; \"\" lets Accelerator choose.",
 	"Callbacks":                     "Callbacks are called before the module for each hook, in this order.",
 	"CheckValEveryNEpoch":           "CheckValEveryNEpoch runs validation in every n-th training epoch; 0 means 1.",
 	"CustomProfiler":                "Profiler names a profiler timing each hook call, batch wait, step, logging and checkpoint save of every run, its report and files going to the run's log directory: \"simple\", \"advanced\" or \"trace\" (see package profiler); \"\" is none.",
 	"DefaultRootDir":                "DefaultRootDir is where the default logger writes; \"\" means \".\".",
 	"DetectAnomaly":                 "DetectAnomaly also checks every gradient, naming the first variable whose gradient is not finite (implies TerminateOnNaN).",
+	"DeviceIDs":                     "DeviceIDs lists the GPUs of a machine's ranks, Lightning's devices=[…]: local rank i runs on GPU DeviceIDs[i]; nil means local rank i on GPU i.",
 	"Devices":                       "Devices is the number of data-parallel ranks per machine (Lightning's devices with strategy=\"ddp\"): 0 or 1 runs one process; N > 1 run as a plain process re-executes the program under mpirun -np N (the binary must be built with -tags mpi) and exits with the job's status.",
 	"DisableCheckpointing":          "DisableCheckpointing turns off the default checkpointing: the latest state saved after each epoch in <log dir>/checkpoints (see Checkpointer).",
 	"DisableLoggers":                "DisableLoggers turns off the default CSV logger.",

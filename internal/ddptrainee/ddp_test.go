@@ -42,6 +42,7 @@ type ddpResult struct {
 	Epoch                            int
 	LastCheckpoint, BestPath, LogDir string
 	AllReduces                       int64
+	Predictions                      [][]float64
 	Err                              string
 }
 
@@ -135,6 +136,8 @@ func TestDistributed(t *testing.T) {
 	t.Run("sync_dist_logging", func(t *testing.T) { t.Parallel(); testSyncDistLogging(t, bin) })
 	t.Run("checkpoints_on_rank_zero", func(t *testing.T) { t.Parallel(); testCheckpointsOnRankZero(t, bin) })
 	t.Run("stop_agreed", func(t *testing.T) { t.Parallel(); testStopAgreed(t, bin) })
+	t.Run("nan_agreed", func(t *testing.T) { t.Parallel(); testNaNAgreed(t, bin) })
+	t.Run("predict_gathers", func(t *testing.T) { t.Parallel(); testPredictGathers(t, bin) })
 	t.Run("failure_aborts_all", func(t *testing.T) { t.Parallel(); testFailureAbortsAll(t, bin) })
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
@@ -346,6 +349,73 @@ func testStopAgreed(t *testing.T, bin string) {
 	}
 }
 
+// testNaNAgreed: a NaN in one rank's batch under TerminateOnNaN stops
+// every rank after the same batch with the same error, which names that
+// rank's loss, instead of aborting the job (the other rank sees only the
+// parameters the all-reduced gradients made NaN).
+func testNaNAgreed(t *testing.T, bin string) {
+	clean := runRanks(t, bin, 2, "-epochs", "1")
+	for _, sample := range []int{11, 4} {
+		t.Run(fmt.Sprint("sample_", sample), func(t *testing.T) {
+			wantRank, wantBatch := -1, -1
+			for _, r := range clean {
+				for i, b := range r.Batches[0] {
+					if slices.Contains(b, sample) {
+						wantRank, wantBatch = r.Rank, i
+					}
+				}
+			}
+			if wantRank < 0 {
+				t.Fatalf("no rank reads sample %d in a clean run: %v %v", sample, clean[0].Batches, clean[1].Batches)
+			}
+			dir := t.TempDir()
+			res := mpitest.Run(t, time.Minute, 2, bin, "-data", filepath.Join("testdata", "data.json"), "-epochs", "1",
+				"-nan-sample", fmt.Sprint(sample), "-out", dir)
+			if res.Err == nil || res.TimedOut {
+				t.Fatalf("job err %v, timed out %v; want each rank to fail with TerminateOnNaN's error\n%s%s", res.Err, res.TimedOut, res.Stdout, res.Stderr)
+			}
+			if strings.Contains(res.Stdout+res.Stderr, "aborting all ranks") {
+				t.Errorf("the job was aborted instead of stopped:\n%s%s", res.Stdout, res.Stderr)
+			}
+			got := readResults(t, dir, 2)
+			want := fmt.Sprintf("volt: TerminateOnNaN: the loss is NaN at epoch 0, batch %d (global step %d) on rank %d of 2", wantBatch, wantBatch, wantRank)
+			for _, r := range got {
+				if r.Err != want {
+					t.Errorf("rank %d: error %q, want %q", r.Rank, r.Err, want)
+				}
+				if len(r.Batches[0]) != wantBatch || r.GlobalStep != int64(wantBatch) {
+					t.Errorf("rank %d: %d batches ended, global step %d; want both %d", r.Rank, len(r.Batches[0]), r.GlobalStep, wantBatch)
+				}
+			}
+		})
+	}
+}
+
+// testPredictGathers: 2 ranks each predict their shard of the 21 samples
+// (11 and 10: no padding), and every rank returns what one process
+// returns: the same predictions in the same batches.
+func testPredictGathers(t *testing.T, bin string) {
+	for _, batch := range []string{"4", "3"} {
+		t.Run("batch_"+batch, func(t *testing.T) {
+			ranks := runRanks(t, bin, 2, "-predict", "-batch", batch)
+			one := runRanks(t, bin, 1, "-predict", "-batch", batch)[0]
+			if len(one.Predictions) == 0 {
+				t.Fatal("one process predicted nothing")
+			}
+			for _, r := range ranks {
+				if len(r.Predictions) != len(one.Predictions) {
+					t.Fatalf("rank %d: %d batches of predictions, one process %d", r.Rank, len(r.Predictions), len(one.Predictions))
+				}
+				for i := range one.Predictions {
+					if d := maxDiff(t, r.Predictions[i], one.Predictions[i]); d > 1e-6 {
+						t.Errorf("rank %d batch %d: %v, one process %v", r.Rank, i, r.Predictions[i], one.Predictions[i])
+					}
+				}
+			}
+		})
+	}
+}
+
 // testFailureAbortsAll: an error or a panic on rank 1 ends both ranks at
 // once, naming rank 1 (Lightning's other rank exits ~2.4 s later).
 func testFailureAbortsAll(t *testing.T, bin string) {
@@ -402,28 +472,41 @@ func testKilledRankEndsJob(t *testing.T, bin string) {
 }
 
 // testResumeBitwise: SIGTERM on one rank mid-epoch stops both ranks after
-// the same batch with one resumable checkpoint (rank 0 writes it); resumed
-// on 2 ranks, the run ends bitwise equal to the uninterrupted one, reading
-// the rest of each rank's shard.
+// the same batch with one resumable checkpoint (rank 0 writes it, with
+// every rank's metric accumulators); resumed on 2 ranks, the run ends
+// bitwise equal to the uninterrupted one, reading the rest of each rank's
+// shard, and with 2 epochs (the interrupted epoch is the last) each rank's
+// epoch values equal the uninterrupted run's.
 func testResumeBitwise(t *testing.T, bin string) {
-	args := []string{"-shuffle", "-seed", "42", "-epochs", "3"}
-	whole := runRanks(t, bin, 2, args...)
-	dir := t.TempDir()
-	first := runRanks(t, bin, 2, append(args, "-ckpt", dir, "-signal-at", "1:1:0")...)
-	for _, r := range first {
-		if r.GlobalStep != 4 || !strings.Contains(r.Err, "interrupted by terminated") {
-			t.Fatalf("rank %d: the signalled run stopped at step %d with %q; want step 4, interrupted", r.Rank, r.GlobalStep, r.Err)
-		}
-	}
-	rest := runRanks(t, bin, 2, append(args, "-resume", filepath.Join(dir, "interrupted.ckpt"))...)
-	checkRanksAgree(t, rest)
-	for r := range rest {
-		if !slices.Equal(rest[r].WeightBits, whole[r].WeightBits) {
-			t.Errorf("rank %d: resumed run ends with %v, uninterrupted with %v", r, rest[r].WeightBits, whole[r].WeightBits)
-		}
-		if got, want := rest[r].Batches[1], whole[r].Batches[1][1:]; !slices.EqualFunc(got, want, slices.Equal) {
-			t.Errorf("rank %d: resumed epoch 1 read %v, uninterrupted read %v after its first batch", r, got, want)
-		}
+	for _, epochs := range []string{"3", "2"} {
+		t.Run("epochs_"+epochs, func(t *testing.T) {
+			args := []string{"-shuffle", "-seed", "42", "-epochs", epochs}
+			whole := runRanks(t, bin, 2, args...)
+			dir := t.TempDir()
+			first := runRanks(t, bin, 2, append(args, "-ckpt", dir, "-signal-at", "1:1:0")...)
+			for _, r := range first {
+				if r.GlobalStep != 4 || !strings.Contains(r.Err, "interrupted by terminated") {
+					t.Fatalf("rank %d: the signalled run stopped at step %d with %q; want step 4, interrupted", r.Rank, r.GlobalStep, r.Err)
+				}
+			}
+			rest := runRanks(t, bin, 2, append(args, "-resume", filepath.Join(dir, "interrupted.ckpt"))...)
+			checkRanksAgree(t, rest)
+			for r := range rest {
+				if !slices.Equal(rest[r].WeightBits, whole[r].WeightBits) {
+					t.Errorf("rank %d: resumed run ends with %v, uninterrupted with %v", r, rest[r].WeightBits, whole[r].WeightBits)
+				}
+				if got, want := rest[r].Batches[1], whole[r].Batches[1][1:]; !slices.EqualFunc(got, want, slices.Equal) {
+					t.Errorf("rank %d: resumed epoch 1 read %v, uninterrupted read %v after its first batch", r, got, want)
+				}
+				got, want := rest[r].Callback["train_loss_epoch"], whole[r].Callback["train_loss_epoch"]
+				if math.Abs(got-want) > 1e-7*math.Abs(want) || want == 0 {
+					t.Errorf("rank %d: resumed train_loss_epoch %v, uninterrupted %v", r, got, want)
+				}
+			}
+			if whole[0].Callback["train_loss_epoch"] == whole[1].Callback["train_loss_epoch"] {
+				t.Errorf("both ranks' train_loss_epoch are %v: the test cannot tell whose accumulators resumed", whole[0].Callback["train_loss_epoch"])
+			}
+		})
 	}
 }
 

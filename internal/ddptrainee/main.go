@@ -15,6 +15,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -54,6 +55,8 @@ type options struct {
 	accumulate    int
 	earlyStopRank int
 	signalAt      string
+	nanSample     int
+	predict       bool
 	out           string
 }
 
@@ -81,6 +84,8 @@ func main() {
 	flag.IntVar(&o.accumulate, "accumulate", 1, "AccumulateGradBatches")
 	flag.IntVar(&o.earlyStopRank, "early-stop-rank", -1, "EarlyStopping on es_metric, which gets worse on this rank only")
 	flag.StringVar(&o.signalAt, "signal-at", "", "rank:epoch:batch where the rank sends itself SIGTERM (HandleSignals on; checkpoint <ckpt>/interrupted.ckpt)")
+	flag.IntVar(&o.nanSample, "nan-sample", -1, "make this training sample's first input NaN, with TerminateOnNaN on")
+	flag.BoolVar(&o.predict, "predict", false, "only Predict over the training set and record the predictions")
 	flag.StringVar(&o.out, "out", "", "write the result to <out>/rank<r>.json instead of stdout")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -165,6 +170,7 @@ type result struct {
 	BestPath                         string
 	LogDir                           string
 	AllReduces                       int64
+	Predictions                      [][]float64 // -predict: each batch's predictions, flat
 	Err                              string
 }
 
@@ -220,6 +226,12 @@ func (m *module) ValidationStep(s *volt.Step, b volt.Batch) {
 	s.Log("val_loss_sync", l, volt.SyncDist)
 	// A metric object: its states are reduced across ranks before Compute.
 	s.LogMetric("val_mae", metrics.MeanAbsoluteError{}, preds, b.Label(0))
+}
+
+// PredictStep implements volt.PredictStepper: the model's output, one row
+// per sample.
+func (m *module) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return m.forward(s, b.Input(0))
 }
 
 // ConfigureOptimizers implements volt.OptimizerConfigurer.
@@ -358,6 +370,10 @@ func run(o options) error {
 	if o.f64 {
 		cfg.Precision = "64-true"
 	}
+	if o.nanSample >= 0 {
+		g.Train.X[o.nanSample][0] = math.NaN()
+		cfg.TerminateOnNaN = true
+	}
 	var ckpt *callback.ModelCheckpoint
 	if o.ckptDir != "" {
 		if ckpt, err = callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
@@ -396,6 +412,9 @@ func run(o options) error {
 	if o.resume != "" {
 		opts = append(opts, volt.FromCheckpoint(o.resume))
 	}
+	if o.predict {
+		return predict(t, m, g, o)
+	}
 	fitErr := t.Fit(context.Background(), m, volt.Loaders{Train: trainLoader, Val: []data.Loader{val}}, opts...)
 	res.Rank, res.World, res.LocalRank, res.NodeRank, res.IsGlobalZero = t.GlobalRank(), t.WorldSize(), t.LocalRank(), t.NodeRank(), t.IsGlobalZero()
 	for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK"} {
@@ -408,6 +427,9 @@ func run(o options) error {
 		} else {
 			res.WeightBits = append(res.WeightBits, fmt.Sprintf("%08x", math.Float32bits(float32(w))))
 		}
+	}
+	if slices.ContainsFunc(res.Weights, func(w float64) bool { return math.IsNaN(w) || math.IsInf(w, 0) }) {
+		res.Weights = nil // JSON has no NaN; WeightBits keeps them
 	}
 	res.Callback = t.CallbackMetrics()
 	res.GlobalStep, res.Epoch = t.GlobalStep(), t.CurrentEpoch()
@@ -435,9 +457,49 @@ func run(o options) error {
 	} else {
 		fmt.Printf("RESULT %s\n", line)
 	}
+	var nonFinite *volt.NonFiniteError
+	if errors.As(fitErr, &nonFinite) && t.WorldSize() > 1 {
+		// Every rank agreed on it: wait until all have written their
+		// result before any exits with it (mpirun then ends the others).
+		if err := t.Group().Barrier(); err != nil {
+			return err
+		}
+	}
 	var interrupted *volt.InterruptedError
 	if errors.As(fitErr, &interrupted) {
 		return nil // a planned signal: the result says where it stopped
 	}
 	return fitErr
+}
+
+// predict runs Predict over the training set and writes each batch's
+// predictions as the rank's result.
+func predict(t *volt.Trainer, m *module, g golden, o options) error {
+	loader := &data.DataLoader{Dataset: g.Train.dataset(o.f64), BatchSize: o.batch}
+	preds, err := t.Predict(context.Background(), m, volt.Loaders{Predict: []data.Loader{loader}})
+	if err != nil {
+		return err
+	}
+	res := result{Rank: t.GlobalRank(), World: t.WorldSize()}
+	for _, p := range preds[0] {
+		var flat []float64
+		switch v := p.Value().(type) {
+		case [][]float32:
+			for _, row := range v {
+				flat = append(flat, float64(row[0]))
+			}
+		case [][]float64:
+			for _, row := range v {
+				flat = append(flat, row[0])
+			}
+		default:
+			return fmt.Errorf("prediction %T, want [][]float32 or [][]float64", v)
+		}
+		res.Predictions = append(res.Predictions, flat)
+	}
+	line, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(o.out, fmt.Sprintf("rank%d.json", res.Rank)), line, 0o644)
 }
