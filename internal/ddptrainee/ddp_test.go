@@ -142,6 +142,7 @@ func TestDistributed(t *testing.T) {
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
 	t.Run("devices_relaunches", func(t *testing.T) { t.Parallel(); testDevicesRelaunches(t, bin) })
+	t.Run("prepare_data_once_per_machine", func(t *testing.T) { t.Parallel(); testPrepareDataOncePerMachine(t, bin) })
 	t.Run("profiles_every_rank", func(t *testing.T) { t.Parallel(); testProfilesEveryRank(t, bin) })
 }
 
@@ -525,5 +526,23 @@ func testDevicesRelaunches(t *testing.T, bin string) {
 		if r.World != 2 {
 			t.Errorf("rank %d: world size %d, want 2", r.Rank, r.World)
 		}
+	}
+}
+
+// PrepareData runs on the first rank of the machine only, and no rank's
+// Setup starts before it has finished (Lightning's prepare_data_per_node).
+func testPrepareDataOncePerMachine(t *testing.T, bin string) {
+	dir := t.TempDir()
+	for _, r := range runRanks(t, bin, 2, "-prepare-dir", dir, "-epochs", "1") {
+		if r.Err != "" {
+			t.Errorf("rank %d: %s", r.Rank, r.Err)
+		}
+	}
+	prepared, err := filepath.Glob(filepath.Join(dir, "prepared.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prepared) != 1 || filepath.Base(prepared[0]) != "prepared.0" {
+		t.Errorf("PrepareData ran on %v, want rank 0 only", prepared)
 	}
 }

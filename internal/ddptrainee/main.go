@@ -58,6 +58,7 @@ type options struct {
 	nanSample     int
 	predict       bool
 	out           string
+	prepareDir    string
 }
 
 func main() {
@@ -85,6 +86,7 @@ func main() {
 	flag.IntVar(&o.earlyStopRank, "early-stop-rank", -1, "EarlyStopping on es_metric, which gets worse on this rank only")
 	flag.StringVar(&o.signalAt, "signal-at", "", "rank:epoch:batch where the rank sends itself SIGTERM (HandleSignals on; checkpoint <ckpt>/interrupted.ckpt)")
 	flag.IntVar(&o.nanSample, "nan-sample", -1, "make this training sample's first input NaN, with TerminateOnNaN on")
+	flag.StringVar(&o.prepareDir, "prepare-dir", "", "a data module whose PrepareData writes DIR/prepared.<rank> and DIR/data, and whose Setup fails without DIR/data")
 	flag.BoolVar(&o.predict, "predict", false, "only Predict over the training set and record the predictions")
 	flag.StringVar(&o.out, "out", "", "write the result to <out>/rank<r>.json instead of stdout")
 	flag.Parse()
@@ -415,7 +417,11 @@ func run(o options) error {
 	if o.predict {
 		return predict(t, m, g, o)
 	}
-	fitErr := t.Fit(context.Background(), m, volt.Loaders{Train: trainLoader, Val: []data.Loader{val}}, opts...)
+	var dm volt.DataModule = volt.Loaders{Train: trainLoader, Val: []data.Loader{val}}
+	if o.prepareDir != "" {
+		dm = preparing{Loaders: dm.(volt.Loaders), dir: o.prepareDir}
+	}
+	fitErr := t.Fit(context.Background(), m, dm, opts...)
 	res.Rank, res.World, res.LocalRank, res.NodeRank, res.IsGlobalZero = t.GlobalRank(), t.WorldSize(), t.LocalRank(), t.NodeRank(), t.IsGlobalZero()
 	for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK"} {
 		res.Env[k] = os.Getenv(k)
@@ -502,4 +508,28 @@ func predict(t *volt.Trainer, m *module, g golden, o options) error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(o.out, fmt.Sprintf("rank%d.json", res.Rank)), line, 0o644)
+}
+
+// preparing is a data module that downloads in PrepareData and reads the
+// download in Setup, as Lightning's examples do: PrepareData records the
+// rank that ran it (DIR/prepared.<RANK>), takes a while, then writes
+// DIR/data; Setup fails when DIR/data is not there yet.
+type preparing struct {
+	volt.Loaders
+	dir string
+}
+
+func (p preparing) PrepareData() error {
+	if err := os.WriteFile(filepath.Join(p.dir, "prepared."+os.Getenv("RANK")), nil, 0o644); err != nil {
+		return err
+	}
+	time.Sleep(300 * time.Millisecond)
+	return os.WriteFile(filepath.Join(p.dir, "data"), []byte("downloaded"), 0o644)
+}
+
+func (p preparing) Setup(volt.Stage) error {
+	if _, err := os.Stat(filepath.Join(p.dir, "data")); err != nil {
+		return fmt.Errorf("Setup ran before PrepareData finished: %w", err)
+	}
+	return nil
 }
