@@ -39,7 +39,7 @@ func ScaleBatchSize(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt
 	if !ok {
 		return nil, fmt.Errorf("tuner.ScaleBatchSize: data module %T has no TrainDataloader() data.Loader", dm)
 	}
-	o, err := opts.withDefaults()
+	o, err := opts.withDefaults(t.Config().Accelerator == "gpu")
 	if err != nil {
 		return nil, fmt.Errorf("tuner.ScaleBatchSize: invalid options:\n%w", err)
 	}
@@ -95,6 +95,10 @@ func runTrial(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataM
 		return fmt.Errorf("batch size %d: the trial's trainer: %w", trial.Size, err)
 	}
 	if err := tt.Fit(ctx, trialModule{m}, dm); err != nil {
+		if reason, ok := allocationFailure(err); ok {
+			trial.Fits, trial.Reason = false, reason // on a GPU, what bounds the search
+			return nil
+		}
 		return fmt.Errorf("batch size %d: %w", trial.Size, err)
 	}
 	probe.finish()

@@ -3,6 +3,7 @@ package tuner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 )
@@ -142,6 +144,47 @@ func TestScaleBatchSizeBadInput(t *testing.T) {
 			_, err := ScaleBatchSize(context.Background(), newTrainer(t, volt.Config{}), m, tc.dm, tc.opts)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// exhausting fails to "allocate" a batch larger than limit, as a GPU's
+// backend fails with RESOURCE_EXHAUSTED when it traces and runs the step.
+type exhausting struct {
+	*linearModule
+	limit int
+}
+
+func (m exhausting) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	if n := b.Input(0).Shape().Dimensions[0]; n > m.limit {
+		panic(fmt.Errorf("RESOURCE_EXHAUSTED: Out of memory while trying to allocate %d bytes", 20*n))
+	}
+	return m.linearModule.TrainingStep(s, b)
+}
+
+// A trial whose step fails to allocate fails (the size does not fit) rather
+// than the search, so an allocation failure bounds the search as on a GPU.
+func TestScaleBatchSizeAllocationFailureBounds(t *testing.T) {
+	d := loadLinearData(t)
+	for _, tc := range []struct {
+		mode string
+		want int
+	}{{BinSearch, 37}, {Power, 32}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			dm := newSizedData(4096)
+			res, err := ScaleBatchSize(context.Background(), newTrainer(t, volt.Config{}), exhausting{&linearModule{LR: 0.01, init: d}, 37}, dm,
+				BatchSizeOptions{Mode: tc.mode, StepsPerTrial: 1, StepTimeBudget: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Size != tc.want {
+				t.Fatalf("size %d, want %d; trials: %s", res.Size, tc.want, describeTrials(res.Trials))
+			}
+			for _, tr := range res.Trials {
+				if tr.Size > 37 && (tr.Fits || !strings.Contains(tr.Reason, "allocation failed: RESOURCE_EXHAUSTED")) {
+					t.Errorf("trial %d: fits %v, reason %q; want a failed allocation", tr.Size, tr.Fits, tr.Reason)
+				}
 			}
 		})
 	}

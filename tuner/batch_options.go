@@ -29,7 +29,10 @@ type BatchSizeOptions struct {
 	// MemoryBudget, in bytes, fails a trial whose estimated memory exceeds
 	// it: the trainer's variables (weights and optimizer state), once more
 	// for the gradients of the trainable ones, and one batch's tensors.
-	// Activations are not counted. 0: no memory bound.
+	// Activations are not counted. 0: no memory bound. Whatever the budgets,
+	// a trial whose step fails to allocate memory (a GPU's out-of-memory
+	// error) fails, as in Lightning; with Config.Accelerator "gpu" that may
+	// be the only bound.
 	MemoryBudget int64
 	// StepTimeBudget fails a trial whose mean step time (the steps after the
 	// first, which compiles the step for the new shape) exceeds it. 0: none.
@@ -38,7 +41,7 @@ type BatchSizeOptions struct {
 
 // withDefaults fills Lightning's defaults and checks every field, naming the
 // bad ones.
-func (o BatchSizeOptions) withDefaults() (BatchSizeOptions, error) {
+func (o BatchSizeOptions) withDefaults(onGPU bool) (BatchSizeOptions, error) {
 	if o.Mode == "" {
 		o.Mode = Power
 	}
@@ -71,8 +74,8 @@ func (o BatchSizeOptions) withDefaults() (BatchSizeOptions, error) {
 	if o.StepTimeBudget < 0 {
 		bad("BatchSizeOptions.StepTimeBudget: must be 0 (none) or positive, got %v", o.StepTimeBudget)
 	}
-	if o.MemoryBudget == 0 && o.StepTimeBudget == 0 {
-		bad("BatchSizeOptions.MemoryBudget, StepTimeBudget: set at least one (on CPU nothing else bounds the search)")
+	if o.MemoryBudget == 0 && o.StepTimeBudget == 0 && !onGPU {
+		bad("BatchSizeOptions.MemoryBudget, StepTimeBudget: set at least one (on the CPU nothing else bounds the search; with Config.Accelerator \"gpu\" a failed allocation does)")
 	}
 	return o, errors.Join(errs...)
 }
