@@ -67,16 +67,7 @@ func BenchmarkValidationOutputs(b *testing.B) {
 				b.Fatal(err)
 			}
 			m := &benchOutputsModule{declare: bc.declare}
-			dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
-			if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := tr.Validate(b.Context(), m, dm); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
+			benchValidate(b, tr, m, batches)
 			b.ReportMetric(float64(volt.HostCopies(tr))/float64((b.N+1)*len(batches)), "copies/batch")
 		})
 	}

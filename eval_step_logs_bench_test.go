@@ -59,17 +59,7 @@ func BenchmarkValidationStepLogs(b *testing.B) {
 				b.Fatal(err)
 			}
 			m := &benchStepLogModule{onStep: bc.onStep}
-			dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
-			if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := tr.Validate(b.Context(), m, dm); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
+			benchValidate(b, tr, m, batches)
 		})
 	}
 }

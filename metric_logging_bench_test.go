@@ -64,17 +64,7 @@ func BenchmarkValidationMetrics(b *testing.B) {
 				b.Fatal(err)
 			}
 			m := &benchMetricModule{metrics: bc.metrics, collection: bc.collection}
-			dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
-			if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := tr.Validate(b.Context(), m, dm); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
+			benchValidate(b, tr, m, batches)
 		})
 	}
 }
@@ -98,4 +88,20 @@ func classificationBatches(a, b uint64, width int) []*data.Batch {
 			Labels: []*tensors.Tensor{tensors.FromValue(y)}, Size: 64})
 	}
 	return batches
+}
+
+// benchValidate validates m over batches once (tracing and compiling), then
+// times one validation run per iteration and reports ns/batch.
+func benchValidate(b *testing.B, tr *volt.Trainer, m volt.Module, batches []*data.Batch) {
+	b.Helper()
+	dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
+	if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := tr.Validate(b.Context(), m, dm); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
 }

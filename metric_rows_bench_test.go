@@ -5,7 +5,6 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
-	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/metrics"
 )
 
@@ -30,16 +29,7 @@ func BenchmarkValidationCurves(b *testing.B) {
 				b.Fatal(err)
 			}
 			m := &curveModule{auroc: auroc}
-			dm := volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}}
-			if _, err := tr.Validate(b.Context(), m, dm); err != nil { // trace and compile
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				if _, err := tr.Validate(b.Context(), m, dm); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(batches)), "ns/batch")
+			benchValidate(b, tr, m, batches)
 		})
 	}
 }
