@@ -2,10 +2,8 @@ package volt_test
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,61 +33,12 @@ func (l *fixedLoader) Batches(_ context.Context, _, skip int) iter.Seq2[*data.Ba
 	}
 }
 
-// goldenF1 reads a case of the metrics package's torchmetrics goldens: its
-// batches (float32 logits, int32 labels) and torchmetrics' value.
+// goldenF1 returns a case of the metrics package's torchmetrics goldens
+// whose targets are labels: its batches and torchmetrics' (scalar) value.
 func goldenF1(t *testing.T, name string) ([]*data.Batch, float64) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("metrics", "testdata", "goldens.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	type tensor struct {
-		Dims []int             `json:"dims"`
-		Data []json.RawMessage `json:"data"` // numbers, or strings such as "nan"
-	}
-	var file struct {
-		Cases []struct {
-			Name    string `json:"name"`
-			Batches []struct {
-				Preds, Target tensor
-			} `json:"batches"`
-			Value tensor `json:"value"`
-		} `json:"cases"`
-	}
-	if err := json.Unmarshal(raw, &file); err != nil {
-		t.Fatal(err)
-	}
-	num := func(r json.RawMessage) float64 {
-		var v float64
-		if err := json.Unmarshal(r, &v); err != nil {
-			t.Fatalf("golden %s: %s is not a number: %v", name, r, err)
-		}
-		return v
-	}
-	for _, c := range file.Cases {
-		if c.Name != name {
-			continue
-		}
-		var batches []*data.Batch
-		for _, b := range c.Batches {
-			logits := make([]float32, len(b.Preds.Data))
-			for i, v := range b.Preds.Data {
-				logits[i] = float32(num(v))
-			}
-			labels := make([]int32, len(b.Target.Data))
-			for i, v := range b.Target.Data {
-				labels[i] = int32(num(v))
-			}
-			batches = append(batches, &data.Batch{
-				Inputs: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(logits, b.Preds.Dims...)},
-				Labels: []*tensors.Tensor{tensors.FromFlatDataAndDimensions(labels, b.Target.Dims...)},
-				Size:   len(labels),
-			})
-		}
-		return batches, num(c.Value.Data[0])
-	}
-	t.Fatalf("no golden case %q", name)
-	return nil, 0
+	g := readGolden(t, name)
+	return g.batches, g.value[0]
 }
 
 // metricModule's predictions are its inputs (logits) times a weight that
