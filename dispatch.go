@@ -125,9 +125,6 @@ func (t *Trainer) emit(id hookID, a hookArgs) error {
 // dispatch is emit's loop.
 func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) {
 	r := t.run
-	if r == nil { // outside a run (SaveCheckpoint): nothing reads the hook then
-		r = new(run)
-	}
 	i, prev := 0, r.fx
 	r.fx = id
 	defer func() {
@@ -173,7 +170,7 @@ func (t *Trainer) traceHooks(id hookID, a traceArgs) {
 // traceHook calls one trace-time hook, recovering a panic into an error.
 func (t *Trainer) traceHook(id hookID, tg target, a traceArgs) (err error) {
 	defer func() { err = t.hookFailed(id, tg, nil, recover()) }()
-	if t.run != nil && t.run.prof != nil {
+	if t.run.prof != nil {
 		defer t.run.prof.Start(tg.actionName(id))()
 	}
 	tg.trace(a)

@@ -34,7 +34,7 @@ func TestHookOrderLikeLightning(t *testing.T) {
 	probe := func(name string) orderProbe { return orderProbe{name, &log} }
 	ckpt, mon, plain := &checkpointProbe{probe("ckpt")}, &monitorProbe{probe("monitor")}, &orderProbe{"plain", &log}
 	module := &orderProbe{"module", &log}
-	tr := &Trainer{hooks: resolveHooks([]Callback{ckpt, mon, plain}, false, module, nil)}
+	tr := &Trainer{hooks: resolveHooks([]Callback{ckpt, mon, plain}, false, module, nil), run: &run{}}
 	for _, tc := range []struct {
 		hook hookID
 		want []string

@@ -1,6 +1,10 @@
 package volt
 
-import "github.com/gomlx/gomlx/core/tensors"
+import (
+	"reflect"
+
+	"github.com/gomlx/gomlx/core/tensors"
+)
 
 // SetGradientReducer makes t's training steps run as a gradient program,
 // reduce on the host, and an apply program (what data parallelism does).
@@ -8,8 +12,9 @@ func SetGradientReducer(t *Trainer, reduce func([]*tensors.Tensor) ([]*tensors.T
 	t.cfg.reduceGradients = reduce
 }
 
-// RunInProgress reports whether t holds the state of a run (Trainer.run).
-func RunInProgress(t *Trainer) bool { return t.run != nil }
+// RunInProgress reports whether t holds any state of a run (Trainer.run is
+// not empty).
+func RunInProgress(t *Trainer) bool { return !reflect.ValueOf(*t.run).IsZero() }
 
 // HostCopies returns how many tensors t's engine has brought to the host
 // for hooks (step outputs).

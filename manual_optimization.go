@@ -71,7 +71,7 @@ func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels [
 	for i := range a.opts {
 		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, setup: &a.opts[i], trace: info})
 	}
-	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.batchParts()})
+	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.run.parts})
 	if loss == nil {
 		loss = graph.ScalarZero(s.graph, t.eng.DType)
 	}

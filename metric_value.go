@@ -36,7 +36,7 @@ func (t *Trainer) MetricValue(name string) (metrics.Value, error) {
 // running loop's first, then training, validation and test.
 func (t *Trainer) metricResults() []*results {
 	var out []*results
-	if t.run != nil && t.run.res != nil {
+	if t.run.res != nil {
 		out = append(out, t.run.res)
 	}
 	if t.logs.trainRes != nil {

@@ -54,7 +54,7 @@ func noStop() {}
 // profile starts timing action when a profiler is on, and returns what ends
 // it. Off, it costs a nil check and allocates nothing.
 func (t *Trainer) profile(action string) (stop func()) {
-	if t.run == nil || t.run.prof == nil {
+	if t.run.prof == nil {
 		return noStop
 	}
 	return t.run.prof.Start(action)
@@ -63,7 +63,7 @@ func (t *Trainer) profile(action string) (stop func()) {
 // profiledBatches times, as action, the wait for each batch of seq (seq
 // itself when no profiler is on).
 func (t *Trainer) profiledBatches(action string, seq iter.Seq2[*data.Batch, error]) iter.Seq2[*data.Batch, error] {
-	if t.run == nil || t.run.prof == nil {
+	if t.run.prof == nil {
 		return seq
 	}
 	p := t.run.prof

@@ -7,8 +7,9 @@ import (
 )
 
 // run is the state of one Fit, Validate, Test or Predict: Trainer.lifecycle
-// creates it when the run starts and drops it when the run ends, so nothing
-// of it outlives the run.
+// gives each run a fresh one and replaces it with an empty one when the run
+// ends, so nothing of a run outlives it and code outside a run reads zero
+// values (no loaders, no results, no profiler).
 type run struct {
 	fit         *fitLoop      // the Fit in progress
 	trainLoader data.Loader   // the training loader of the Fit in progress
@@ -45,22 +46,6 @@ func (r *run) addEvalBatchesSeen(stage RunningStage, dl, n int) {
 		r.evalBatchesSeen = map[evalLoaderKey]int{}
 	}
 	r.evalBatchesSeen[evalLoaderKey{stage, dl}] += n
-}
-
-// fitInProgress returns the Fit in progress, or nil.
-func (t *Trainer) fitInProgress() *fitLoop {
-	if t.run == nil {
-		return nil
-	}
-	return t.run.fit
-}
-
-// batchParts returns the parts of the batch being traced (nil outside a run).
-func (t *Trainer) batchParts() []data.Part {
-	if t.run == nil {
-		return nil
-	}
-	return t.run.parts
 }
 
 // logState is what the trainer's runs have logged, and what it has said.

@@ -94,7 +94,7 @@ func (t *Trainer) schedulerSnapshot() ([][]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 		}
-		if fit := t.fitInProgress(); fit != nil && fit.plateauPending {
+		if fit := t.run.fit; fit != nil && fit.plateauPending {
 			if b, err = t.withPendingPlateauStep(i, b); err != nil {
 				return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 			}

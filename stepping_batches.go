@@ -34,7 +34,7 @@ func (t *Trainer) EstimatedSteppingBatches() (int64, error) {
 		}
 		return maxSteps, nil
 	}
-	if t.run == nil || t.run.trainLoader == nil {
+	if t.run.trainLoader == nil {
 		return 0, errors.New("volt: EstimatedSteppingBatches needs the training loader: call it during Fit (from ConfigureOptimizers or a later hook)")
 	}
 	batches := t.NumTrainingBatches()

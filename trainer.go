@@ -39,7 +39,7 @@ type Trainer struct {
 	ckpt checkpointState
 	stop stopRequest
 	ddp  ddpState
-	run  *run // the run in progress; nil between runs
+	run  *run // the run in progress; empty between runs
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -54,6 +54,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		progress: Progress{Version: ProgressVersion},
 		evals:    map[evalKey]*evalProgram{},
 		logs:     newLogState(),
+		run:      &run{},
 	}
 	if r.FastDevRun > 0 {
 		r.Log.Info(fmt.Sprintf("volt: FastDevRun=%d: one epoch of %d training, validation and test batch(es); loggers, checkpointing and early stopping are off", r.FastDevRun, r.FastDevRun))
@@ -117,11 +118,7 @@ func (t *Trainer) Stop(reason string) {
 
 // SkipRestOfEpoch, called from OnTrainBatchStart, ends the current training
 // epoch before the batch (Lightning's -1 from on_train_batch_start).
-func (t *Trainer) SkipRestOfEpoch() {
-	if t.run != nil {
-		t.run.skipEpoch = true
-	}
-}
+func (t *Trainer) SkipRestOfEpoch() { t.run.skipEpoch = true }
 
 // CallbackMetrics returns the latest value of every logged metric, including
 // those kept out of the loggers: what callbacks such as early stopping monitor.
@@ -141,7 +138,7 @@ func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.
 // per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
 // Outside a run the call is ignored with a warning.
 func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
-	if t.run == nil || t.run.res == nil {
+	if t.run.res == nil {
 		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
 		return
 	}
@@ -223,7 +220,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	}
 	t.run = &run{}
 	if err := t.startProfiler(fn); err != nil {
-		t.run = nil
+		t.run = &run{}
 		return fmt.Errorf("volt: %w", err)
 	}
 	t.state = State{Fn: fn, Status: StatusRunning}
@@ -267,7 +264,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 			err = errors.Join(err, t.finalizeLoggers())
 		}
 		err = errors.Join(err, t.stopProfiler())
-		t.run = nil
+		t.run = &run{} // drop the run's state
 	}()
 
 	if err := t.prepareData(); err != nil {

@@ -32,7 +32,7 @@ func (t *Trainer) SetAccumulateGradBatches(k int) {
 // NumTrainingBatches returns the number of batches in a training epoch of the
 // current Fit, or -1 when unknown (iterable data) or outside Fit.
 func (t *Trainer) NumTrainingBatches() int {
-	if t.run == nil || t.run.trainLoader == nil {
+	if t.run.trainLoader == nil {
 		return -1
 	}
 	return effectiveBatches(t.run.trainLoader.NumBatches(), t.run.trainLimit)
@@ -41,9 +41,6 @@ func (t *Trainer) NumTrainingBatches() int {
 // NumEvalBatches returns, for the evaluation or prediction run in progress,
 // the number of batches of each loader (-1 when unknown).
 func (t *Trainer) NumEvalBatches() []int {
-	if t.run == nil {
-		return nil
-	}
 	n := make([]int, len(t.run.evalLoaders))
 	for i, l := range t.run.evalLoaders {
 		n[i] = l.NumBatches()
@@ -111,7 +108,7 @@ func (t *Trainer) LossScale() float64 {
 // Validating reports whether the current Fit validates (it has validation
 // loaders, a ValidationStep, and validation is not turned off).
 func (t *Trainer) Validating() bool {
-	fit := t.fitInProgress()
+	fit := t.run.fit
 	return fit != nil && fit.validating
 }
 
