@@ -198,7 +198,7 @@ type resolved struct {
 	// reduceGradients, when set, runs between the gradient and the apply
 	// programs of every automatic training step (the data-parallel
 	// all-reduce); nil compiles each step as one program.
-	reduceGradients engine.Reducer
+	reduceGradients *engine.Reducer
 	// fakeSteps, when set, replaces the compiled training steps (loop tests
 	// on a fake engine).
 	fakeSteps trainSteps

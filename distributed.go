@@ -3,6 +3,7 @@ package volt
 import (
 	"errors"
 	"fmt"
+	"github.com/voltml/volt/internal/engine"
 	"log/slog"
 	"os"
 	"runtime"
@@ -140,7 +141,7 @@ func (t *Trainer) setupDistributed() error {
 	}
 	t.ddp.on = true
 	t.ddp.reducer = &gradReducer{group: g}
-	cfg.reduceGradients = t.ddp.reducer.reduce
+	cfg.reduceGradients = &engine.Reducer{Sum: t.ddp.reducer.sum, Ranks: g.Size()}
 	return t.rankZeroLoggers()
 }
 

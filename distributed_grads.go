@@ -21,8 +21,8 @@ type DistributedStats struct {
 	AllReduces int64
 	// Values is the number of gradient values reduced, over all calls.
 	Values int64
-	// Time is the wall time spent in them, packing and scaling included,
-	// and waiting for the slowest rank to get there.
+	// Time is the wall time spent in them, copies to and from the packed
+	// buffer included, and waiting for the slowest rank to get there.
 	Time time.Duration
 	// FirstTime is the first all-reduce's share of Time: it includes
 	// waiting for every rank to compile its training step.
@@ -50,61 +50,75 @@ func (t *Trainer) DistributedStats() DistributedStats {
 // recentReduces is how many all-reduce times DistributedStats.Median covers.
 const recentReduces = 1024
 
-// gradReducer is the engine.Reducer of a data-parallel trainer: it packs
-// the gradients into one reused buffer per dtype, sums them across ranks
-// in place (dist splits long buffers into bounded messages), scales by
-// 1/world size and writes them back. Every rank gets the same bits, so
-// every rank applies the identical update.
+// gradReducer sums a data-parallel trainer's gradients over the ranks (the
+// engine.Reducer's Sum; the gradient program has divided them by the world
+// size, so the sums are the means). A large gradient in a buffer the host
+// can address is summed where it is; the others are packed into one reused
+// buffer per dtype, summed, and written back. dist splits long buffers
+// into bounded messages. Every rank gets the same bits, so every rank
+// applies the identical update.
 type gradReducer struct {
 	group dist.Group
 	f32   []float32
 	f64   []float64
-	stats DistributedStats
+	// inPlace marks, per gradient of the current call, those reduced in
+	// their own buffer rather than packed.
+	inPlace []bool
+	stats   DistributedStats
 	// recent holds the times of the last recentReduces all-reduces after
 	// the first, as a ring from next.
 	recent []time.Duration
 	next   int
 }
 
-// reduce implements engine.Reducer.
-func (r *gradReducer) reduce(grads []*tensors.Tensor) ([]*tensors.Tensor, error) {
+// inPlaceMinValues is the size from which a gradient that lives in a
+// host-addressable buffer is all-reduced where it is, in a call of its
+// own, rather than copied into the packed buffer and back: from 64 Ki
+// values one more MPI call (a few µs) costs less than the two copies.
+const inPlaceMinValues = 1 << 16
+
+// sum implements engine.Reducer.Sum.
+func (r *gradReducer) sum(grads []*tensors.Tensor) ([]*tensors.Tensor, error) {
 	start := time.Now()
-	n32, n64 := 0, 0
+	n32, n64, total := 0, 0, 0
+	r.inPlace = r.inPlace[:0]
 	for i, g := range grads {
 		switch g.DType() {
-		case dtypes.Float32:
-			n32 += g.Size()
-		case dtypes.Float64:
-			n64 += g.Size()
+		case dtypes.Float32, dtypes.Float64:
 		default:
 			return nil, fmt.Errorf("gradient %d has dtype %s; the data-parallel all-reduce takes float32 or float64 "+
 				"(half-precision models train with float32 master weights: Precision \"bf16-mixed\" or \"16-mixed\")", i, g.DType())
 		}
+		total += g.Size()
+		inPlace := g.Size() >= inPlaceMinValues && sharedOnDevice(g)
+		r.inPlace = append(r.inPlace, inPlace)
+		switch {
+		case inPlace:
+		case g.DType() == dtypes.Float32:
+			n32 += g.Size()
+		default:
+			n64 += g.Size()
+		}
 	}
 	r.f32 = slices.Grow(r.f32[:0], n32)[:n32]
 	r.f64 = slices.Grow(r.f64[:0], n64)[:n64]
-	if err := packGradients(grads, r.f32, r.f64); err != nil {
+	if err := r.packGradients(grads); err != nil {
 		return nil, err
 	}
 	if n32 > 0 {
 		if err := r.group.AllReduceFloat32(r.f32, dist.Sum); err != nil {
 			return nil, err
 		}
-		scale := 1 / float32(r.group.Size())
-		for i := range r.f32 {
-			r.f32[i] *= scale
-		}
 	}
 	if n64 > 0 {
 		if err := r.group.AllReduceFloat64(r.f64, dist.Sum); err != nil {
 			return nil, err
 		}
-		scale := 1 / float64(r.group.Size())
-		for i := range r.f64 {
-			r.f64[i] *= scale
-		}
 	}
-	if err := unpackGradients(grads, r.f32, r.f64); err != nil {
+	if err := r.sumInPlace(grads); err != nil {
+		return nil, err
+	}
+	if err := r.unpackGradients(grads); err != nil {
 		return nil, err
 	}
 	took := time.Since(start)
@@ -118,20 +132,46 @@ func (r *gradReducer) reduce(grads []*tensors.Tensor) ([]*tensors.Tensor, error)
 		r.next = (r.next + 1) % recentReduces
 	}
 	r.stats.AllReduces++
-	r.stats.Values += int64(n32 + n64)
+	r.stats.Values += int64(total)
 	r.stats.Time += took
 	return grads, nil
 }
 
-// packGradients copies the gradients, in order, into f32 and f64.
-func packGradients(grads []*tensors.Tensor, f32 []float32, f64 []float64) error {
-	o32, o64 := 0, 0
-	for _, g := range grads {
+// sumInPlace all-reduces the gradients marked in r.inPlace in their own
+// buffers: ConstFlatData hands out a shared buffer itself (sharedOnDevice).
+func (r *gradReducer) sumInPlace(grads []*tensors.Tensor) error {
+	for i, g := range grads {
+		if !r.inPlace[i] {
+			continue
+		}
+		var mpiErr error
 		var err error
 		if g.DType() == dtypes.Float32 {
-			err = tensors.ConstFlatData(g, func(flat []float32) { o32 += copy(f32[o32:], flat) })
+			err = tensors.ConstFlatData(g, func(flat []float32) { mpiErr = r.group.AllReduceFloat32(flat, dist.Sum) })
 		} else {
-			err = tensors.ConstFlatData(g, func(flat []float64) { o64 += copy(f64[o64:], flat) })
+			err = tensors.ConstFlatData(g, func(flat []float64) { mpiErr = r.group.AllReduceFloat64(flat, dist.Sum) })
+		}
+		if err = cmp.Or(err, mpiErr); err != nil {
+			return fmt.Errorf("all-reducing gradient %d in place: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// packGradients copies the gradients not reduced in place, in order, into
+// r.f32 and r.f64. On a backend with shared buffers (GoMLX's Go backend,
+// XLA's CPU) it reads the program's output buffers where they are.
+func (r *gradReducer) packGradients(grads []*tensors.Tensor) error {
+	o32, o64 := 0, 0
+	for i, g := range grads {
+		if r.inPlace[i] {
+			continue
+		}
+		var err error
+		if g.DType() == dtypes.Float32 {
+			err = tensors.ConstFlatData(g, func(flat []float32) { o32 += copy(r.f32[o32:], flat) })
+		} else {
+			err = tensors.ConstFlatData(g, func(flat []float64) { o64 += copy(r.f64[o64:], flat) })
 		}
 		if err != nil {
 			return fmt.Errorf("reading a gradient: %w", err)
@@ -140,21 +180,50 @@ func packGradients(grads []*tensors.Tensor, f32 []float32, f64 []float64) error 
 	return nil
 }
 
-// unpackGradients copies f32 and f64 back into the gradients.
-func unpackGradients(grads []*tensors.Tensor, f32 []float32, f64 []float64) error {
+// unpackGradients writes the packed sums back into the gradients they came
+// from. A gradient that lives only in a
+// shared buffer (the gradient program's output on the Go backend) is
+// written in place, so the apply program reads it without a transfer; any
+// other goes through MutableFlatData, which moves it to the host and drops
+// its device copy.
+func (r *gradReducer) unpackGradients(grads []*tensors.Tensor) error {
 	o32, o64 := 0, 0
-	for _, g := range grads {
+	for i, g := range grads {
+		if r.inPlace[i] {
+			continue
+		}
 		var err error
 		if g.DType() == dtypes.Float32 {
-			err = tensors.MutableFlatData(g, func(flat []float32) { o32 += copy(flat, f32[o32:]) })
+			write := func(flat []float32) { o32 += copy(flat, r.f32[o32:]) }
+			if sharedOnDevice(g) {
+				err = tensors.ConstFlatData(g, write)
+			} else {
+				err = tensors.MutableFlatData(g, write)
+			}
 		} else {
-			err = tensors.MutableFlatData(g, func(flat []float64) { o64 += copy(flat, f64[o64:]) })
+			write := func(flat []float64) { o64 += copy(flat, r.f64[o64:]) }
+			if sharedOnDevice(g) {
+				err = tensors.ConstFlatData(g, write)
+			} else {
+				err = tensors.MutableFlatData(g, write)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("writing a reduced gradient: %w", err)
 		}
 	}
 	return nil
+}
+
+// sharedOnDevice reports whether t's only storage is a backend buffer the
+// host can address: ConstFlatData then hands out that buffer itself, and
+// writing into it changes what the next program reads.
+func sharedOnDevice(t *tensors.Tensor) bool {
+	if t.HasLocal() {
+		return false
+	}
+	backend, err := t.Backend()
+	return err == nil && backend != nil && backend.HasSharedBuffers()
 }
 
 // broadcastVariables makes every variable that has a value equal to rank

@@ -4,7 +4,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/dist"
 )
 
@@ -39,39 +42,92 @@ func (twinGroup) AllReduceFloat64(buf []float64, op dist.Op) error {
 	return nil
 }
 
-// TestGradReducerMeansMixedDTypes: gradients of both float dtypes, in any
-// order, come back as the mean over ranks, each in its own tensor.
-func TestGradReducerMeansMixedDTypes(t *testing.T) {
+// TestGradReducerSumsMixedDTypes: gradients of both float dtypes, in any
+// order, small ones (packed) and large ones in host-addressable backend
+// buffers (summed where they are), come back as the sum over the ranks,
+// each in its own tensor; the large ones in the very buffer they came in.
+func TestGradReducerSumsMixedDTypes(t *testing.T) {
+	backend, err := engine.Backend("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	large32, err := tensors.FromShapeForBackend(backend, 0, shapes.Make(dtypes.Float32, inPlaceMinValues))
+	if err != nil {
+		t.Fatal(err)
+	}
+	large64, err := tensors.FromShapeForBackend(backend, 0, shapes.Make(dtypes.Float64, 2, inPlaceMinValues/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*tensors.Tensor{large32, large64} {
+		if !sharedOnDevice(g) {
+			t.Fatalf("a %s tensor in a %s buffer is not shared: the in-place path goes untested", g.Shape(), backend.Name())
+		}
+	}
+	tensors.MustMutableFlatData(large32, func(flat []float32) {
+		for i := range flat {
+			flat[i] = float32(i % 7)
+		}
+	})
+	tensors.MustMutableFlatData(large64, func(flat []float64) {
+		for i := range flat {
+			flat[i] = float64(i%5) / 4
+		}
+	})
+	var base32 *float32
+	tensors.MustConstFlatData(large32, func(flat []float32) { base32 = &flat[0] })
 	grads := []*tensors.Tensor{
 		tensors.FromFlatDataAndDimensions([]float32{1, 2, 3, 4}, 2, 2),
+		large32,
 		tensors.FromFlatDataAndDimensions([]float64{10, 20}, 2),
+		large64,
 		tensors.FromFlatDataAndDimensions([]float32{-8}, 1),
 	}
 	r := &gradReducer{group: twinGroup{dist.Single()}}
 	for round := range 2 { // the second round reuses the buffers
-		out, err := r.reduce(grads)
+		out, err := r.sum(grads)
 		if err != nil {
 			t.Fatal(err)
 		}
-		scale := 1.5
+		times := 3.0 // this rank's value and the twin's, twice as large
 		if round == 1 {
-			scale = 1.5 * 1.5
+			times = 3 * 3
 		}
 		want32 := [][]float32{{1, 2, 3, 4}, {-8}}
-		for i, g := range []*tensors.Tensor{out[0], out[2]} {
+		for i, g := range []*tensors.Tensor{out[0], out[4]} {
 			got := tensors.MustCopyFlatData[float32](g)
 			for k := range got {
-				if w := want32[i][k] * float32(scale); got[k] != w {
+				if w := want32[i][k] * float32(times); got[k] != w {
 					t.Errorf("round %d: float32 gradient %d = %v, want %v", round, i, got, w)
 				}
 			}
 		}
-		if got := tensors.MustCopyFlatData[float64](out[1]); !slices.Equal(got, []float64{10 * scale, 20 * scale}) {
-			t.Errorf("round %d: float64 gradient = %v, want %v", round, got, []float64{10 * scale, 20 * scale})
+		if got := tensors.MustCopyFlatData[float64](out[2]); !slices.Equal(got, []float64{10 * times, 20 * times}) {
+			t.Errorf("round %d: float64 gradient = %v, want %v", round, got, []float64{10 * times, 20 * times})
 		}
+		if out[1] != large32 || out[3] != large64 {
+			t.Fatalf("round %d: the large gradients came back as other tensors", round)
+		}
+		tensors.MustConstFlatData(large32, func(flat []float32) {
+			if &flat[0] != base32 {
+				t.Errorf("round %d: the large float32 gradient moved to another buffer", round)
+			}
+			for i, v := range flat {
+				if w := float32(i%7) * float32(times); v != w {
+					t.Fatalf("round %d: large float32 gradient[%d] = %v, want %v", round, i, v, w)
+				}
+			}
+		})
+		tensors.MustConstFlatData(large64, func(flat []float64) {
+			for i, v := range flat {
+				if w := float64(i%5) / 4 * times; v != w {
+					t.Fatalf("round %d: large float64 gradient[%d] = %v, want %v", round, i, v, w)
+				}
+			}
+		})
 	}
-	if s := r.stats; s.AllReduces != 2 || s.Values != 14 {
-		t.Errorf("stats %+v, want 2 all-reduces of 7 values", s)
+	if s, want := r.stats, int64(2*(7+2*inPlaceMinValues)); s.AllReduces != 2 || s.Values != want {
+		t.Errorf("stats %+v, want 2 all-reduces of %d values in all", s, want)
 	}
 }
 

@@ -1,15 +1,17 @@
 package volt
 
 import (
+	"github.com/voltml/volt/internal/engine"
 	"reflect"
 
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
-// SetGradientReducer makes t's training steps run as a gradient program,
-// reduce on the host, and an apply program (what data parallelism does).
-func SetGradientReducer(t *Trainer, reduce func([]*tensors.Tensor) ([]*tensors.Tensor, error)) {
-	t.cfg.reduceGradients = reduce
+// SetGradientReducer makes t's training steps run as a gradient program
+// (dividing by ranks), sum on the host, and an apply program (what data
+// parallelism does).
+func SetGradientReducer(t *Trainer, ranks int, sum func([]*tensors.Tensor) ([]*tensors.Tensor, error)) {
+	t.cfg.reduceGradients = &engine.Reducer{Sum: sum, Ranks: ranks}
 }
 
 // RunInProgress reports whether t holds any state of a run (Trainer.run is

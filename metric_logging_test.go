@@ -493,7 +493,7 @@ func TestLogMetricTrainingStepForms(t *testing.T) {
 			}
 			calls := 0
 			if tc.split {
-				volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })
+				volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })
 			}
 			var m volt.Module = newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
 			if tc.manual {

@@ -30,7 +30,7 @@ type automaticOptimization struct {
 	steps trainSteps
 	// reduce, when set, splits the training steps in two programs with it
 	// between them (engine.Reducer): the data-parallel all-reduce.
-	reduce engine.Reducer
+	reduce *engine.Reducer
 	// factor is the accumulation factor last written, in the tensor factorSet.
 	factor    int
 	factorSet *tensors.Tensor

@@ -191,7 +191,7 @@ func TestSimpleProfilerSplitStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	reductions := 0
-	volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { reductions++; return g, nil })
+	volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { reductions++; return g, nil })
 	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestCustomProfilerSeesNestedActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { return g, nil })
+	volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { return g, nil })
 	m, dm := &boring{}, boringData()
 	if err := tr.Fit(t.Context(), m, dm); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ func TestSplitStepTrainsLikeFusedStep(t *testing.T) {
 				}
 				calls := 0
 				if split {
-					volt.SetGradientReducer(tr, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })
+					volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })
 				}
 				if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
 					t.Fatal(err)

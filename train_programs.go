@@ -178,8 +178,12 @@ func (a *automaticOptimization) updateSpec(s *Step, opt int) *engine.UpdateSpec 
 	spec.BeforeBackward = func(loss *graph.Node) {
 		t.traceHooks(hookOnBeforeBackward, traceArgs{step: s, loss: loss})
 	}
-	spec.AfterBackward = func(grads []Gradient) {
-		t.traceHooks(hookOnAfterBackward, traceArgs{step: s, grads: grads})
+	if len(t.hooks.by[hookOnAfterBackward]) > 0 {
+		// Only when a hook is there: without one, a data-parallel step
+		// divides the loss rather than every gradient (UpdateSpec.Ranks).
+		spec.AfterBackward = func(grads []Gradient) {
+			t.traceHooks(hookOnAfterBackward, traceArgs{step: s, grads: grads})
+		}
 	}
 	spec.Clip = func(grads []Gradient) {
 		if c, ok := t.module.(GradientClipper); ok {

@@ -90,3 +90,16 @@ awk -v vs="$(median 3 "$tmp/volt")" -v rs="$(median 3 "$tmp/raw")" -v vw="$(medi
 	printf "whole-process overhead: %.1f us per training step ((wall volt - wall raw) / %d steps; %.2f%% of the raw step)\n", 1e6 * (vw - rw) / (n + 1), n + 1, 100 * 1e6 * (vw - rw) / (n + 1) / rs
 	printf "whole-process CPU overhead: %.1f us per training step ((cpu volt - cpu raw) / %d steps)\n", 1e6 * (vc - rc) / (n + 1), n + 1
 }'
+# Paired: run k of volt and run k of raw ran back to back, so their difference
+# cancels most of the machine's drift between runs. The median of the
+# per-pair step differences, with a distribution-free 95% interval for it
+# (order statistics of the sign test; at least 6 pairs).
+paste -d' ' <(cut -d' ' -f3 "$tmp/volt") <(cut -d' ' -f3 "$tmp/raw") | awk '{print 100 * ($1 - $2) / $2}' | sort -g |
+	awk '{d[NR] = $1} END {
+		n = NR; med = (d[int((n + 1) / 2)] + d[int(n / 2) + 1]) / 2
+		# the largest k with P(Binomial(n, 1/2) < k) <= 2.5%: [d_k, d_(n+1-k)] covers the median with >= 95%.
+		p = 0.5 ^ n; cum = 0; k = 0
+		for (j = 0; j <= n; j++) { cum += p; if (cum > 0.025) break; k = j + 1; p = p * (n - j) / (j + 1) }
+		if (k >= 1) printf "paired steady step overhead: median %.2f%% over %d pairs, 95%% interval %.2f%% .. %.2f%%\n", med, n, d[k], d[n + 1 - k]
+		else printf "paired steady step overhead: median %.2f%% over %d pairs (6 or more give a 95%% interval)\n", med, n
+	}'

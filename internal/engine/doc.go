@@ -14,9 +14,13 @@
 // (BeforeBackward, AfterBackward, Clip, BeforeOptimizerStep) are closures of
 // the spec. By default the whole step is one program. Given a Reducer it is
 // two: the gradient program returns the gradients to the host, the Reducer
-// may change them (the data-parallel all-reduce sits there), and the apply
-// program takes them as inputs; both forms give bitwise the same weights
-// (TestSplitStepEqualsFusedStep, volt's TestSplitStepTrainsLikeFusedStep).
+// sums them over the ranks (the data-parallel all-reduce sits there), and
+// the apply program takes them as inputs; both forms give bitwise the same
+// weights (TestSplitStepEqualsFusedStep, volt's
+// TestSplitStepTrainsLikeFusedStep). The gradient program divides by the
+// number of ranks first, in the loss when no hook needs the undivided
+// gradients, so the host only sums (in place, on a backend whose buffers
+// the host can address: no copy to a host tensor and back).
 //
 // # Variables as constants (GoMLX v0.28.16, compute v0.1.14)
 //

@@ -27,10 +27,18 @@ type ForwardFn func(scope *model.Scope, inputs, labels []*graph.Node) Forward
 type UpdateFn func(g *graph.Graph) *UpdateSpec
 
 // Reducer runs on the host between the gradient and the apply programs of a
-// split step, where a data-parallel step all-reduces the gradients: it gets
-// one tensor per gradient, in UpdateSpec.Vars order, and returns tensors of
-// the same shapes (it may change them in place and return them).
-type Reducer func(grads []*tensors.Tensor) ([]*tensors.Tensor, error)
+// split step, where a data-parallel step all-reduces the gradients.
+type Reducer struct {
+	// Sum gets one tensor per gradient, in UpdateSpec.Vars order, and
+	// returns tensors of the same shapes holding their sums over Ranks
+	// ranks (it may change them in place and return them).
+	Sum func(grads []*tensors.Tensor) ([]*tensors.Tensor, error)
+	// Ranks is how many ranks Sum adds up. The gradient program divides
+	// each rank's gradients by it (Backward, UpdateSpec.Ranks), as
+	// PyTorch's DDP divides them by the world size before its all-reduce,
+	// so that the sum is the mean without another pass over them.
+	Ranks int
+}
 
 // TrainStep is a compiled training step: forward, Backward and Apply in one
 // program, or, with a Reducer, split into a gradient program and an apply
@@ -40,7 +48,7 @@ type TrainStep struct {
 	name   string
 	mode   Accumulation
 	update UpdateFn
-	reduce Reducer
+	reduce *Reducer
 
 	whole        *Program // the fused step, when not split
 	grads, apply *Program // the split step
@@ -73,7 +81,7 @@ func (ts *TrainStep) timed(action string) func() {
 
 // CompileTrainStep compiles a training step of the given accumulation mode.
 // reduce nil gives one fused program.
-func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward ForwardFn, update UpdateFn, reduce Reducer) (*TrainStep, error) {
+func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward ForwardFn, update UpdateFn, reduce *Reducer) (*TrainStep, error) {
 	ts := &TrainStep{name: name, mode: mode, update: update, reduce: reduce,
 		traces: map[graph.GraphId]UpdateTrace{}, trailing: map[graph.GraphId]int{}, numGrads: map[graph.GraphId]int{}}
 	var err error
@@ -128,6 +136,9 @@ func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward Forwar
 func (ts *TrainStep) spec(g *graph.Graph) *UpdateSpec {
 	spec := ts.update(g)
 	spec.Accumulation = ts.mode
+	if ts.reduce != nil {
+		spec.Ranks = ts.reduce.Ranks
+	}
 	return spec
 }
 
@@ -175,7 +186,7 @@ func (ts *TrainStep) Run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, Updat
 	}
 	first := len(outs) - n - trailing
 	stop = ts.timed(ActionAllReduce)
-	grads, err := ts.reduce(outs[first+trailing:])
+	grads, err := ts.reduce.Sum(outs[first+trailing:])
 	stop()
 	if err != nil {
 		return nil, 0, UpdateTrace{}, fmt.Errorf("%s: reducing the gradients: %w", ts.name, err)

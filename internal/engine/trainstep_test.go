@@ -33,8 +33,9 @@ func linearBatch(i int) *data.Batch {
 }
 
 // trainLinear runs steps of a linear regression with SGD(lr) and returns
-// every variable's bytes and the outputs of the last step.
-func trainLinear(t *testing.T, lr float64, mode Accumulation, reduce Reducer, steps int) (map[string][]byte, []*tensors.Tensor) {
+// every variable's bytes and the outputs of the last step. hooked adds an
+// AfterBackward hook that leaves the gradients as they are.
+func trainLinear(t *testing.T, lr float64, mode Accumulation, reduce *Reducer, hooked bool, steps int) (map[string][]byte, []*tensors.Tensor) {
 	t.Helper()
 	e, err := New(goBackend(t), dtypes.Float64, 7)
 	if err != nil {
@@ -42,9 +43,13 @@ func trainLinear(t *testing.T, lr float64, mode Accumulation, reduce Reducer, st
 	}
 	opt := optim.SGD(lr)
 	update := func(g *graph.Graph) *UpdateSpec {
-		return &UpdateSpec{Optimizer: opt, TrackGradNorm: 2, Vars: func() []*model.Variable {
+		spec := &UpdateSpec{Optimizer: opt, TrackGradNorm: 2, Vars: func() []*model.Variable {
 			return TrainableVariables(e.Store, g)
 		}}
+		if hooked {
+			spec.AfterBackward = func([]Gradient) {}
+		}
+		return spec
 	}
 	ts, err := e.CompileTrainStep("step", mode, linearForward, update, reduce)
 	if err != nil {
@@ -77,7 +82,10 @@ func trainLinear(t *testing.T, lr float64, mode Accumulation, reduce Reducer, st
 
 // TestSplitStepEqualsFusedStep: gradients, then a host reducer, then the
 // apply program give bitwise the fused step's weights and outputs; a
-// reducer that doubles the gradients equals SGD with twice the rate.
+// reducer that doubles the gradients equals SGD with twice the rate, and
+// equals the fused step when it is the sum of 2 ranks with the same
+// gradients (which the gradient program divided by 2, in the loss or, when
+// an AfterBackward hook is there, after it).
 func TestSplitStepEqualsFusedStep(t *testing.T) {
 	identity := func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { return g, nil }
 	double := func(g []*tensors.Tensor) ([]*tensors.Tensor, error) {
@@ -96,14 +104,18 @@ func TestSplitStepEqualsFusedStep(t *testing.T) {
 		lr, splitL float64
 		mode       Accumulation
 		reduce     Reducer
+		hooked     bool
 	}{
-		{"identity", 0.1, 0.1, ApplyAtOnce, identity},
-		{"doubled gradients", 0.2, 0.1, ApplyAtOnce, double},
-		{"accumulated window", 0.1, 0.1, AccumulateAndApply, identity},
+		{"identity", 0.1, 0.1, ApplyAtOnce, Reducer{identity, 1}, false},
+		{"doubled gradients", 0.2, 0.1, ApplyAtOnce, Reducer{double, 1}, false},
+		{"accumulated window", 0.1, 0.1, AccumulateAndApply, Reducer{identity, 1}, false},
+		{"2 equal ranks", 0.1, 0.1, ApplyAtOnce, Reducer{double, 2}, false},
+		{"2 equal ranks, hooked", 0.1, 0.1, ApplyAtOnce, Reducer{double, 2}, true},
+		{"2 equal ranks, accumulated window", 0.1, 0.1, AccumulateAndApply, Reducer{double, 2}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			fused, fusedOuts := trainLinear(t, c.lr, c.mode, nil, 3)
-			split, splitOuts := trainLinear(t, c.splitL, c.mode, c.reduce, 3)
+			fused, fusedOuts := trainLinear(t, c.lr, c.mode, nil, c.hooked, 3)
+			split, splitOuts := trainLinear(t, c.splitL, c.mode, &c.reduce, c.hooked, 3)
 			for path, b := range fused {
 				if path == "/volt/optimizer_0/lr" && c.lr != c.splitL {
 					continue

@@ -85,6 +85,11 @@ type UpdateSpec struct {
 	DetectAnomaly bool
 	// TerminateOnNaN outputs whether each updated parameter is finite.
 	TerminateOnNaN bool
+	// Ranks, above 1, divides the gradients by the number of ranks of a
+	// data-parallel step, whose all-reduce then sums them into their mean
+	// (Reducer.Ranks). AfterBackward sees them before the division: this
+	// rank's own gradients.
+	Ranks int
 }
 
 // UpdateTrace says what the outputs Apply added mean, in order: one scalar
@@ -112,6 +117,14 @@ func Backward(store *model.Store, loss *graph.Node, spec *UpdateSpec) []Gradient
 	if spec.Accumulation != ApplyAtOnce {
 		objective = graph.Div(loss, graph.ConvertDType(accumulationFactor(store, g), loss.DType()))
 	}
+	// A data-parallel step's division by the number of ranks goes into the
+	// loss, which costs nothing per gradient, unless a hook must see the
+	// undivided gradients or the loss is in half precision (where dividing
+	// by a rank count that is not a power of 2 rounds).
+	divideLoss := spec.Ranks > 1 && spec.AfterBackward == nil && !spec.Precision.Mixed()
+	if divideLoss {
+		objective = graph.Div(objective, graph.Scalar(g, objective.DType(), spec.Ranks))
+	}
 	var scale *graph.Node
 	if spec.Precision.LossScaling() {
 		scale = lossScale(store, g)
@@ -134,6 +147,12 @@ func Backward(store *model.Store, loss *graph.Node, spec *UpdateSpec) []Gradient
 	}
 	if spec.AfterBackward != nil {
 		spec.AfterBackward(grads)
+	}
+	if spec.Ranks > 1 && !divideLoss {
+		for i := range grads {
+			v := grads[i].Value
+			grads[i].Value = graph.Div(v, graph.Scalar(g, v.DType(), spec.Ranks))
+		}
 	}
 	if spec.Accumulation == ApplyAtOnce {
 		return grads
