@@ -34,7 +34,33 @@ func Init() (Group, error) {
 	if !Built {
 		return nil, fmt.Errorf("dist.Init: this process was started by an MPI launcher (%s) but was %w", why, ErrNotBuilt)
 	}
+	if err := setTransportDefaults(); err != nil {
+		return nil, err
+	}
 	return initMPI()
+}
+
+// SingleCopyVar is the OpenMPI parameter that chooses how ranks on one
+// machine move large messages. Unless it is set, Init sets it to none
+// before MPI starts: messages are copied through the shared-memory segment
+// rather than read from the other rank's memory with process_vm_readv
+// ("cma", OpenMPI's default on Linux). On the 2-core virtual machine volt
+// is developed on, the all-reduce of the MNIST MLP's 1.08 MB of gradients
+// took 0.13 ms that way against 0.27 ms with cma (dist/internal/mpiprobe),
+// and the in-place all-reduce of a data-parallel step 0.12-0.22 ms
+// against 1.3-1.5 ms. Set it (to cma, say, with mpirun's -x or --mca) to
+// keep OpenMPI's choice.
+const SingleCopyVar = "OMPI_MCA_btl_vader_single_copy_mechanism"
+
+// setTransportDefaults sets SingleCopyVar to none unless it is set.
+func setTransportDefaults() error {
+	if _, set := os.LookupEnv(SingleCopyVar); set {
+		return nil
+	}
+	if err := os.Setenv(SingleCopyVar, "none"); err != nil {
+		return fmt.Errorf("dist.Init: setting %s: %w", SingleCopyVar, err)
+	}
+	return nil
 }
 
 // ExportEnv sets the torchrun-style variables RANK, WORLD_SIZE, LOCAL_RANK,

@@ -10,34 +10,17 @@ import (
 )
 
 // LaunchEnv returns the environment variables MPIRunCommand adds for
-// OpenMPI's mpirun:
-//   - running as root is allowed (CI runs as root; OpenMPI refuses it
-//     otherwise);
-//   - more ranks than cores are allowed (-np 2 on a machine whose cores
-//     OpenMPI counts as one would fail with "not enough slots");
-//   - unless the environment sets it, ranks on one machine copy large
-//     messages through the shared-memory segment
-//     (OMPI_MCA_btl_vader_single_copy_mechanism=none) rather than read each
-//     other's memory with process_vm_readv ("cma", OpenMPI's default on
-//     Linux): on the 2-core virtual machine volt is developed on, the
-//     all-reduce of the MNIST MLP's 1.08 MB of gradients took 0.13 ms that
-//     way against 0.27 ms with cma (dist/internal/mpiprobe), and a
-//     data-parallel step's in-place all-reduce 3-7× less. Set the variable
-//     (to cma, say) to keep OpenMPI's choice.
+// OpenMPI's mpirun: running as root is allowed (CI runs as root; OpenMPI
+// refuses it otherwise) and more ranks than cores are allowed (-np 2 on a
+// machine whose cores OpenMPI counts as one would fail with "not enough
+// slots").
 func LaunchEnv() []string {
 	env := []string{"OMPI_MCA_rmaps_base_oversubscribe=1"}
-	if _, set := os.LookupEnv(SingleCopyVar); !set {
-		env = append(env, SingleCopyVar+"=none")
-	}
 	if os.Geteuid() == 0 {
 		env = append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	}
 	return env
 }
-
-// SingleCopyVar is the OpenMPI parameter that chooses how ranks on one
-// machine move large messages; LaunchEnv sets it to none unless it is set.
-const SingleCopyVar = "OMPI_MCA_btl_vader_single_copy_mechanism"
 
 // MPIRunCommand returns the command `mpirun -np ranks program args...` with
 // this process's environment plus LaunchEnv. program must be an MPI binary

@@ -72,8 +72,12 @@ func (g *mpiGroup) NumNodes() int  { return g.numNodes }
 
 func (g *mpiGroup) String() string {
 	lib, _, _ := strings.Cut(g.info.Library, ",")
-	return fmt.Sprintf("MPI (%s, %s): rank %d of %d, local rank %d of %d on node %d of %d",
-		strings.TrimSpace(lib), g.info.Threading, g.info.Rank, g.info.Size,
+	copies := ""
+	if v := os.Getenv(SingleCopyVar); v != "" {
+		copies = ", single copy " + v // SingleCopyVar
+	}
+	return fmt.Sprintf("MPI (%s, %s%s): rank %d of %d, local rank %d of %d on node %d of %d",
+		strings.TrimSpace(lib), g.info.Threading, copies, g.info.Rank, g.info.Size,
 		g.info.LocalRank, g.info.LocalSize, g.nodeRank, g.numNodes)
 }
 

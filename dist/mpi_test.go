@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/voltml/volt/dist"
 	"github.com/voltml/volt/dist/mpitest"
 )
 
@@ -206,7 +208,8 @@ func checkReport(t *testing.T, r int, rep report) {
 		{"AnyRank1", rep.AnyRank1, true},
 		{"AnyNone", rep.AnyNone, false},
 		{"Env", rep.Env, map[string]string{"RANK": strconv.Itoa(r), "WORLD_SIZE": strconv.Itoa(ranks),
-			"LOCAL_RANK": strconv.Itoa(r), "LOCAL_WORLD_SIZE": strconv.Itoa(ranks), "NODE_RANK": "0"}},
+			"LOCAL_RANK": strconv.Itoa(r), "LOCAL_WORLD_SIZE": strconv.Itoa(ranks), "NODE_RANK": "0",
+			dist.SingleCopyVar: wantSingleCopy()}},
 	}
 	for _, c := range checks {
 		if fmt.Sprint(c.got) != fmt.Sprint(c.want) {
@@ -218,7 +221,17 @@ func checkReport(t *testing.T, r int, rep report) {
 			t.Errorf("rank %d: large buffer [%d] = %v, want %v", r, i, got, want)
 		}
 	}
-	if !slices.Contains(strings.Fields(rep.Describe), "MPI") || !strings.Contains(rep.Describe, fmt.Sprintf("rank %d of %d", r, ranks)) {
-		t.Errorf("rank %d: String() = %q, want it to name MPI and the rank", r, rep.Describe)
+	if !slices.Contains(strings.Fields(rep.Describe), "MPI") || !strings.Contains(rep.Describe, fmt.Sprintf("rank %d of %d", r, ranks)) ||
+		!strings.Contains(rep.Describe, "single copy "+wantSingleCopy()) {
+		t.Errorf("rank %d: String() = %q, want it to name MPI, the shared-memory single copy and the rank", r, rep.Describe)
 	}
+}
+
+// wantSingleCopy is what the ranks' dist.SingleCopyVar must be: this
+// process's (mpirun passes it on) or, unset, dist.Init's default.
+func wantSingleCopy() string {
+	if v, ok := os.LookupEnv(dist.SingleCopyVar); ok {
+		return v
+	}
+	return "none"
 }

@@ -3,7 +3,6 @@ package dist_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
@@ -116,26 +115,5 @@ func TestMPIRunCommand(t *testing.T) {
 	env := strings.Join(dist.LaunchEnv(), " ")
 	if !strings.Contains(env, "OMPI_MCA_rmaps_base_oversubscribe=1") {
 		t.Errorf("LaunchEnv() = %s, want oversubscription allowed", env)
-	}
-	for _, c := range []struct {
-		set         bool
-		value, want string
-	}{
-		{false, "", dist.SingleCopyVar + "=none"},
-		{true, "cma", ""}, // the user's choice stays: nothing added
-	} {
-		if c.set {
-			t.Setenv(dist.SingleCopyVar, c.value)
-		} else {
-			t.Setenv(dist.SingleCopyVar, "") // restored when the test ends
-			os.Unsetenv(dist.SingleCopyVar)
-		}
-		env := strings.Join(dist.LaunchEnv(), " ")
-		if c.want != "" && !strings.Contains(env, c.want) {
-			t.Errorf("%s unset: LaunchEnv() = %s, want %s", dist.SingleCopyVar, env, c.want)
-		}
-		if c.want == "" && strings.Contains(env, dist.SingleCopyVar) {
-			t.Errorf("%s=%s: LaunchEnv() = %s overrides it", dist.SingleCopyVar, c.value, env)
-		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // benchSteps is the optimization steps of each measured run: enough for a
 // stable median step, few enough for CI's one iteration.
-const benchSteps = 100
+const benchSteps = 300
 
 var timingField = regexp.MustCompile(`(\w+)=([0-9.]+)`)
 

@@ -99,7 +99,7 @@ func collectives(g dist.Group) error {
 		return err
 	}
 	rep.Env = map[string]string{}
-	for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK"} {
+	for _, k := range []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "NODE_RANK", dist.SingleCopyVar} {
 		rep.Env[k] = os.Getenv(k)
 	}
 	line, err := json.Marshal(rep)
