@@ -5,7 +5,8 @@
 //
 // Tests that use it skip when OpenMPI (mpirun, or the headers that
 // pkg-config finds as "ompi") is missing, and fail instead when the
-// environment variable VOLT_REQUIRE_TOOLS=1 is set, as CI sets it.
+// environment variable VOLT_REQUIRE_MPI=1 or VOLT_REQUIRE_TOOLS=1 (every
+// tool) is set, as CI sets both.
 //
 // Building with -tags mpi changes the file set of the packages under
 // dist/internal/mpi, so the go command caches the MPI build apart from the
@@ -33,10 +34,21 @@ import (
 // from a skip into a failure.
 const RequireToolsVar = testenv.RequireToolsVar
 
-// missing skips t, or fails it when RequireToolsVar is "1".
+// RequireMPIVar is the environment variable that turns a missing MPI, and
+// no other tool, from a skip into a failure.
+const RequireMPIVar = "VOLT_REQUIRE_MPI"
+
+// installMPI says how to get what MPI tests need.
+const installMPI = "Debian: apt-get install openmpi-bin libopenmpi-dev pkg-config"
+
+// missing skips t, or fails it when RequireMPIVar or RequireToolsVar is "1".
 func missing(t testing.TB, what string) {
 	t.Helper()
-	testenv.Missing(t, what, "Debian: apt-get install openmpi-bin libopenmpi-dev pkg-config")
+	if os.Getenv(RequireMPIVar) == "1" {
+		t.Fatalf("%s, and %s=1 requires it (%s)", what, RequireMPIVar, installMPI)
+		return
+	}
+	testenv.Missing(t, what, installMPI)
 }
 
 // Require skips (or fails, see RequireToolsVar) when OpenMPI is not
