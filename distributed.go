@@ -93,9 +93,6 @@ func (c Config) validateDistributed() []error {
 	if c.NumNodes < 0 {
 		errs = append(errs, fmt.Errorf("Config.NumNodes: must be >= 0 (0 means 1), got %d", c.NumNodes))
 	}
-	if _, ok := c.ValCheckInterval.(Every); ok && c.worldSizeWanted() > 1 {
-		errs = append(errs, errors.New("Config.ValCheckInterval: Every(d) cannot be used with several ranks (each rank's clock would validate at a different batch); use Batches(n) or Fraction(f)"))
-	}
 	if c.ShardUneven != data.PadRepeat && c.ShardUneven != data.DropTail {
 		errs = append(errs, fmt.Errorf("Config.ShardUneven: %s cannot shard a training loader (every rank needs the same number of batches); use data.PadRepeat (default) or data.DropTail", c.ShardUneven))
 	}

@@ -39,12 +39,14 @@ func (t *Trainer) agreeBeforeEpoch(ctx context.Context) error {
 	return t.agree(ctx)
 }
 
-// agree all-reduces (max) this rank's [stop, signal, cancelled] flags and
-// applies the result: a peer's stop becomes this rank's stop, a peer's
-// signal this rank's signal, a peer's cancellation an interruption.
+// agree all-reduces (max) this rank's [stop, signal, cancelled, validation
+// time] flags and applies the result: a peer's stop becomes this rank's
+// stop, a peer's signal this rank's signal, a peer's cancellation an
+// interruption, and a validation that any rank's clock says is due
+// (ValCheckInterval Every(d)) is due on every rank.
 func (t *Trainer) agree(ctx context.Context) error {
 	rank := int64(t.ddp.group.Rank()) + 1
-	flags := []int64{0, 0, 0}
+	flags := []int64{0, 0, 0, 0}
 	if t.stop.requested {
 		flags[0] = rank
 	}
@@ -54,8 +56,15 @@ func (t *Trainer) agree(ctx context.Context) error {
 	if ctx.Err() != nil {
 		flags[2] = rank
 	}
+	fit := t.run.fit
+	if fit != nil && fit.clockSaysValidate() {
+		flags[3] = 1
+	}
 	if err := t.ddp.group.AllReduceInt64(flags, dist.Max); err != nil {
 		return fmt.Errorf("volt: agreeing on stop requests across ranks: %w", err)
+	}
+	if fit != nil {
+		fit.agreedValTime = flags[3] != 0
 	}
 	if flags[0] != 0 && !t.stop.requested {
 		t.Stop(fmt.Sprintf("requested on rank %d", flags[0]-1))

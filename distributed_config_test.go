@@ -19,7 +19,6 @@ func TestDistributedConfigErrors(t *testing.T) {
 		{"negative nodes", volt.Config{NumNodes: -2}, "Config.NumNodes: must be >= 0"},
 		{"keep uneven training shards", volt.Config{ShardUneven: data.KeepUneven}, "Config.ShardUneven: KeepUneven cannot shard a training loader"},
 		{"unknown uneven", volt.Config{ShardUneven: data.Uneven(9)}, "Config.ShardUneven: Uneven(9)"},
-		{"time interval with ranks", volt.Config{Devices: 2, ValCheckInterval: volt.Every(1e9)}, "Config.ValCheckInterval: Every(d) cannot be used with several ranks"},
 		{"several nodes from a plain process", volt.Config{Devices: 2, NumNodes: 2, DisableLoggers: true}, "started by the cluster's launcher"},
 	}
 	for _, tc := range cases {

@@ -52,7 +52,10 @@ type fitLoop struct {
 	acrossEpochs bool
 	valEveryTime time.Duration
 	lastVal      time.Time
-	valDue       bool // a validation waits for the end of the accumulation window
+	// agreedValTime: at the last agreement across ranks, some rank's clock
+	// said an Every(d) validation was due (clockSaysValidate).
+	agreedValTime bool
+	valDue        bool // a validation waits for the end of the accumulation window
 	// epochFinished: the epoch reached its last batch (not ended early), so
 	// its epoch-interval schedulers step.
 	epochFinished bool

@@ -260,7 +260,7 @@ func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
 			l.valDue = true
 		}
 	case l.valEveryTime > 0:
-		if time.Since(l.lastVal) >= l.valEveryTime {
+		if t.ddp.on && l.agreedValTime || !t.ddp.on && l.clockSaysValidate() {
 			l.valDue = true
 		}
 	case l.valEvery > 0:
@@ -275,6 +275,14 @@ func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
 	}
 	l.valDue = false
 	return true
+}
+
+// clockSaysValidate reports whether ValCheckInterval Every(d) has passed
+// since the last validation (or the start of the fit) on this rank's clock.
+// With several ranks the loop validates when any rank's clock says so
+// (agreedValTime), so all validate after the same batch.
+func (l *fitLoop) clockSaysValidate() bool {
+	return l.valEveryTime > 0 && time.Since(l.lastVal) >= l.valEveryTime
 }
 
 // validate runs the validation loop inside Fit.

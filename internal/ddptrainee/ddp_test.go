@@ -33,6 +33,8 @@ type ddpResult struct {
 	IsGlobalZero                     bool
 	Env                              map[string]string
 	Batches, ValBatches              map[int][][]int
+	ValRuns                          int64
+	ValAtSteps                       []int64
 	Steps                            [][]float64
 	Weights                          []float64
 	WeightBits                       []string
@@ -144,6 +146,26 @@ func TestDistributed(t *testing.T) {
 	t.Run("devices_relaunches", func(t *testing.T) { t.Parallel(); testDevicesRelaunches(t, bin) })
 	t.Run("prepare_data_once_per_machine", func(t *testing.T) { t.Parallel(); testPrepareDataOncePerMachine(t, bin) })
 	t.Run("profiles_every_rank", func(t *testing.T) { t.Parallel(); testProfilesEveryRank(t, bin) })
+	t.Run("time_validation_agreed", func(t *testing.T) { t.Parallel(); testTimeValidationAgreed(t, bin) })
+}
+
+// testTimeValidationAgreed: ValCheckInterval Every(d) on 2 ranks whose
+// clocks disagree (rank 1 restarts its clock 25 ms after rank 0, every
+// training batch takes 10 ms, d = 30 ms, so rank 0's clock says "due" a
+// batch or two before rank 1's): both validate after the same batches,
+// when the first clock says so.
+func testTimeValidationAgreed(t *testing.T, bin string) {
+	res := runRanks(t, bin, 2, "-epochs", "6", "-slow", "10ms", "-val-every", "30ms", "-slow-val-rank", "1")
+	checkRanksAgree(t, res)
+	if res[0].ValRuns < 3 {
+		t.Errorf("rank 0 validated %d times in 6 epochs of 10 ms batches with Every(30ms); want 3 or more", res[0].ValRuns)
+	}
+	for _, r := range res[1:] {
+		if r.ValRuns != res[0].ValRuns || !slices.Equal(r.ValAtSteps, res[0].ValAtSteps) {
+			t.Errorf("rank %d validated %d times at steps %v, rank 0 %d times at steps %v",
+				r.Rank, r.ValRuns, r.ValAtSteps, res[0].ValRuns, res[0].ValAtSteps)
+		}
+	}
 }
 
 // testProfilesEveryRank runs the simple profiler on 2 ranks: each writes

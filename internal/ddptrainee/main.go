@@ -47,6 +47,8 @@ type options struct {
 	failAt        string
 	panicAt       string
 	slow          time.Duration
+	slowValRank   int
+	valEvery      time.Duration
 	ckptDir       string
 	defaultCkpt   string
 	profiler      string
@@ -77,6 +79,8 @@ func main() {
 	flag.StringVar(&o.failAt, "fail-at", "", "rank:epoch:batch where OnTrainBatchEnd returns an error")
 	flag.StringVar(&o.panicAt, "panic-at", "", "rank:epoch:batch where OnTrainBatchEnd panics")
 	flag.DurationVar(&o.slow, "slow", 0, "sleep this long after every training batch")
+	flag.IntVar(&o.slowValRank, "slow-val-rank", -1, "this rank sleeps 25ms in OnValidationEnd, so its clock's next Every(d) validation comes later")
+	flag.DurationVar(&o.valEvery, "val-every", 0, "ValCheckInterval Every(d) (0: once per epoch)")
 	flag.StringVar(&o.ckptDir, "ckpt", "", "ModelCheckpoint directory, RANK replaced by the MPI rank (monitor val_loss_sync, top 1, last)")
 	flag.StringVar(&o.defaultCkpt, "root", "", "DefaultRootDir with the default CSV logger and checkpoints")
 	flag.StringVar(&o.profiler, "profiler", "", "Config.Profiler")
@@ -172,6 +176,8 @@ type result struct {
 	BestPath                         string
 	LogDir                           string
 	AllReduces                       int64
+	ValRuns                          int64
+	ValAtSteps                       []int64 // the global step of each validation in Fit
 	Predictions                      [][]float64 // -predict: each batch's predictions, flat
 	Err                              string
 }
@@ -286,6 +292,19 @@ func (m *module) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, b *data.Ba
 	return nil
 }
 
+// OnValidationEnd records the step of a validation inside Fit and sleeps
+// on -slow-val-rank, after the validation's collective calls: that rank's
+// clock restarts later than the others'.
+func (m *module) OnValidationEnd(t *volt.Trainer) error {
+	if t.State().Stage != volt.RunningSanityCheck {
+		m.res.ValAtSteps = append(m.res.ValAtSteps, t.GlobalStep())
+	}
+	if t.GlobalRank() == m.o.slowValRank {
+		time.Sleep(25 * time.Millisecond)
+	}
+	return nil
+}
+
 // OnValidationBatchEnd records the batch and logs the sync values.
 func (m *module) OnValidationBatchEnd(t *volt.Trainer, _ *volt.StepOutput, b *data.Batch, i, _ int) error {
 	if t.State().Stage == volt.RunningSanityCheck {
@@ -366,6 +385,9 @@ func run(o options) error {
 	if o.defaultCkpt == "" {
 		cfg.DisableCheckpointing = true
 	}
+	if o.valEvery > 0 {
+		cfg.ValCheckInterval = volt.Every(o.valEvery)
+	}
 	if sig != nil {
 		cfg.HandleSignals, cfg.SignalCheckpointPath = true, filepath.Join(o.ckptDir, "interrupted.ckpt")
 	}
@@ -438,6 +460,7 @@ func run(o options) error {
 		res.Weights = nil // JSON has no NaN; WeightBits keeps them
 	}
 	res.Callback = t.CallbackMetrics()
+	res.ValRuns = t.Progress().ValRuns
 	res.GlobalStep, res.Epoch = t.GlobalStep(), t.CurrentEpoch()
 	res.LastCheckpoint, res.LogDir = t.LastCheckpoint(), t.LogDir()
 	res.AllReduces = t.DistributedStats().AllReduces
