@@ -7,8 +7,8 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/dist"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // twinGroup is a Group of 2 ranks whose other rank always holds twice this

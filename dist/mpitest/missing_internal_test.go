@@ -12,9 +12,9 @@ type outcome struct {
 	failed, skipped bool
 }
 
-func (o *outcome) Helper()                   {}
-func (o *outcome) Fatalf(string, ...any)     { o.failed = o.failed || !o.skipped }
-func (o *outcome) Skipf(string, ...any)      { o.skipped = o.skipped || !o.failed }
+func (o *outcome) Helper()               {}
+func (o *outcome) Fatalf(string, ...any) { o.failed = o.failed || !o.skipped }
+func (o *outcome) Skipf(string, ...any)  { o.skipped = o.skipped || !o.failed }
 
 // TestMissingMPI: a missing MPI skips, unless VOLT_REQUIRE_MPI=1 or
 // VOLT_REQUIRE_TOOLS=1 makes it a failure.

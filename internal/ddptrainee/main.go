@@ -177,7 +177,7 @@ type result struct {
 	LogDir                           string
 	AllReduces                       int64
 	ValRuns                          int64
-	ValAtSteps                       []int64 // the global step of each validation in Fit
+	ValAtSteps                       []int64     // the global step of each validation in Fit
 	Predictions                      [][]float64 // -predict: each batch's predictions, flat
 	Err                              string
 }
