@@ -33,6 +33,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
@@ -159,8 +160,15 @@ func (p epochPrinter) OnTrainEpochEnd(t *volt.Trainer) error {
 		return nil
 	}
 	m := t.CallbackMetrics()
-	fmt.Fprintf(p.out, "epoch %d: step %d train_loss=%.4f train_acc=%.4f val_loss=%.4f val_acc=%.4f val_f1=%.4f\n",
-		t.CurrentEpoch(), t.GlobalStep(), m["train_loss"], m["train_acc_epoch"], m["val_loss"], m["val_acc"], m["val_f1"])
+	line := fmt.Sprintf("epoch %d: step %d", t.CurrentEpoch(), t.GlobalStep())
+	// Only what was logged: no validation has run yet when MaxSteps ends
+	// the first epoch early.
+	for _, name := range []string{"train_loss", "train_acc_epoch", "val_loss", "val_acc", "val_f1"} {
+		if v, ok := m[name]; ok {
+			line += fmt.Sprintf(" %s=%.4f", strings.TrimSuffix(name, "_epoch"), v)
+		}
+	}
+	fmt.Fprintln(p.out, line)
 	return nil
 }
 
