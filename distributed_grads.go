@@ -31,6 +31,12 @@ type DistributedStats struct {
 	// the first: robust to the occasional wait for a rank that
 	// collects garbage or loads a batch late.
 	Median time.Duration
+	// Exchange is the median, over the all-reduces Median covers, of the
+	// fastest rank's time: what an all-reduce costs the rank that gets
+	// there last, that is the exchange without waiting for a slower rank
+	// (Median minus Exchange is that waiting). The ranks compare their
+	// times when a Fit ends; zero before.
+	Exchange time.Duration
 }
 
 // DistributedStats returns the gradient all-reduce counters of this
@@ -45,6 +51,35 @@ func (t *Trainer) DistributedStats() DistributedStats {
 		stats.Median = (sorted[(n-1)/2] + sorted[n/2]) / 2
 	}
 	return stats
+}
+
+// measureExchange sets DistributedStats.Exchange: every rank shares its
+// recent all-reduce times (the same all-reduces in the same ring slots on
+// every rank) and keeps, for each, the fastest rank's. Every rank calls it
+// at the same point of Fit.
+func (t *Trainer) measureExchange() error {
+	r := t.ddp.reducer
+	if !t.ddp.on || r == nil || len(r.recent) == 0 {
+		return nil
+	}
+	mine := make([]float64, len(r.recent))
+	for i, d := range r.recent {
+		mine[i] = float64(d)
+	}
+	all, err := t.ddp.group.AllGatherFloat64(mine)
+	if err != nil {
+		return fmt.Errorf("volt: comparing the ranks' all-reduce times: %w", err)
+	}
+	fastest := slices.Clone(mine)
+	for rank := 1; rank < t.ddp.group.Size(); rank++ {
+		for i, v := range all[rank*len(mine) : (rank+1)*len(mine)] {
+			fastest[i] = min(fastest[i], v)
+		}
+	}
+	slices.Sort(fastest)
+	n := len(fastest)
+	r.stats.Exchange = time.Duration((fastest[(n-1)/2] + fastest[n/2]) / 2)
+	return nil
 }
 
 // recentReduces is how many all-reduce times DistributedStats.Median covers.

@@ -3,6 +3,7 @@ package volt
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
@@ -167,5 +168,30 @@ func TestSyncedEpochValues(t *testing.T) {
 		if got := m.epochValue(); got != tc.want {
 			t.Errorf("%s: epoch value %v, want %v", tc.reduce, got, tc.want)
 		}
+	}
+}
+
+// AllGatherFloat64 gives this rank's values, then the twin's (twice them).
+func (twinGroup) AllGatherFloat64(values []float64) ([]float64, error) {
+	out := slices.Clone(values)
+	for _, v := range values {
+		out = append(out, 2*v)
+	}
+	return out, nil
+}
+
+// TestMeasureExchange: Exchange is the median over the all-reduces of the
+// fastest rank's time, here this rank's (the twin always took twice as
+// long), not the median of the slower rank's.
+func TestMeasureExchange(t *testing.T) {
+	tr := &Trainer{}
+	tr.ddp.on, tr.ddp.group = true, twinGroup{dist.Single()}
+	tr.ddp.reducer = &gradReducer{group: tr.ddp.group,
+		recent: []time.Duration{5 * time.Microsecond, 1 * time.Microsecond, 9 * time.Microsecond, 3 * time.Microsecond}}
+	if err := tr.measureExchange(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := tr.DistributedStats().Exchange, 4*time.Microsecond; got != want {
+		t.Errorf("Exchange = %v, want %v (the median of 1, 3, 5, 9 µs)", got, want)
 	}
 }

@@ -203,6 +203,7 @@ func (l *fitLoop) resolveValInterval() error {
 	}
 	return nil
 }
+
 func (l *fitLoop) run(ctx context.Context) error {
 	t := l.t
 	if err := t.emit(hookOnFitStart, hookArgs{}); err != nil {
@@ -233,6 +234,9 @@ func (l *fitLoop) run(ctx context.Context) error {
 		if err := l.runEpoch(ctx); err != nil {
 			return err
 		}
+	}
+	if err := t.measureExchange(); err != nil {
+		return err
 	}
 	if err := t.emit(hookOnTrainEnd, hookArgs{}); err != nil {
 		return err

@@ -43,7 +43,8 @@ func (c *stepClock) OnValidationStart(*volt.Trainer) error { c.valid = false; re
 // intervals), in a data-parallel run allreduce_us, allreduce_mean_us and
 // allreduces (the median and mean time of a gradient all-reduce after the
 // first, packing and waiting for the other ranks included, and their
-// number), and
+// number), exchange_us (the median of the fastest rank's time: the
+// all-reduce without waiting, DistributedStats.Exchange), and
 // wall_s (process start to now).
 func (c *stepClock) report(w io.Writer, stats volt.DistributedStats) {
 	first, median := 0.0, 0.0
@@ -58,8 +59,8 @@ func (c *stepClock) report(w io.Writer, stats volt.DistributedStats) {
 	if stats.AllReduces > 1 {
 		// The first all-reduce also waits for the slowest rank's compilation.
 		rest := stats.Time - stats.FirstTime
-		comm = fmt.Sprintf(" allreduce_us=%.1f allreduce_mean_us=%.1f allreduces=%d", float64(stats.Median.Nanoseconds())/1e3,
-			float64(rest.Microseconds())/float64(stats.AllReduces-1), stats.AllReduces)
+		comm = fmt.Sprintf(" allreduce_us=%.1f allreduce_mean_us=%.1f exchange_us=%.1f allreduces=%d", float64(stats.Median.Nanoseconds())/1e3,
+			float64(rest.Microseconds())/float64(stats.AllReduces-1), float64(stats.Exchange.Nanoseconds())/1e3, stats.AllReduces)
 	}
 	fmt.Fprintf(w, "timing: first_step_s=%.3f step_us=%.1f steps=%d%s wall_s=%.3f\n",
 		first, median*1e6, len(c.steps), comm, time.Since(processStart).Seconds())
