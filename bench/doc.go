@@ -45,8 +45,11 @@
 //
 // Outside the test binary, mnist_e2e.sh measures whole processes: the MNIST
 // example (one epoch, validation, test, every default on, its progress bar
-// on a pseudo-terminal) against cmd/rawmnist, the same run written with
-// GoMLX alone.
+// on a pseudo-terminal) against package rawloop, the same run written with
+// GoMLX alone, which the example's binary runs when built with -tags
+// e2ebench and started with VOLT_E2E_RAW=1 (cmd/rawmnist runs it as a
+// program of its own). It prints the paired steady-step overhead with a
+// 95% interval.
 //
 // Run, and compare the handwritten/volt pairs with benchstat:
 //

@@ -6,8 +6,13 @@
 #         workers, validation after the epoch and the sanity check, CSV
 #         logger, checkpointing, model summary, progress bar), stderr on a
 #         pseudo-terminal (script -qfc), so the bars are drawn as a user sees them;
-#   raw:  bench/cmd/rawmnist, the same MLP, data, order, validation and test
-#         with GoMLX alone, on a pseudo-terminal too.
+#   raw:  bench/rawloop, the same MLP, data, order, validation and test
+#         with GoMLX alone, on a pseudo-terminal too, run by the same binary
+#         (the example built with -tags e2ebench, VOLT_E2E_RAW=1): the same
+#         raw loop in a binary of its own (bench/cmd/rawmnist) ran 2-3%
+#         faster than inside the example's binary on the development
+#         machine, as much as the overhead being measured. RAW=separate
+#         uses bench/cmd/rawmnist instead.
 # and prints, per program, the median over the runs of: wall time, CPU time
 # (user + system), time from the process start to the end of the first
 # training step, steady step time (median time between two consecutive
@@ -22,6 +27,7 @@
 #   RUNS=5 bench/mnist_e2e.sh
 #   EPOCHS=3 RUNS=5 bench/mnist_e2e.sh  # several epochs, so one-off costs weigh less
 #   VOLT_ARGS='-refresh 1ns' bench/mnist_e2e.sh  # extra flags for the example (here: redraw per batch)
+#   RAW=separate bench/mnist_e2e.sh  # the raw loop as a program of its own (bench/cmd/rawmnist)
 #
 # Needs script (util-linux) and /usr/bin/time (GNU time).
 set -euo pipefail
@@ -34,8 +40,12 @@ for tool in script /usr/bin/time; do
 done
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/mnist" ./examples/mnist
-go build -o "$tmp/rawmnist" ./bench/cmd/rawmnist
+go build -tags e2ebench -o "$tmp/mnist" ./examples/mnist
+raw_cmd="env VOLT_E2E_RAW=1 $tmp/mnist"
+if [[ "${RAW:-}" == separate ]]; then
+	go build -o "$tmp/rawmnist" ./bench/cmd/rawmnist
+	raw_cmd="$tmp/rawmnist"
+fi
 
 # measure NAME RUN CMD...: runs CMD on a pseudo-terminal under GNU time and
 # appends "wall first step rss steps acc" to $tmp/NAME.
@@ -61,9 +71,9 @@ measure() {
 for run in $(seq "$runs"); do
 	if ((run % 2)); then
 		measure volt "$run" "$tmp/mnist" -epochs "$epochs" -timing -root "$tmp/root" $volt_args
-		measure raw "$run" "$tmp/rawmnist" -epochs "$epochs"
+		measure raw "$run" "$raw_cmd" -epochs "$epochs"
 	else
-		measure raw "$run" "$tmp/rawmnist" -epochs "$epochs"
+		measure raw "$run" "$raw_cmd" -epochs "$epochs"
 		measure volt "$run" "$tmp/mnist" -epochs "$epochs" -timing -root "$tmp/root" $volt_args
 	fi
 done
