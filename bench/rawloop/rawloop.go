@@ -8,7 +8,7 @@
 // model.Exec of the whole step (forward, loss, accuracy, gradients, Adam
 // update) and reads the loss back to the host.
 //
-// Run prints test_loss=… and test_acc=… on out, and on errOut the same
+// [Run] prints test_loss=… and test_acc=… on out, and on errOut the same
 // timing line as the example's -timing flag. cmd/rawmnist runs it as a
 // program of its own; the MNIST example built with -tags e2ebench runs it
 // when VOLT_E2E_RAW=1, so that mnist_e2e.sh compares the two loops in one
