@@ -97,6 +97,14 @@ func isEvalStepRow(keys []string) bool {
 	})
 }
 
+// isEvalRow reports whether a logged row holds evaluation values only, of
+// steps or of the epoch (with Lightning's "epoch" key).
+func isEvalRow(keys []string) bool {
+	return slices.ContainsFunc(keys, isEvalKey) && !slices.ContainsFunc(keys, func(k string) bool {
+		return !isEvalKey(k) && k != "epoch"
+	})
+}
+
 func isEvalKey(k string) bool { return strings.HasPrefix(k, "val_") || strings.HasPrefix(k, "test_") }
 
 // evalLoaders returns n of Lightning's evaluation loaders: 3 and 2 batches of 4.
@@ -109,9 +117,10 @@ func evalLoaders(n int, seed uint64) []data.Loader {
 
 // TestEvalStepLogsMatchLightning runs the scenarios of
 // testdata/lightning/logging/eval_steps/eval_step_logs.json: the rows of
-// evaluation step values the loggers get (their order, steps and keys, with
-// the entry-point calls between them) and the evaluation columns of the CSV
-// logger's metrics.csv must be Lightning 2.2.5's.
+// evaluation values the loggers get, step rows and epoch rows (their order,
+// steps and keys, "epoch" included, with the entry-point calls between
+// them), and the evaluation columns of the CSV logger's metrics.csv must be
+// Lightning 2.2.5's.
 func TestEvalStepLogsMatchLightning(t *testing.T) {
 	b, err := os.ReadFile("testdata/lightning/logging/eval_steps/eval_step_logs.json")
 	if err != nil {
@@ -133,7 +142,7 @@ func TestEvalStepLogsMatchLightning(t *testing.T) {
 				switch {
 				case c.Call != "":
 					want = append(want, c.Call)
-				case isEvalStepRow(c.Keys):
+				case isEvalRow(c.Keys):
 					want = append(want, fmt.Sprintf("%d %v", *c.Step, c.Keys))
 				}
 			}
@@ -209,7 +218,7 @@ func runEvalStepScenario(t *testing.T, sc evalStepScenario) (got, header []strin
 			returned = append(returned, keys)
 		}
 		for _, row := range rec.rows {
-			if isEvalStepRow(rowKeys(row)) {
+			if isEvalRow(rowKeys(row)) {
 				got = append(got, row)
 			}
 		}

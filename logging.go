@@ -92,10 +92,15 @@ func (t *Trainer) sendToLoggers(values map[string]float64) error {
 	return err
 }
 
-// logRow sends one row of values to every logger, at the current logging
-// step, with the epoch during Fit.
+// logRow sends one row of values to every logger with the epoch, at the
+// current logging step. Outside Fit (Validate, Test) the step is Lightning's
+// count of batches that stepped (fit_loop.epoch_loop._batches_that_stepped)
+// as a Fit leaves it: one past the last step's index, 0 before any Fit.
 func (t *Trainer) logRow(values map[string]float64) error {
-	return t.logRowAt(values, t.logStep(), t.state.Fn == StageFit)
+	if t.state.Fn != StageFit {
+		return t.logRowAt(values, t.progress.OptimizerSteps, true)
+	}
+	return t.logRowAt(values, t.logStep(), true)
 }
 
 // logRowAt sends one row of values to every logger at step, adding the
