@@ -115,45 +115,21 @@ const inPlaceMinValues = 1 << 16
 // sum implements engine.Reducer.Sum.
 func (r *gradReducer) sum(grads []*tensors.Tensor) ([]*tensors.Tensor, error) {
 	start := time.Now()
-	n32, n64, total := 0, 0, 0
+	total := 0
 	r.inPlace = r.inPlace[:0]
 	for i, g := range grads {
-		switch g.DType() {
-		case dtypes.Float32, dtypes.Float64:
-		default:
+		if dt := g.DType(); dt != dtypes.Float32 && dt != dtypes.Float64 {
 			return nil, fmt.Errorf("gradient %d has dtype %s; the data-parallel all-reduce takes float32 or float64 "+
-				"(half-precision models train with float32 master weights: Precision \"bf16-mixed\" or \"16-mixed\")", i, g.DType())
+				"(half-precision models train with float32 master weights: Precision \"bf16-mixed\" or \"16-mixed\")", i, dt)
 		}
 		total += g.Size()
-		inPlace := g.Size() >= inPlaceMinValues && sharedOnDevice(g)
-		r.inPlace = append(r.inPlace, inPlace)
-		switch {
-		case inPlace:
-		case g.DType() == dtypes.Float32:
-			n32 += g.Size()
-		default:
-			n64 += g.Size()
-		}
+		r.inPlace = append(r.inPlace, g.Size() >= inPlaceMinValues && sharedOnDevice(g))
 	}
-	r.f32 = slices.Grow(r.f32[:0], n32)[:n32]
-	r.f64 = slices.Grow(r.f64[:0], n64)[:n64]
-	if err := r.packGradients(grads); err != nil {
+	var err error
+	if r.f32, err = sumOverRanks(grads, r.inPlace, r.f32, r.group.AllReduceFloat32); err != nil {
 		return nil, err
 	}
-	if n32 > 0 {
-		if err := r.group.AllReduceFloat32(r.f32, dist.Sum); err != nil {
-			return nil, err
-		}
-	}
-	if n64 > 0 {
-		if err := r.group.AllReduceFloat64(r.f64, dist.Sum); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.sumInPlace(grads); err != nil {
-		return nil, err
-	}
-	if err := r.unpackGradients(grads); err != nil {
+	if r.f64, err = sumOverRanks(grads, r.inPlace, r.f64, r.group.AllReduceFloat64); err != nil {
 		return nil, err
 	}
 	took := time.Since(start)
@@ -172,82 +148,57 @@ func (r *gradReducer) sum(grads []*tensors.Tensor) ([]*tensors.Tensor, error) {
 	return grads, nil
 }
 
-// sumInPlace all-reduces the gradients marked in r.inPlace in their own
-// buffers: ConstFlatData hands out a shared buffer itself (sharedOnDevice).
-func (r *gradReducer) sumInPlace(grads []*tensors.Tensor) error {
+// sumOverRanks sums, with allReduce, the gradients of grads that hold T
+// values: those marked in inPlace in their own buffer (ConstFlatData hands
+// out a shared buffer itself, see sharedOnDevice), the others packed, in
+// order, into packed (grown as needed and returned, for reuse) and written
+// back. A gradient written back that lives only in a shared buffer (the
+// gradient program's output on the Go backend) is written in place, so the
+// apply program reads it without a transfer; any other goes through
+// MutableFlatData, which moves it to the host and drops its device copy.
+func sumOverRanks[T float32 | float64](grads []*tensors.Tensor, inPlace []bool, packed []T,
+	allReduce func([]T, dist.Op) error) ([]T, error) {
+	dtype := dtypes.FromGenericsType[T]()
+	n := 0
 	for i, g := range grads {
-		if !r.inPlace[i] {
+		if g.DType() == dtype && !inPlace[i] {
+			n += g.Size()
+		}
+	}
+	packed = slices.Grow(packed[:0], n)[:n]
+	off := 0
+	for i, g := range grads {
+		if g.DType() != dtype || inPlace[i] {
 			continue
 		}
-		var mpiErr error
-		var err error
-		if g.DType() == dtypes.Float32 {
-			err = tensors.ConstFlatData(g, func(flat []float32) { mpiErr = r.group.AllReduceFloat32(flat, dist.Sum) })
-		} else {
-			err = tensors.ConstFlatData(g, func(flat []float64) { mpiErr = r.group.AllReduceFloat64(flat, dist.Sum) })
+		if err := tensors.ConstFlatData(g, func(flat []T) { off += copy(packed[off:], flat) }); err != nil {
+			return packed, fmt.Errorf("reading gradient %d: %w", i, err)
+		}
+	}
+	if n > 0 {
+		if err := allReduce(packed, dist.Sum); err != nil {
+			return packed, err
+		}
+	}
+	off = 0
+	for i, g := range grads {
+		if g.DType() != dtype {
+			continue
+		}
+		var err, mpiErr error
+		switch {
+		case inPlace[i]:
+			err = tensors.ConstFlatData(g, func(flat []T) { mpiErr = allReduce(flat, dist.Sum) })
+		case sharedOnDevice(g):
+			err = tensors.ConstFlatData(g, func(flat []T) { off += copy(flat, packed[off:]) })
+		default:
+			err = tensors.MutableFlatData(g, func(flat []T) { off += copy(flat, packed[off:]) })
 		}
 		if err = cmp.Or(err, mpiErr); err != nil {
-			return fmt.Errorf("all-reducing gradient %d in place: %w", i, err)
+			return packed, fmt.Errorf("summing gradient %d over the ranks: %w", i, err)
 		}
 	}
-	return nil
-}
-
-// packGradients copies the gradients not reduced in place, in order, into
-// r.f32 and r.f64. On a backend with shared buffers (GoMLX's Go backend,
-// XLA's CPU) it reads the program's output buffers where they are.
-func (r *gradReducer) packGradients(grads []*tensors.Tensor) error {
-	o32, o64 := 0, 0
-	for i, g := range grads {
-		if r.inPlace[i] {
-			continue
-		}
-		var err error
-		if g.DType() == dtypes.Float32 {
-			err = tensors.ConstFlatData(g, func(flat []float32) { o32 += copy(r.f32[o32:], flat) })
-		} else {
-			err = tensors.ConstFlatData(g, func(flat []float64) { o64 += copy(r.f64[o64:], flat) })
-		}
-		if err != nil {
-			return fmt.Errorf("reading a gradient: %w", err)
-		}
-	}
-	return nil
-}
-
-// unpackGradients writes the packed sums back into the gradients they came
-// from. A gradient that lives only in a
-// shared buffer (the gradient program's output on the Go backend) is
-// written in place, so the apply program reads it without a transfer; any
-// other goes through MutableFlatData, which moves it to the host and drops
-// its device copy.
-func (r *gradReducer) unpackGradients(grads []*tensors.Tensor) error {
-	o32, o64 := 0, 0
-	for i, g := range grads {
-		if r.inPlace[i] {
-			continue
-		}
-		var err error
-		if g.DType() == dtypes.Float32 {
-			write := func(flat []float32) { o32 += copy(flat, r.f32[o32:]) }
-			if sharedOnDevice(g) {
-				err = tensors.ConstFlatData(g, write)
-			} else {
-				err = tensors.MutableFlatData(g, write)
-			}
-		} else {
-			write := func(flat []float64) { o64 += copy(flat, r.f64[o64:]) }
-			if sharedOnDevice(g) {
-				err = tensors.ConstFlatData(g, write)
-			} else {
-				err = tensors.MutableFlatData(g, write)
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("writing a reduced gradient: %w", err)
-		}
-	}
-	return nil
+	return packed, nil
 }
 
 // sharedOnDevice reports whether t's only storage is a backend buffer the
