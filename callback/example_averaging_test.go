@@ -1,7 +1,6 @@
 package callback_test
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/voltml/volt"
@@ -16,17 +15,11 @@ func ExampleEMAWeightAveraging() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            3,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{ema},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	const weights = "/dense/dense/weights"
 	updates, err := ema.NumAveraged(trainer)
 	if err != nil {
@@ -60,17 +53,11 @@ func ExampleStochasticWeightAveraging() {
 	probe := exEpochProbe{func(t *volt.Trainer) {
 		fmt.Printf("epoch %d: lr-SGD=%.3f\n", t.CurrentEpoch(), t.CallbackMetrics()["lr-SGD"])
 	}}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            5,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{swa, lrs, probe},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	const weights = "/dense/dense/weights"
 	fmt.Println("first averaged epoch:", swa.StartEpochIndex())
 	fmt.Printf("sum of weights %.4f, of their mean %.4f\n", exWeightSum(trainer, weights), exWeightSum(trainer, swa.AveragePath(weights)))

@@ -3,7 +3,6 @@
 package callback_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,17 +21,11 @@ func ExampleDeviceStatsMonitor() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            1,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{stats},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	metrics := trainer.CallbackMetrics()
 	for _, name := range slices.Sorted(maps.Keys(metrics)) {
 		if strings.HasPrefix(name, "device_stats/") {

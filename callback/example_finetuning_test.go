@@ -1,7 +1,6 @@
 package callback_test
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/gomlx/gomlx/core/graph"
@@ -71,17 +70,11 @@ func ExampleBackboneFinetuning() {
 		fmt.Printf("epoch %d: frozen=%t lr scale=%.2f backbone moved=%t\n",
 			t.CurrentEpoch(), finetune.Frozen(weights), finetune.LRScale(), sum != before)
 	}}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	exFit(volt.Config{
 		MaxEpochs:            5,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{finetune, probe},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exBackboneHead{}, exData()); err != nil {
-		panic(err)
-	}
+	}, exBackboneHead{}, exData())
 	// Output:
 	// epoch 0: frozen=true lr scale=0.00 backbone moved=false
 	// epoch 1: frozen=true lr scale=0.00 backbone moved=false
@@ -105,17 +98,11 @@ func ExampleFinetuning() {
 		fmt.Printf("epoch %d: steps applied=%d, backbone frozen=%t, head frozen=%t\n", t.CurrentEpoch(),
 			finetune.Applied(), finetune.Frozen("/backbone/dense/weights"), finetune.Frozen("/head/dense/weights"))
 	}}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	exFit(volt.Config{
 		MaxEpochs:            4,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{finetune, probe},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exBackboneHead{}, exData()); err != nil {
-		panic(err)
-	}
+	}, exBackboneHead{}, exData())
 	group, applied := finetune.Group(0)
 	fmt.Printf("applied=%t: the unfrozen backbone is optimizer 0's Groups[%d]\n", applied, group)
 	// Output:

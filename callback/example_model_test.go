@@ -1,6 +1,7 @@
 package callback_test
 
 import (
+	"context"
 	"log/slog"
 	"math/rand/v2"
 
@@ -58,6 +59,19 @@ func exData() volt.Loaders {
 		Train: &data.DataLoader{Dataset: exExamples(64, 1), BatchSize: 16, Shuffle: true},
 		Val:   []data.Loader{&data.DataLoader{Dataset: exExamples(16, 2), BatchSize: 16}},
 	}
+}
+
+// exFit fits m on dm with a quiet trainer of cfg (exQuiet), panicking on
+// an error as the examples do, and returns the trainer.
+func exFit(cfg volt.Config, m volt.Module, dm volt.DataModule) *volt.Trainer {
+	trainer, err := volt.NewTrainer(exQuiet(cfg))
+	if err != nil {
+		panic(err)
+	}
+	if err := trainer.Fit(context.Background(), m, dm); err != nil {
+		panic(err)
+	}
+	return trainer
 }
 
 // exQuiet turns off the default CSV logger, the model summary and volt's

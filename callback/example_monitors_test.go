@@ -1,7 +1,6 @@
 package callback_test
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"os"
@@ -26,17 +25,11 @@ func ExampleThroughputMonitor() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            1,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{throughput},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	metrics := trainer.CallbackMetrics()
 	for _, name := range slices.Sorted(maps.Keys(metrics)) {
 		if strings.HasPrefix(name, "throughput/") {
@@ -62,17 +55,11 @@ func ExampleProgressBar() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	exFit(volt.Config{
 		MaxEpochs:            2,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{bar},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exProgBarLine{exLine{LR: 0.05}}, exData()); err != nil {
-		panic(err)
-	}
+	}, exProgBarLine{exLine{LR: 0.05}}, exData())
 	// Output:
 	// epoch 0/1 batch 2/4 step 2
 	// epoch 0/1 batch 4/4 step 4
@@ -98,17 +85,11 @@ func ExampleModelSummary() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	exFit(volt.Config{
 		MaxEpochs:            1,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{summary},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exBackboneHead{}, exData()); err != nil {
-		panic(err)
-	}
+	}, exBackboneHead{}, exData())
 	// Output:
 	// | Name                   | Shape | DType   | Params | Mode
 	// -----------------------------------------------------------------

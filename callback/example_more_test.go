@@ -1,7 +1,6 @@
 package callback_test
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -30,17 +29,11 @@ func ExampleTimer() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            100,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{timer},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	fmt.Println("max time", maxTime, "stopped at step", trainer.GlobalStep(), "of 400")
 	// Output:
 	// max time 10s stopped at step 8 of 400
@@ -56,17 +49,11 @@ func ExampleGradientAccumulationScheduler() {
 		panic(err)
 	}
 	steps := &exStepsPerEpoch{}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	exFit(volt.Config{
 		MaxEpochs:            4,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{sched, steps},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	fmt.Println("global step at each epoch end:", steps.at)
 	// Output:
 	// global step at each epoch end: [4 6 7 8]

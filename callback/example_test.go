@@ -1,7 +1,6 @@
 package callback_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,17 +17,11 @@ func ExampleEarlyStopping() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            100,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{stop},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	fmt.Printf("stopped after %d of 100 epochs, val_loss=%.3f\n", trainer.CurrentEpoch(), trainer.CallbackMetrics()["val_loss"])
 	// Output:
 	// stopped after 18 of 100 epochs, val_loss=0.000
@@ -53,13 +46,7 @@ func ExampleModelCheckpoint() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ckpt}}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	exFit(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ckpt}}, exLine{LR: 0.05}, exData())
 	files, err := filepath.Glob(filepath.Join(dir, "*.ckpt"))
 	if err != nil {
 		panic(err)
@@ -83,17 +70,11 @@ func ExampleLearningRateMonitor() {
 	if err != nil {
 		panic(err)
 	}
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
+	trainer := exFit(volt.Config{
 		MaxEpochs:            3,
 		DisableCheckpointing: true,
 		Callbacks:            []volt.Callback{lrs},
-	}))
-	if err != nil {
-		panic(err)
-	}
-	if err := trainer.Fit(context.Background(), exLine{LR: 0.05}, exData()); err != nil {
-		panic(err)
-	}
+	}, exLine{LR: 0.05}, exData())
 	fmt.Println(lrs.Names())
 	fmt.Printf("lr-SGD=%.3f\n", trainer.CallbackMetrics()["lr-SGD"])
 	// Output:
