@@ -2,6 +2,7 @@ package volt_test
 
 import (
 	"log/slog"
+	"testing"
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
@@ -24,4 +25,19 @@ func quiet(cfg volt.Config) volt.Config {
 	cfg.DisableModelSummary = true
 	cfg.Log = slog.New(slog.DiscardHandler)
 	return cfg
+}
+
+// mustValidateTestPredict runs Validate, Test and Predict of m over dm with
+// tr, failing t on an error.
+func mustValidateTestPredict(t *testing.T, tr *volt.Trainer, m volt.Module, dm volt.DataModule) {
+	t.Helper()
+	if _, err := tr.Validate(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Test(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Predict(t.Context(), m, dm); err != nil {
+		t.Fatal(err)
+	}
 }

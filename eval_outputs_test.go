@@ -168,16 +168,7 @@ func TestStepOutputsReachBatchEndHooks(t *testing.T) {
 				t.Fatal(err)
 			}
 			m := tc.module.(volt.Module)
-			dm := boringData()
-			if _, err := tr.Validate(t.Context(), m, dm); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tr.Test(t.Context(), m, dm); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tr.Predict(t.Context(), m, dm); err != nil {
-				t.Fatal(err)
-			}
+			mustValidateTestPredict(t, tr, m, boringData())
 			got := tc.module.recorded()
 			for _, stage := range []volt.RunningStage{volt.RunningValidate, volt.RunningTest, volt.RunningPredict} {
 				n := 0

@@ -274,15 +274,7 @@ func TestCustomProfilerSeesNestedActions(t *testing.T) {
 	if err := tr.Fit(t.Context(), m, dm); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tr.Validate(t.Context(), m, dm); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Test(t.Context(), m, dm); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tr.Predict(t.Context(), m, dm); err != nil {
-		t.Fatal(err)
-	}
+	mustValidateTestPredict(t, tr, m, dm)
 	base := filepath.Base(dir)
 	want := []string{"fit in " + base, "validate in " + base, "test in " + base, "predict in " + base}
 	if strings.Join(c.setups, "|") != strings.Join(want, "|") || c.tornDown != len(want) {
