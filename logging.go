@@ -30,9 +30,17 @@ func (t *Trainer) publishStep(m *metric) {
 	t.logs.callbackM[m.key] = m.step
 }
 
-// logStep is the step at which metrics are recorded: the index of the last
-// optimization step (so a step's values and its epoch's values share a row).
-func (t *Trainer) logStep() int64 { return max(t.progress.OptimizerSteps-1, 0) }
+// logStep is the step at which metrics are recorded, Lightning's count of
+// batches that stepped (fit_loop.epoch_loop._batches_that_stepped): during
+// Fit the index of the last optimization step (so a step's values and its
+// epoch's values share a row); outside Fit (Validate, Test) the count as a
+// Fit leaves it, one past that index (0 before any Fit).
+func (t *Trainer) logStep() int64 {
+	if t.state.Fn != StageFit {
+		return t.progress.OptimizerSteps
+	}
+	return max(t.progress.OptimizerSteps-1, 0)
+}
 
 // flushStepLogs sends the training step values logged since the last flush
 // (or skip) to the loggers.
@@ -92,14 +100,9 @@ func (t *Trainer) sendToLoggers(values map[string]float64) error {
 	return err
 }
 
-// logRow sends one row of values to every logger with the epoch, at the
-// current logging step. Outside Fit (Validate, Test) the step is Lightning's
-// count of batches that stepped (fit_loop.epoch_loop._batches_that_stepped)
-// as a Fit leaves it: one past the last step's index, 0 before any Fit.
+// logRow sends one row of values to every logger at the current logging
+// step, with the epoch.
 func (t *Trainer) logRow(values map[string]float64) error {
-	if t.state.Fn != StageFit {
-		return t.logRowAt(values, t.progress.OptimizerSteps, true)
-	}
 	return t.logRowAt(values, t.logStep(), true)
 }
 
