@@ -105,16 +105,7 @@ func newHandLoop(n net) (*handLoop, error) {
 	exec, err := model.NewExec(backend, store, func(scope *model.Scope, in []*graph.Node) []*graph.Node {
 		scope.SetTraining(in[0].Graph(), true) // as GoMLX's own train.Trainer does
 		l := n.loss(scope, in[0], in[1])
-		g := l.Graph()
-		var vars []*model.Variable
-		var values []*graph.Node
-		for v := range store.IterVariables() {
-			if v.Trainable && v.InUseByGraph(g) {
-				vars = append(vars, v)
-				values = append(values, v.NodeValue(g))
-			}
-		}
-		opt.Apply(store, 0, vars, graph.Gradient(l, values...), nil)
+		engine.MinimizeAll(store, opt, l)
 		return []*graph.Node{l}
 	})
 	if err != nil {

@@ -82,16 +82,7 @@ func Run(args []string, out, errOut io.Writer) error {
 	step, err := model.NewExec(backend, store, func(scope *model.Scope, in []*graph.Node) []*graph.Node {
 		scope.SetTraining(in[0].Graph(), true) // as GoMLX's own train.Trainer does
 		l, acc := lossAndAccuracy(scope, in[0], in[1])
-		g := l.Graph()
-		var vars []*model.Variable
-		var values []*graph.Node
-		for v := range store.IterVariables() {
-			if v.Trainable && v.InUseByGraph(g) {
-				vars = append(vars, v)
-				values = append(values, v.NodeValue(g))
-			}
-		}
-		opt.Apply(store, 0, vars, graph.Gradient(l, values...), nil)
+		engine.MinimizeAll(store, opt, l)
 		return []*graph.Node{l, acc}
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/voltml/volt/optim"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/dtypes/bfloat16"
@@ -87,4 +88,18 @@ func ToFloat32(t *tensors.Tensor) *tensors.Tensor {
 		}
 	})
 	return tensors.FromFlatDataAndDimensions(out, t.Shape().Dimensions...)
+}
+
+// MinimizeAll builds, in loss's graph, opt's update (as optimizer 0) of
+// every trainable variable of store that the graph uses: the whole update
+// of a hand-written GoMLX training step, as the baselines volt's
+// benchmarks measure against write it.
+func MinimizeAll(store *model.Store, opt *optim.Optimizer, loss *graph.Node) {
+	g := loss.Graph()
+	vars := TrainableVariables(store, g)
+	values := make([]*graph.Node, len(vars))
+	for i, v := range vars {
+		values[i] = v.NodeValue(g)
+	}
+	opt.Apply(store, 0, vars, graph.Gradient(loss, values...), nil)
 }
