@@ -38,17 +38,10 @@ const RequireToolsVar = testenv.RequireToolsVar
 // no other tool, from a skip into a failure.
 const RequireMPIVar = "VOLT_REQUIRE_MPI"
 
-// installMPI says how to get what MPI tests need.
-const installMPI = "Debian: apt-get install openmpi-bin libopenmpi-dev pkg-config"
-
 // missing skips t, or fails it when RequireMPIVar or RequireToolsVar is "1".
 func missing(t testing.TB, what string) {
 	t.Helper()
-	if os.Getenv(RequireMPIVar) == "1" {
-		t.Fatalf("%s, and %s=1 requires it (%s)", what, RequireMPIVar, installMPI)
-		return
-	}
-	testenv.Missing(t, what, installMPI)
+	testenv.Missing(t, what, "Debian: apt-get install openmpi-bin libopenmpi-dev pkg-config", RequireMPIVar)
 }
 
 // Require skips (or fails, see RequireToolsVar) when OpenMPI is not

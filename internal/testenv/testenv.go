@@ -12,12 +12,16 @@ import (
 // from a skip into a failure.
 const RequireToolsVar = "VOLT_REQUIRE_TOOLS"
 
-// Missing skips t because of what, or fails it when RequireToolsVar is "1";
-// install says how to get the tool.
-func Missing(t testing.TB, what, install string) {
+// Missing skips t because of what, or fails it when RequireToolsVar, or
+// one of the tool's own variables (toolVars, e.g. "VOLT_REQUIRE_MPI"), is
+// "1"; install says how to get the tool.
+func Missing(t testing.TB, what, install string, toolVars ...string) {
 	t.Helper()
-	if os.Getenv(RequireToolsVar) == "1" {
-		t.Fatalf("%s, and %s=1 requires it (%s)", what, RequireToolsVar, install)
+	for _, name := range append([]string{RequireToolsVar}, toolVars...) {
+		if os.Getenv(name) == "1" {
+			t.Fatalf("%s, and %s=1 requires it (%s)", what, name, install)
+			return
+		}
 	}
 	t.Skipf("%s; skipping (%s; set %s=1 to fail instead)", what, install, RequireToolsVar)
 }
