@@ -68,6 +68,11 @@ type conformanceModule struct {
 	hookRecorder
 	init *conformanceData
 	args modelArgs
+	// Generated scenarios only (TestConformanceGenerated): train_loss also
+	// per epoch, and ReduceLROnPlateau's patience.
+	logTrainEpoch   bool
+	plateauPatience int
+	generated       bool
 }
 
 // errPlannedFailure is the failure of the failure scenario.
@@ -91,7 +96,7 @@ func (m *conformanceModule) mse(s *volt.Step, b volt.Batch) *graph.Node {
 // TrainingStep implements volt.Module (self.log("train_loss", on_step, on_epoch)).
 func (m *conformanceModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	l := m.mse(s, b)
-	s.Log("train_loss", l, volt.OnStep(true), volt.OnEpoch(true))
+	s.Log("train_loss", l, volt.OnStep(true), volt.OnEpoch(!m.generated || m.logTrainEpoch))
 	return l
 }
 
@@ -130,7 +135,7 @@ func (m *conformanceModule) ConfigureOptimizers() volt.Optimizers {
 			if err != nil {
 				panic(err)
 			}
-			s.Factor, s.Patience = 0.5, 0
+			s.Factor, s.Patience = 0.5, m.plateauPatience
 			inner, setup.Monitor = s, monitor
 		} else {
 			panic(fmt.Sprintf("conformance: unknown scheduler kind %q", kind))

@@ -279,7 +279,9 @@ func (e *earlyStoppingSpy) around(t *volt.Trainer, run func() error) error {
 	best, wait, stop := e.BestScore(), e.WaitCount(), t.ShouldStop()
 	value, ok := t.CallbackMetrics()[e.monitor]
 	err := run()
-	if e.BestScore() != best || e.WaitCount() != wait || t.ShouldStop() != stop {
+	// A check that fails (a missing metric) is a check too: Lightning's
+	// spy records it before the callback raises.
+	if err != nil || e.BestScore() != best || e.WaitCount() != wait || t.ShouldStop() != stop {
 		ev := e.log.add("EarlyStopping", "", -1, "")
 		ev.Hook = "check"
 		if ok {

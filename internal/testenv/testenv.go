@@ -25,3 +25,16 @@ func Missing(t testing.TB, what, install string, toolVars ...string) {
 	}
 	t.Skipf("%s; skipping (%s; set %s=1 to fail instead)", what, install, RequireToolsVar)
 }
+
+// Required returns the first of RequireToolsVar and toolVars that is "1"
+// (the variable that makes a missing tool a failure), or "" when none is:
+// for tests that fall back to something weaker than skipping, such as cached
+// data in place of the tool's own output.
+func Required(toolVars ...string) string {
+	for _, name := range append([]string{RequireToolsVar}, toolVars...) {
+		if os.Getenv(name) == "1" {
+			return name
+		}
+	}
+	return ""
+}

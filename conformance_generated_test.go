@@ -1,0 +1,572 @@
+package volt_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/logger"
+)
+
+// TestConformanceGenerated runs the generated scenarios of
+// testdata/lightning/generated (gen_scenarios.py draws each one from its
+// seed: limits, validation cadence, sanity steps, epochs and steps,
+// accumulation and its scheduler, clipping, schedulers, EarlyStopping and
+// ModelCheckpoint options, a stop or failure in a random hook, several
+// validation loaders, reloading, fast_dev_run, overfit_batches, sequences of
+// Fit/Validate/Test/Predict and a resume from the run's last.ckpt) in volt
+// and compares them with real Lightning 2.2.5 as TestConformance does, plus
+// the rows the loggers received.
+//
+// Every difference is either fixed or listed in generatedDivergences with
+// its class: a designed difference names the line of docs/from-lightning.md
+// that tells users; a known bug names its issue. The list is a ratchet: a
+// listed difference that no longer occurs fails the test too.
+func TestConformanceGenerated(t *testing.T) {
+	traces, source := generatedTraces(t)
+	init, err := loadConformanceData()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile(filepath.Join("docs", "from-lightning.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := slices.Clone(divergenceClasses)
+	for _, n := range designedNormalizations {
+		classes = append(classes, n.class)
+	}
+	for _, c := range classes {
+		if c.Guide != "" && !strings.Contains(string(guide), c.Guide) {
+			t.Errorf("divergence class %s: docs/from-lightning.md has no line containing %q", c.ID, c.Guide)
+		}
+	}
+	counts := map[string]int{}
+	for _, want := range traces {
+		name := fmt.Sprintf("seed_%d", want.Spec.Seed)
+		ok := t.Run(name, func(t *testing.T) {
+			got, err := runGeneratedScenario(t, &want, init)
+			if err != nil {
+				t.Fatalf("spec %s: %v", specJSON(want.Spec), err)
+			}
+			diffs := compareGenerated(&want, got)
+			listed := generatedDivergences[want.Spec.Seed]
+			class := "identical"
+			defer func() {
+				if !t.Failed() {
+					counts[class]++
+				}
+			}()
+			for aspect, d := range diffs {
+				id, ok := listed[aspect]
+				if !ok {
+					t.Errorf("new difference from Lightning in %s (fix it, or list it in generatedDivergences with its class):\n%s\nspec %s", aspect, d, specJSON(want.Spec))
+					continue
+				}
+				class = classKind(id)
+			}
+			for aspect, id := range listed {
+				if _, ok := diffs[aspect]; !ok {
+					t.Errorf("listed difference %s (%s) no longer occurs in %s: remove it from generatedDivergences", aspect, id, name)
+				}
+			}
+		})
+		if !ok {
+			counts["failing"]++
+		}
+	}
+	t.Logf("%d generated scenarios from %s: %v", len(traces), source, counts)
+}
+
+// genSpec is gen_scenarios.py's spec(seed).
+type genSpec struct {
+	Seed             int            `json:"seed"`
+	GeneratorVersion int            `json:"generator_version"`
+	NTrain           int            `json:"n_train"`
+	NValLoaders      int            `json:"n_val_loaders"`
+	Trainer          map[string]any `json:"trainer"` // Lightning Trainer arguments; numbers are json.Number
+	Model            struct {
+		LogTrainEpoch   bool       `json:"log_train_epoch"`
+		PlateauPatience int        `json:"plateau_patience"`
+		Sched           []any      `json:"sched"`
+		Stop            *genAction `json:"stop"`
+		Fail            *genAction `json:"fail"`
+	} `json:"model"`
+	Callbacks struct {
+		EarlyStopping         map[string]any `json:"early_stopping"`
+		Checkpoint            map[string]any `json:"checkpoint"`
+		AccumulationScheduler map[string]int `json:"accumulation_scheduler"`
+	} `json:"callbacks"`
+	Stages          []string `json:"stages"`
+	ResumeMaxEpochs int      `json:"resume_max_epochs"`
+}
+
+// genAction is a stop or failure the module requests in a hook (Lightning's
+// name) at an epoch and, for batch hooks, a batch.
+type genAction struct {
+	Hook  string `json:"hook"`
+	Epoch int    `json:"epoch"`
+	Batch *int   `json:"batch"`
+}
+
+func specJSON(s genSpec) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// number reads a Trainer argument: its value and whether it was written as
+// an integer (Lightning reads 1 and 1.0 differently).
+func number(v any) (f float64, isInt bool, err error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false, fmt.Errorf("want a number, got %v", v)
+	}
+	f, err = n.Float64()
+	return f, !strings.ContainsAny(n.String(), ".eE"), err
+}
+
+func genLimit(v any) (volt.BatchLimit, error) {
+	f, isInt, err := number(v)
+	if err != nil {
+		return nil, err
+	}
+	if isInt {
+		return volt.Batches(int(f)), nil
+	}
+	return volt.Fraction(f), nil
+}
+
+// genConfig maps a spec's Lightning Trainer arguments to a volt Config.
+func genConfig(sp genSpec, root string) (volt.Config, error) {
+	cfg := volt.Config{MaxEpochs: 2, DisableModelSummary: true, DisableCheckpointing: true,
+		DefaultRootDir: root, Log: slog.New(slog.DiscardHandler), NumSanityValSteps: volt.Ptr(2)}
+	args := sp.Trainer
+	_, perEpoch := args["check_val_every_n_epoch"]
+	acrossEpochs := perEpoch && args["check_val_every_n_epoch"] == nil
+	for _, k := range mapsKeys(args) {
+		v := args[k]
+		var err error
+		var f float64
+		var isInt bool
+		switch k {
+		case "gradient_clip_algorithm":
+			cfg.GradientClipAlgorithm = volt.ClipAlgorithm(fmt.Sprint(v))
+			continue
+		case "check_val_every_n_epoch":
+			if v == nil {
+				continue
+			}
+		case "limit_train_batches":
+			cfg.LimitTrainBatches, err = genLimit(v)
+		case "limit_val_batches":
+			cfg.LimitValBatches, err = genLimit(v)
+		case "overfit_batches":
+			cfg.OverfitBatches, err = genLimit(v)
+		}
+		if err != nil {
+			return cfg, fmt.Errorf("trainer argument %s: %w", k, err)
+		}
+		if f, isInt, err = number(v); err != nil {
+			return cfg, fmt.Errorf("trainer argument %s: %w", k, err)
+		}
+		n := int(f)
+		switch k {
+		case "limit_train_batches", "limit_val_batches", "overfit_batches":
+		case "max_epochs":
+			cfg.MaxEpochs = n
+		case "min_epochs":
+			cfg.MinEpochs = n
+		case "max_steps":
+			cfg.MaxSteps = int64(n)
+		case "min_steps":
+			cfg.MinSteps = int64(n)
+		case "num_sanity_val_steps":
+			cfg.NumSanityValSteps = volt.Ptr(n)
+		case "accumulate_grad_batches":
+			cfg.AccumulateGradBatches = n
+		case "check_val_every_n_epoch":
+			cfg.CheckValEveryNEpoch = n
+		case "gradient_clip_val":
+			cfg.GradientClipVal = f
+		case "log_every_n_steps":
+			cfg.LogEveryNSteps = n
+		case "reload_dataloaders_every_n_epochs":
+			cfg.ReloadDataloadersEveryNEpochs = n
+		case "fast_dev_run":
+			cfg.FastDevRun = n
+		case "val_check_interval":
+			switch {
+			case !isInt:
+				cfg.ValCheckInterval = volt.Fraction(f)
+			case acrossEpochs:
+				cfg.ValCheckInterval = volt.AcrossEpochs(n)
+			default:
+				cfg.ValCheckInterval = volt.Batches(n)
+			}
+		default:
+			return cfg, fmt.Errorf("trainer argument %s: not mapped to volt.Config in genConfig", k)
+		}
+	}
+	return cfg, nil
+}
+
+func mapsKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// genModule is gen_scenarios.py's GenModel: the conformance module, plus the
+// spec's stop or failure in a module hook (not in the sanity check).
+type genModule struct {
+	*conformanceModule
+	stop, fail *genAction
+}
+
+// act stops or fails if the spec asks it at hook (Lightning's name), now.
+func (m *genModule) act(t *volt.Trainer, hook string, batch int) error {
+	if t.State().Stage == volt.RunningSanityCheck {
+		return nil
+	}
+	due := func(a *genAction) bool {
+		return a != nil && a.Hook == hook && a.Epoch == t.CurrentEpoch() && (a.Batch == nil || (batch >= 0 && *a.Batch == batch))
+	}
+	if due(m.stop) {
+		t.Stop("generated scenario: the module requested a stop in " + hook)
+	}
+	if due(m.fail) {
+		return errPlannedFailure
+	}
+	return nil
+}
+
+func (m *genModule) OnTrainStart(t *volt.Trainer) error {
+	_ = m.hookRecorder.OnTrainStart(t)
+	return m.act(t, "on_train_start", -1)
+}
+
+func (m *genModule) OnTrainEpochStart(t *volt.Trainer) error {
+	_ = m.hookRecorder.OnTrainEpochStart(t)
+	return m.act(t, "on_train_epoch_start", -1)
+}
+
+// OnTrainBatchStart fails where the spec fails training_step (volt runs it
+// as a graph; the nearest host hook of the batch fails instead).
+func (m *genModule) OnTrainBatchStart(t *volt.Trainer, b *data.Batch, i int) error {
+	_ = m.conformanceModule.OnTrainBatchStart(t, b, i)
+	err := m.act(t, "training_step", i)
+	if err != nil {
+		m.log.events[len(m.log.events)-1].lrRecorded = false // Lightning fails before recording the LR
+	}
+	return err
+}
+
+func (m *genModule) OnTrainBatchEnd(t *volt.Trainer, o *volt.StepOutput, b *data.Batch, i int) error {
+	_ = m.conformanceModule.OnTrainBatchEnd(t, o, b, i)
+	return m.act(t, "on_train_batch_end", i)
+}
+
+func (m *genModule) OnTrainEpochEnd(t *volt.Trainer) error {
+	_ = m.hookRecorder.OnTrainEpochEnd(t)
+	return m.act(t, "on_train_epoch_end", -1)
+}
+
+// OnValidationBatchStart fails where the spec fails validation_step.
+func (m *genModule) OnValidationBatchStart(t *volt.Trainer, b *data.Batch, i, dl int) error {
+	_ = m.hookRecorder.OnValidationBatchStart(t, b, i, dl)
+	return m.act(t, "validation_step", i)
+}
+
+func (m *genModule) OnValidationEpochEnd(t *volt.Trainer) error {
+	_ = m.hookRecorder.OnValidationEpochEnd(t)
+	return m.act(t, "on_validation_epoch_end", -1)
+}
+
+func (m *genModule) OnValidationEnd(t *volt.Trainer) error {
+	_ = m.hookRecorder.OnValidationEnd(t)
+	return m.act(t, "on_validation_end", -1)
+}
+
+// loggerSpy is gen_scenarios.py's SpyLogger: every row the trainer sends.
+type loggerSpy struct{ rows []loggedRow }
+
+func (l *loggerSpy) LogMetrics(m map[string]float64, step int64) error {
+	row := loggedRow{Step: step, Metrics: make(map[string]float64, len(m))}
+	for k, v := range m {
+		row.Metrics[k] = v
+	}
+	l.rows = append(l.rows, row)
+	return nil
+}
+func (l *loggerSpy) LogHyperparams(map[string]any) error { return nil }
+func (l *loggerSpy) Save() error                         { return nil }
+func (l *loggerSpy) Finalize(string) error               { return nil }
+
+var _ logger.Logger = (*loggerSpy)(nil)
+
+func anyString(m map[string]any, k string) string {
+	if v, ok := m[k].(string); ok {
+		return v
+	}
+	return ""
+}
+
+func anyFloat(m map[string]any, k string) (float64, bool) {
+	v, ok := m[k]
+	if !ok || v == nil {
+		return 0, false
+	}
+	f, _, err := number(v)
+	return f, err == nil
+}
+
+func anyInt(m map[string]any, k string) int {
+	f, _ := anyFloat(m, k)
+	return int(f)
+}
+
+// genCallbacks builds the spec's callbacks in gen_scenarios.py's order
+// (Lightning's, checkpointing last): monitor spy, accumulation scheduler,
+// early stopping, checkpoint.
+func genCallbacks(t *testing.T, sp genSpec, log *eventLog) ([]volt.Callback, *checkpointSpy, error) {
+	cbs := []volt.Callback{&monitorSpy{log}}
+	if s := sp.Callbacks.AccumulationScheduler; s != nil {
+		sched := map[int]int{}
+		for k, v := range s {
+			var e int
+			if _, err := fmt.Sscan(k, &e); err != nil {
+				return nil, nil, fmt.Errorf("accumulation_scheduler key %q: %w", k, err)
+			}
+			sched[e] = v
+		}
+		c, err := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: sched})
+		if err != nil {
+			return nil, nil, err
+		}
+		cbs = append(cbs, c)
+	}
+	if es := sp.Callbacks.EarlyStopping; es != nil {
+		cfg := callback.EarlyStoppingConfig{Monitor: anyString(es, "monitor"), Patience: anyInt(es, "patience"), Mode: anyString(es, "mode")}
+		cfg.MinDelta, _ = anyFloat(es, "min_delta")
+		if v, ok := anyFloat(es, "stopping_threshold"); ok {
+			cfg.StoppingThreshold = &v
+		}
+		if v, ok := anyFloat(es, "divergence_threshold"); ok {
+			cfg.DivergenceThreshold = &v
+		}
+		if v, ok := es["check_on_train_epoch_end"].(bool); ok {
+			cfg.CheckOnTrainEpochEnd = &v
+		}
+		c, err := callback.NewEarlyStopping(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		cbs = append(cbs, &earlyStoppingSpy{EarlyStopping: c, monitor: cfg.Monitor, log: log})
+	}
+	var ckpt *checkpointSpy
+	if mc := sp.Callbacks.Checkpoint; mc != nil {
+		cfg := callback.ModelCheckpointConfig{Dirpath: t.TempDir(), Monitor: anyString(mc, "monitor"), Mode: anyString(mc, "mode"),
+			Filename: anyString(mc, "filename"), EveryNTrainSteps: anyInt(mc, "every_n_train_steps"), EveryNEpochs: anyInt(mc, "every_n_epochs")}
+		if _, ok := mc["save_top_k"]; ok {
+			cfg.SaveTopK = volt.Ptr(anyInt(mc, "save_top_k"))
+		}
+		cfg.SaveLast, _ = mc["save_last"].(bool)
+		c, err := callback.NewModelCheckpoint(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		ckpt = &checkpointSpy{ModelCheckpoint: c, log: log, seen: map[string]time.Time{}}
+		cbs = append(cbs, ckpt)
+	}
+	return cbs, ckpt, nil
+}
+
+// generatedRun is a volt run of a generated scenario.
+type generatedRun struct {
+	voltRun
+	built  bool // NewTrainer accepted the Config
+	logged []loggedRow
+}
+
+func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceData) (*generatedRun, error) {
+	sp := want.Spec
+	cfg, err := genConfig(sp, t.TempDir())
+	if err != nil {
+		return nil, err
+	}
+	log := &eventLog{}
+	spy := &loggerSpy{}
+	cfg.Loggers = []logger.Logger{spy}
+	others, ckpt, err := genCallbacks(t, sp, log)
+	run := &generatedRun{}
+	if err != nil {
+		run.err = err
+		return run, nil
+	}
+	cfg.DisableCheckpointing = ckpt == nil
+	cfg.Callbacks = append([]volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}}, others...)
+	tr, err := volt.NewTrainer(cfg)
+	if err != nil {
+		run.err = err
+		return run, nil
+	}
+	run.built = true
+	train := init.Train16
+	if sp.NTrain == 20 {
+		train = init.Train20
+	}
+	var val []data.Loader
+	for range max(sp.NValLoaders, 1) {
+		val = append(val, &data.DataLoader{Dataset: init.Val8.slice(), BatchSize: 4})
+	}
+	loaders := volt.Loaders{Train: &data.DataLoader{Dataset: train.slice(), BatchSize: 4}, Val: val, Test: val, Predict: val}
+	m := &genModule{conformanceModule: &conformanceModule{hookRecorder: hookRecorder{"Model", log}, init: init,
+		args: modelArgs{Sched: sp.Model.Sched}, logTrainEpoch: sp.Model.LogTrainEpoch, plateauPatience: sp.Model.PlateauPatience, generated: true},
+		stop: sp.Model.Stop, fail: sp.Model.Fail}
+	ctx := t.Context()
+	for _, stage := range sp.Stages {
+		switch stage {
+		case "fit":
+			run.err = tr.Fit(ctx, m, loaders)
+		case "validate":
+			_, run.err = tr.Validate(ctx, m, loaders)
+		case "test":
+			_, run.err = tr.Test(ctx, m, loaders)
+		case "predict":
+			_, run.err = tr.Predict(ctx, m, loaders)
+		case "resume":
+			// gen_scenarios.py: a new Trainer (a restarted process) with the
+			// same callbacks and module, from ModelCheckpoint's last.ckpt.
+			cfg.MaxEpochs = sp.ResumeMaxEpochs
+			cfg.Callbacks = append([]volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}}, others...)
+			if tr, err = volt.NewTrainer(cfg); err != nil {
+				run.err = err
+				break
+			}
+			var opts []volt.RunOption
+			if last := filepath.Join(ckpt.Dirpath(), "last.ckpt"); fileExists(last) {
+				opts = append(opts, volt.FromCheckpoint(last))
+			}
+			run.err = tr.Fit(ctx, m, loaders, opts...)
+		default:
+			return nil, fmt.Errorf("unknown stage %q", stage)
+		}
+		if run.err != nil {
+			break
+		}
+	}
+	run.events, run.epoch, run.globalStep, run.shouldStop = log.events, tr.CurrentEpoch(), tr.GlobalStep(), tr.ShouldStop()
+	run.logged = spy.rows
+	return run, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// compareGenerated returns the differing aspects, each with its first
+// difference: TestConformance's aspects, the logged rows, and whether both
+// accepted the Trainer's arguments.
+func compareGenerated(want *generatedTrace, got *generatedRun) map[string]string {
+	wantEvents, gotEvents := want.Events, got.events
+	for _, n := range designedNormalizations {
+		wantEvents, gotEvents = n.normalize(want.Spec, wantEvents, gotEvents)
+	}
+	normalized := *got
+	normalized.events = gotEvents
+	got = &normalized
+	tr := &trace{Events: wantEvents, Error: want.Error}
+	if want.Final != nil {
+		tr.Final.Epoch, tr.Final.GlobalStep, tr.Final.ShouldStop = want.Final.Epoch, want.Final.GlobalStep, want.Final.ShouldStop
+	}
+	diffs := map[string]string{}
+	for _, a := range aspects {
+		if a.name == "final" && (want.Final == nil || !got.built) {
+			if (want.Final == nil) != !got.built {
+				diffs["final"] = fmt.Sprintf("lightning built a Trainer: %t, volt: %t", want.Final != nil, got.built)
+			}
+			continue
+		}
+		if a.name == "failure" {
+			if d := compareGeneratedFailure(want.Error, got.err); d != "" {
+				diffs[a.name] = d
+			}
+			continue
+		}
+		if d := a.compare(tr, &got.voltRun); d != "" {
+			diffs[a.name] = d
+		}
+	}
+	if d := compareLogged(want.Logged, got.logged); d != "" {
+		diffs["logged"] = d
+	}
+	return diffs
+}
+
+// compareGeneratedFailure: both succeed, both fail with the planned failure,
+// or both fail otherwise (a refused configuration; the messages differ).
+func compareGeneratedFailure(want *string, got error) string {
+	planned := want != nil && strings.Contains(*want, "planned failure")
+	switch {
+	case want == nil && got == nil:
+		return ""
+	case want == nil:
+		return fmt.Sprintf("lightning succeeded, volt failed: %v", got)
+	case got == nil:
+		return fmt.Sprintf("lightning failed with %q, volt succeeded", *want)
+	case planned != errors.Is(got, errPlannedFailure):
+		return fmt.Sprintf("lightning failed with %q, volt with %v", *want, got)
+	}
+	return ""
+}
+
+func formatRow(r loggedRow) string {
+	var parts []string
+	for _, k := range mapsKeys(r.Metrics) {
+		parts = append(parts, fmt.Sprintf("%s=%.6f", k, r.Metrics[k]))
+	}
+	return fmt.Sprintf("step %d {%s}", r.Step, strings.Join(parts, " "))
+}
+
+func sameRow(w, g loggedRow) bool {
+	if w.Step != g.Step || len(w.Metrics) != len(g.Metrics) {
+		return false
+	}
+	for k, v := range w.Metrics {
+		gv, ok := g.Metrics[k]
+		if !ok || !near(v, gv) {
+			return false
+		}
+	}
+	return true
+}
+
+// compareLogged compares the rows the loggers received, in order.
+func compareLogged(want, got []loggedRow) string {
+	ws, gs := make([]string, len(want)), make([]string, len(got))
+	for i := range want {
+		ws[i] = formatRow(want[i])
+	}
+	for i := range got {
+		gs[i] = formatRow(got[i])
+		if i < len(want) && sameRow(want[i], got[i]) {
+			gs[i] = ws[i]
+		}
+	}
+	return firstDifference(ws, gs)
+}

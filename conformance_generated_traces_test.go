@@ -1,0 +1,176 @@
+package volt_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/voltml/volt/internal/testenv"
+)
+
+// Where the generated scenarios' Lightning traces come from: real Lightning
+// 2.2.5 when this machine can run it (Debian's python3 with python3-torch;
+// the Lightning site is unpacked from testdata/lightning), and the cache
+// testdata/lightning/generated/traces-v<N>.json.gz otherwise. When Lightning
+// runs, the cache must hold exactly what it recorded, so that a `go test`
+// without Python checks the same facts; VOLT_LIGHTNING_UPDATE=1 rewrites it.
+// VOLT_REQUIRE_LIGHTNING=1 (set by .ci/run) turns a missing Lightning into a
+// failure.
+
+const (
+	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
+	generatorVersion = 1
+	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
+	generatedSeeds = 300
+)
+
+var generatedDir = filepath.Join("testdata", "lightning", "generated")
+
+func generatedCachePath() string {
+	return filepath.Join(generatedDir, fmt.Sprintf("traces-v%d.json.gz", generatorVersion))
+}
+
+// generatedTrace is one line of the cache: a spec and what Lightning did.
+type generatedTrace struct {
+	Spec   genSpec        `json:"spec"`
+	Error  *string        `json:"error"`
+	Final  *finalCounters `json:"final"`
+	Events []traceEvent   `json:"events"`
+	Logged []loggedRow    `json:"logged"`
+}
+
+type finalCounters struct {
+	Epoch      int   `json:"epoch"`
+	GlobalStep int64 `json:"global_step"`
+	ShouldStop bool  `json:"should_stop"`
+}
+
+// loggedRow is one call of a logger's log_metrics / LogMetrics.
+type loggedRow struct {
+	Step    int64              `json:"step"`
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+// lightningRunner finds Debian's python3 with torch and unpacks the
+// Lightning site; ok is false (with the reason) when this machine cannot.
+func lightningRunner(t *testing.T) (run func(args ...string) error, ok bool, why string) {
+	python := "/usr/bin/python3"
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		return nil, false, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
+	}
+	site := t.TempDir()
+	tarball := filepath.Join("testdata", "lightning", "lightning-2.2.5-site.tar.xz")
+	if out, err := exec.Command("tar", "-xJf", tarball, "-C", site).CombinedOutput(); err != nil {
+		return nil, false, fmt.Sprintf("unpacking %s: %v %s", tarball, err, out)
+	}
+	shim, _ := filepath.Abs(filepath.Join("testdata", "lightning"))
+	return func(args ...string) error {
+		cmd := exec.Command(python, args...)
+		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(site, "lsite")+string(os.PathListSeparator)+shim,
+			"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "PYTHONWARNINGS=ignore")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", python, strings.Join(args, " "), err, lastLines(stderr.String(), 30))
+		}
+		return nil
+	}, true, ""
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// generatedTraces returns the traces of the fixed seed set, recorded now by
+// Lightning where it runs (checking the cache against them), else the cache.
+func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
+	cache := generatedCachePath()
+	run, ok, why := lightningRunner(t)
+	if !ok {
+		if v := testenv.Required("VOLT_REQUIRE_LIGHTNING"); v != "" {
+			t.Fatalf("%s=1 and Lightning cannot run here: %s", v, why)
+		}
+		t.Logf("Lightning cannot run here (%s); checking the cached traces %s", why, cache)
+		b, err := os.ReadFile(cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decodeGeneratedTraces(t, cache, b), "cache " + cache
+	}
+	fresh := filepath.Join(t.TempDir(), "traces.json.gz")
+	if err := run(filepath.Join(generatedDir, "gen_scenarios.py"), "--first", "0", "--count", fmt.Sprint(generatedSeeds), "--out", fresh); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, err := os.ReadFile(cache)
+	switch {
+	case os.Getenv("VOLT_LIGHTNING_UPDATE") == "1":
+		if err := os.WriteFile(cache, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s from Lightning", cache)
+	case err != nil:
+		t.Errorf("%v: record it with VOLT_LIGHTNING_UPDATE=1 go test -run TestConformanceGenerated .", err)
+	case !sameGzipContent(cached, got):
+		t.Errorf("%s differs from what Lightning records now (gen_scenarios.py changed without a new cache, or GENERATOR_VERSION without generatorVersion): rewrite it with VOLT_LIGHTNING_UPDATE=1 go test -run TestConformanceGenerated .", cache)
+	}
+	return decodeGeneratedTraces(t, fresh, got), "Lightning 2.2.5, recorded now"
+}
+
+func gunzip(b []byte) ([]byte, error) {
+	r, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	return io.ReadAll(r)
+}
+
+func sameGzipContent(a, b []byte) bool {
+	x, err1 := gunzip(a)
+	y, err2 := gunzip(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+func decodeGeneratedTraces(t *testing.T, name string, b []byte) []generatedTrace {
+	raw, err := gunzip(b)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var out []generatedTrace
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		d := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		d.UseNumber() // 1 and 1.0 are different Trainer arguments
+		var tr generatedTrace
+		if err := d.Decode(&tr); err != nil {
+			t.Fatalf("%s line %d: %v", name, line, err)
+		}
+		if tr.Spec.GeneratorVersion != generatorVersion {
+			t.Fatalf("%s line %d: generator version %d, this test is version %d", name, line, tr.Spec.GeneratorVersion, generatorVersion)
+		}
+		out = append(out, tr)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if len(out) != generatedSeeds {
+		t.Fatalf("%s: %d traces, want %d", name, len(out), generatedSeeds)
+	}
+	return out
+}
