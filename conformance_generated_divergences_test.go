@@ -16,6 +16,24 @@ type divergenceClass struct {
 // divergenceClasses are the classes generatedDivergences refers to.
 var divergenceClasses = []divergenceClass{}
 
+// designedRefusals are configurations volt refuses where Lightning runs:
+// a scenario they apply to must fail in NewTrainer, and is not compared.
+var designedRefusals = []struct {
+	class   divergenceClass
+	applies func(genSpec) bool
+}{
+	{divergenceClass{ID: "min-above-max", Reason: "MinEpochs > MaxEpochs or MinSteps > MaxSteps is an error in volt; Lightning lets the maximum win",
+		Guide: "larger than `MaxEpochs` (or `MinSteps` larger than `MaxSteps`) is refused by `NewTrainer`"},
+		func(sp genSpec) bool {
+			arg := func(k string) float64 { f, _ := anyFloat(sp.Trainer, k); return f }
+			maxEpochs := arg("max_epochs")
+			if _, ok := sp.Trainer["max_epochs"]; !ok {
+				maxEpochs = 2 // gen_scenarios.py's default
+			}
+			return arg("min_epochs") > maxEpochs || (arg("max_steps") > 0 && arg("min_steps") > arg("max_steps"))
+		}},
+}
+
 // classKind is "designed" or "known bug" for a class ID.
 func classKind(id string) string {
 	for _, c := range divergenceClasses {

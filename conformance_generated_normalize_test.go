@@ -20,6 +20,8 @@ var designedNormalizations = []struct {
 		Guide: "copies the file it has just written to `last.ckpt`"}, dropSecondSaveOfLast},
 	{divergenceClass{ID: "resume-counters-first", Reason: "a resumed Fit restores the counters before any hook; Lightning reports epoch 0 and step 0 until its loops restore theirs",
 		Guide: "restores the epoch and step counters before the first hook"}, forgetCountersBeforeResumedTraining},
+	{divergenceClass{ID: "last-at-train-end", Reason: "with SaveLast volt brings last.ckpt up to the end of training; Lightning leaves it at the last cadence's save",
+		Guide: "volt also brings `last.ckpt` up to the end of training"}, dropLastSavedAtTrainEnd},
 	{divergenceClass{ID: "slash-in-file-name", Reason: "a / in a metric name becomes _ in a checkpoint file name; Lightning makes a folder",
 		Guide: "a `/` in a metric name becomes `_` in the file name"}, slashInFileName},
 }
@@ -104,4 +106,29 @@ func slashInFileName(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEv
 		want[i].File = strings.ReplaceAll(want[i].File, "/", "_")
 	}
 	return want, got
+}
+
+// dropLastSavedAtTrainEnd drops volt's save of last.ckpt in OnTrainEnd (after
+// the recording callback's on_train_end) with the state hooks it ran.
+func dropLastSavedAtTrainEnd(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
+	var out []traceEvent
+	trainEnded, dropping := false, false
+	for _, e := range got {
+		switch {
+		case e.Who == "Callback" && e.Hook == "setup":
+			trainEnded = false
+		case e.Who == "Callback" && e.Hook == "on_train_end":
+			trainEnded = true
+		}
+		if trainEnded && e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
+			dropping = true
+			continue
+		}
+		if dropping && e.Hook == "on_save_checkpoint" {
+			continue
+		}
+		dropping = false
+		out = append(out, e)
+	}
+	return want, out
 }

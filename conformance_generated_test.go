@@ -47,6 +47,9 @@ func TestConformanceGenerated(t *testing.T) {
 	for _, n := range designedNormalizations {
 		classes = append(classes, n.class)
 	}
+	for _, r := range designedRefusals {
+		classes = append(classes, r.class)
+	}
 	for _, c := range classes {
 		if c.Guide != "" && !strings.Contains(string(guide), c.Guide) {
 			t.Errorf("divergence class %s: docs/from-lightning.md has no line containing %q", c.ID, c.Guide)
@@ -56,18 +59,27 @@ func TestConformanceGenerated(t *testing.T) {
 	for _, want := range traces {
 		name := fmt.Sprintf("seed_%d", want.Spec.Seed)
 		ok := t.Run(name, func(t *testing.T) {
-			got, err := runGeneratedScenario(t, &want, init)
-			if err != nil {
-				t.Fatalf("spec %s: %v", specJSON(want.Spec), err)
-			}
-			diffs := compareGenerated(&want, got)
-			listed := generatedDivergences[want.Spec.Seed]
 			class := "identical"
 			defer func() {
 				if !t.Failed() {
 					counts[class]++
 				}
 			}()
+			got, err := runGeneratedScenario(t, &want, init)
+			if err != nil {
+				t.Fatalf("spec %s: %v", specJSON(want.Spec), err)
+			}
+			for _, r := range designedRefusals {
+				if r.applies(want.Spec) {
+					if got.built {
+						t.Errorf("designed refusal %s: volt accepted the Config; remove it from designedRefusals or refuse again", r.class.ID)
+					}
+					class = "designed"
+					return
+				}
+			}
+			diffs := compareGenerated(&want, got)
+			listed := generatedDivergences[want.Spec.Seed]
 			for aspect, d := range diffs {
 				id, ok := listed[aspect]
 				if !ok {

@@ -266,9 +266,8 @@ func (c *checkpointSpy) OnTrainEnd(t *volt.Trainer) error {
 }
 
 // earlyStoppingSpy is trace_hooks.py's ESSpy: it records each check of the
-// embedded EarlyStopping with the value it read. A check is seen by its
-// effect: an improvement changes the best score, anything else raises the
-// wait count or asks to stop.
+// embedded EarlyStopping with the value it read (a check is counted by
+// EarlyStopping.Checks, a failed one included).
 type earlyStoppingSpy struct {
 	*callback.EarlyStopping
 	monitor string
@@ -276,12 +275,10 @@ type earlyStoppingSpy struct {
 }
 
 func (e *earlyStoppingSpy) around(t *volt.Trainer, run func() error) error {
-	best, wait, stop := e.BestScore(), e.WaitCount(), t.ShouldStop()
+	checks := e.Checks()
 	value, ok := t.CallbackMetrics()[e.monitor]
 	err := run()
-	// A check that fails (a missing metric) is a check too: Lightning's
-	// spy records it before the callback raises.
-	if err != nil || e.BestScore() != best || e.WaitCount() != wait || t.ShouldStop() != stop {
+	if e.Checks() != checks {
 		ev := e.log.add("EarlyStopping", "", -1, "")
 		ev.Hook = "check"
 		if ok {

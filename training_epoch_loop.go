@@ -203,7 +203,10 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if err := t.agreeAtBatchEnd(ctx); err != nil {
 		return false, err
 	}
-	if stepped && p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery {
+	// As Lightning's should_update_logs: every LogEveryNSteps optimizer
+	// steps, and at every step once a stop is requested (MinEpochs or
+	// MinSteps may keep training going).
+	if stepped && (p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery || t.stop.requested) {
 		if err := t.flushStepLogs(); err != nil {
 			return false, err
 		}

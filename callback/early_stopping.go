@@ -32,6 +32,7 @@ type EarlyStopping struct {
 	loaded     bool // LoadState was called: keep the state at the next OnFitStart
 	atEpochEnd bool // this Fit checks at OnTrainEpochEnd, not OnValidationEnd
 	checked    bool // strict check of the metric's presence done in this Fit
+	checks     int  // checks run since the callback was made (Checks)
 }
 
 // EarlyStoppingConfig configures EarlyStopping.
@@ -124,6 +125,11 @@ func (e *EarlyStopping) BestScore() float64 { return e.state.BestScore }
 // did not, as in Lightning).
 func (e *EarlyStopping) StoppedEpoch() int { return e.state.StoppedEpoch }
 
+// Checks returns how many times the callback has checked its monitor since
+// it was made, a missing metric included: one per validation run or
+// training epoch where it checks.
+func (e *EarlyStopping) Checks() int { return e.checks }
+
 func (e *EarlyStopping) reset() {
 	best := math.Inf(1)
 	if e.cfg.Mode == "max" {
@@ -170,6 +176,7 @@ func (*EarlyStopping) MonitorsMetric() {}
 
 // check runs one early-stopping decision.
 func (e *EarlyStopping) check(t *volt.Trainer) error {
+	e.checks++
 	metrics := t.CallbackMetrics()
 	current, ok := metrics[e.cfg.Monitor]
 	if !ok {

@@ -277,13 +277,23 @@ class CkptSpy(th.CkptSpy):
         th.ModelCheckpoint._save_checkpoint(self, trainer, filepath)
 
 
+class ESSpy(th.ESSpy):
+    """trace_hooks.py's ESSpy, not recording in fast_dev_run, where
+    _run_early_stopping_check returns before checking anything."""
+
+    def _run_early_stopping_check(self, trainer):
+        if trainer.fast_dev_run:
+            return th.EarlyStopping._run_early_stopping_check(self, trainer)
+        return super()._run_early_stopping_check(trainer)
+
+
 def _callbacks(sp):
     cb = sp["callbacks"]
     out = [th.Monitor()]
     if "accumulation_scheduler" in cb:
         out.append(GradientAccumulationScheduler({int(k): v for k, v in cb["accumulation_scheduler"].items()}))
     if "early_stopping" in cb:
-        out.append(th.ESSpy(**cb["early_stopping"]))
+        out.append(ESSpy(**cb["early_stopping"]))
     if "checkpoint" in cb:
         out.append(CkptSpy(dirpath=tempfile.mkdtemp(), **cb["checkpoint"]))
     return out
