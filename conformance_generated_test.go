@@ -372,7 +372,9 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog) ([]volt.Callback, *ch
 		cbs = append(cbs, c)
 	}
 	if es := sp.Callbacks.EarlyStopping; es != nil {
-		cfg := callback.EarlyStoppingConfig{Monitor: anyString(es, "monitor"), Patience: anyInt(es, "patience"), Mode: anyString(es, "mode")}
+		// Lightning's patience 0 stops at the first check without
+		// improvement, as 1 does; volt's 0 means the default 3.
+		cfg := callback.EarlyStoppingConfig{Monitor: anyString(es, "monitor"), Patience: max(anyInt(es, "patience"), 1), Mode: anyString(es, "mode")}
 		cfg.MinDelta, _ = anyFloat(es, "min_delta")
 		if v, ok := anyFloat(es, "stopping_threshold"); ok {
 			cfg.StoppingThreshold = &v
