@@ -288,3 +288,35 @@ func TestEvaluationAfterValidateOrTestUsesTrainedWeights(t *testing.T) {
 		})
 	}
 }
+
+// TestEachRunStartsWithNoMetrics: as Lightning's Trainer._run, Fit,
+// Validate, Test and Predict start with no callback, logged or progress-bar
+// metrics from an earlier run, so a ModelCheckpoint(EveryNTrainSteps: 3,
+// Monitor: "val_loss") in a Fit after a Validate finds no val_loss at step
+// 3 and saves the files Lightning saves.
+func TestEachRunStartsWithNoMetrics(t *testing.T) {
+	g := loadEvalStateGolden(t)
+	for _, c := range []struct {
+		name        string
+		checkpoints bool
+	}{
+		{"validate_fit_test", false},
+		{"test_fit_test", false},
+		{"fit_validate_test_predict_fit", false},
+		{"validate_fit_checkpoint_every_3_steps", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc, ok := g.Scenarios[c.name]
+			if !ok {
+				t.Fatalf("eval_state.json has no scenario %q", c.name)
+			}
+			events, files := runEvalStateScenario(t, sc, c.checkpoints)
+			if d := firstDifference(formatEvalKeys(sc.Events), formatEvalKeys(events)); d != "" {
+				t.Errorf("%s: metric names differ from Lightning's: %s", strings.Join(sc.Stages, " → "), d)
+			}
+			if c.checkpoints && !slices.Equal(files, sc.Checkpoints) {
+				t.Errorf("checkpoint files %v, Lightning's %v", files, sc.Checkpoints)
+			}
+		})
+	}
+}
