@@ -69,13 +69,19 @@ type logState struct {
 }
 
 func newLogState() logState {
-	return logState{
-		trainRes:  newResults(),
-		evalRes:   map[RunningStage]*results{},
-		saidOnce:  map[string]bool{},
-		callbackM: map[string]float64{}, loggedM: map[string]float64{},
-		progBarM: map[string]float64{},
+	l := logState{
+		trainRes: newResults(),
+		evalRes:  map[RunningStage]*results{},
+		saidOnce: map[string]bool{},
 	}
+	l.resetMetrics()
+	return l
+}
+
+// resetMetrics forgets the latest values (callback, logged, progress bar),
+// as each of Fit, Validate, Test and Predict does when it starts.
+func (l *logState) resetMetrics() {
+	l.callbackM, l.loggedM, l.progBarM = map[string]float64{}, map[string]float64{}, map[string]float64{}
 }
 
 // checkpointState is what the trainer knows of checkpoints between runs.

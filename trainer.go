@@ -276,6 +276,10 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	if err := t.emit(hookSetup, hookArgs{stage: fn}); err != nil {
 		return err
 	}
+	// As Lightning's Trainer._run (reset_metrics, after the setup hooks):
+	// no run starts with an earlier run's values, which a callback would
+	// otherwise monitor. A resumed Fit gets its checkpoint's back below.
+	t.logs.resetMetrics()
 	if freshEngine {
 		if err := t.initFromLoadedModule(m, opts); err != nil {
 			return fmt.Errorf("volt: %w", err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -189,5 +190,63 @@ func TestEvaluationProgramSeesNewWeights(t *testing.T) {
 		if p.Traces() != c.traces {
 			t.Errorf("run %d: %d traces, want %d", i, p.Traces(), c.traces)
 		}
+	}
+}
+
+// TestEvaluationProgramSeesNewValuesOfVariablesItCreated: an evaluation
+// program whose trace creates its variable (a module's weights, when
+// Validate or Test runs before any training) must retrace once the
+// variable changes, for every graph it traced: created with a value (as
+// VariableWithValue, or a store that loads a checkpoint), the first graph
+// embeds it; created by an initializer, the first graph reads it as a
+// parameter and the graph of the next shape (an epoch's last, smaller
+// batch) embeds the initialised value.
+func TestEvaluationProgramSeesNewValuesOfVariablesItCreated(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		variable func(scope *model.Scope) *model.Variable
+	}{
+		{"created with a value", func(scope *model.Scope) *model.Variable { return scope.VariableWithValue("w", float32(1)) }},
+		{"created by an initializer", func(scope *model.Scope) *model.Variable {
+			return scope.VariableWithShape("w", shapes.Make(dtypes.Float32))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := New(goBackend(t), dtypes.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := e.Compile("read", Evaluation, func(scope *model.Scope, inputs, _ []*graph.Node) []*graph.Node {
+				return []*graph.Node{graph.Add(c.variable(scope).NodeValue(inputs[0].Graph()), inputs[0])}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A batch of one shape, then batches of another (a second graph).
+			for _, input := range []*tensors.Tensor{tensors.FromValue([]float32{10}), tensors.FromValue([]float32{20, 20})} {
+				batch := &data.Batch{Inputs: []*tensors.Tensor{input}}
+				for i, set := range []float32{0, 2, 0, 3} { // 0: leave w
+					if set != 0 {
+						if err := e.Store.GetVariable("/w").SetValue(tensors.FromValue(set)); err != nil {
+							t.Fatal(err)
+						}
+					}
+					out, _, err := p.Run(batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					w, err := e.Store.GetVariable("/w").Value()
+					if err != nil {
+						t.Fatal(err)
+					}
+					var in, got float32
+					tensors.MustConstFlatData(input, func(v []float32) { in = v[0] })
+					tensors.MustConstFlatData(out[0], func(v []float32) { got = v[0] })
+					if want := scalar(t, w) + in; got != want {
+						t.Errorf("input %v, run %d = %v, want w + input = %v (a stale embedded w)", in, i, got, want)
+					}
+				}
+			}
+		})
 	}
 }

@@ -39,9 +39,11 @@
 // their graphs as training (which is also what makes GoMLX's dropout drop
 // and batch norm update), so variables stay parameters. Evaluation programs
 // are marked as not training and record which value each variable had when
-// they were traced; before each run they compare (by tensor identity, with
-// weak pointers) and retrace when one changed: once per validation run after
-// training steps, never within one.
+// they were traced (at the end of each trace, so that the variables a trace
+// creates with a value, as a Validate or Test before any training creates
+// the module's, are recorded too); before each run they compare (by tensor
+// identity, with weak pointers) and retrace when one changed: once per
+// validation run after training steps, never within one.
 //
 // The alternative, a backend wrapper that reports
 // PreferConstantsForVariables = false, does not work by embedding alone:

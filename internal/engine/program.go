@@ -77,10 +77,10 @@ type Program struct {
 	numInputs int
 	args      []any
 	// embedded holds, for an evaluation program on a backend that embeds
-	// variables, the value each variable with a value had when the
-	// program's graphs were traced; snapshot says it was taken.
+	// variables, the value each variable its graphs read had when they were
+	// traced (recorded by the trace itself, so that variables the trace
+	// creates with a value are in it too).
 	embedded []embeddedValue
-	snapshot bool
 	traces   int
 	// rawInputs feeds the inputs as they are, without the cast of
 	// floating-point data to the compute dtype.
@@ -134,12 +134,15 @@ func (p *Program) newExec() error {
 			inputs, labels = castFloats(inputs, e.DType), castFloats(labels, e.DType)
 		}
 		if p.carry == nil || len(all) == 0 {
-			return p.fn(scope, inputs, labels)
+			outs := p.fn(scope, inputs, labels)
+			p.recordEmbedded(outs)
+			return outs
 		}
 		g := all[0].Graph()
 		p.carry.beginTrace(g, carried)
 		defer func() { p.carry.tracing = nil }()
 		outs := p.fn(scope, inputs, labels)
+		p.recordEmbedded(outs)
 		extra := p.carry.endTrace()
 		p.carried[g.GraphId()] = len(extra)
 		return append(outs, extra...)
@@ -151,7 +154,7 @@ func (p *Program) newExec() error {
 		p.exec.Finalize()
 	}
 	p.exec = exec.WithName(p.name)
-	p.snapshot = false
+	p.embedded = p.embedded[:0]
 	return nil
 }
 
@@ -160,31 +163,34 @@ func (p *Program) Traces() int { return p.traces }
 
 // refresh retraces an evaluation program whose graphs embedded a variable
 // value that has since changed (a training step, a loaded checkpoint, a
-// hook's SetValue), and records the values the next trace embeds.
+// hook's SetValue).
 func (p *Program) refresh() error {
-	if p.mode != Evaluation || !p.engine.embedsVariables {
+	if p.mode != Evaluation || !p.engine.embedsVariables || !p.embeddedStale() {
 		return nil
 	}
-	if p.snapshot && !p.embeddedStale() {
-		return nil
+	return p.newExec()
+}
+
+// recordEmbedded records, at the end of an evaluation graph's trace, the
+// value of each variable the graph reads that has one: GoMLX embedded those
+// as constants (the others, still to be initialised, are parameters). It
+// runs after the graph function, so that the variables the trace itself
+// created (with VariableWithValue, or from the store's loader) are
+// recorded: the graphs of a Validate or Test before any training step embed
+// exactly those.
+func (p *Program) recordEmbedded(outs []*graph.Node) {
+	if p.mode != Evaluation || !p.engine.embedsVariables || len(outs) == 0 {
+		return
 	}
-	if p.snapshot {
-		if err := p.newExec(); err != nil {
-			return err
-		}
-	}
-	// Variables without a value are read as parameters; only the others
-	// can be embedded.
-	p.embedded, p.snapshot = p.embedded[:0], true
+	g := outs[0].Graph()
 	for v := range p.engine.Store.IterVariables() {
-		if !v.HasValue() {
+		if !v.HasValue() || !v.InUseByGraph(g) {
 			continue
 		}
 		if t, err := v.Value(); err == nil {
 			p.embedded = append(p.embedded, embeddedValue{v: v, value: weak.Make(t)})
 		}
 	}
-	return nil
 }
 
 // embeddedStale reports whether a variable's value differs from the one
