@@ -23,7 +23,12 @@ func (r run) resumedFrom(f func(savedAt) bool) bool {
 	return false
 }
 
+// killed reports whether a process was killed: by a SIGKILL, or, on 2
+// ranks, by mpirun aborting the job after one rank's error or panic.
 func (r run) killed() bool {
+	if r.sc.Ranks > 1 {
+		return true
+	}
 	for _, c := range r.fired {
 		if c.Kind == "sigkill" {
 			return true

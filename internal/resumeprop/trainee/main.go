@@ -4,9 +4,20 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
+	"github.com/voltml/volt"
 	"github.com/voltml/volt/internal/resumeprop"
 )
 
-func main() { os.Exit(resumeprop.Child(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() {
+	code := resumeprop.Child(os.Args[1:], os.Stdout, os.Stderr)
+	// MPI must be finalized before a rank exits, or mpirun reports the
+	// job as failed.
+	if err := volt.FinalizeDistributed(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "trainee:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
