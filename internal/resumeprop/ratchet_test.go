@@ -1,6 +1,7 @@
 package resumeprop
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,7 +45,10 @@ type knownBug struct {
 	bug       string
 	signature string
 	explains  func(r run, d diff) bool
-	seen      int // differences explained in this run of the test
+	// flaky: the difference depends on the moment of a SIGKILL, so a run
+	// of the test may not meet it; the ratchet does not require it.
+	flaky bool
+	seen  int // differences explained in this run of the test
 }
 
 // valuesDiffer: a difference in values (tensors, trainer state, rows),
@@ -96,6 +100,11 @@ var knownBugs = []*knownBug{
 		explains: func(r run, d diff) bool {
 			return r.sc.TrainMetric && (strings.Contains(d.where, "train_mae") || strings.HasPrefix(d.kind, "rows"))
 		}},
+	{bug: "new: 2-rank SIGKILL", signature: "2 ranks, one rank killed by SIGKILL at a random moment: the resumed run's weights and everything after differ (seen once: mpi seed 2002 plan 0, killed after step 11 + 509µs, resumed from ckpt_steps/last.ckpt at train_batch_end, epoch 1 batch 4)",
+		flaky: true,
+		explains: func(r run, d diff) bool {
+			return r.sc.Ranks > 1 && valuesDiffer(d) && slices.ContainsFunc(r.fired, func(c Crash) bool { return c.Kind == "sigkill" })
+		}},
 	{bug: "new: SWA learning rate", signature: "SWA, resumed from a checkpoint at an epoch's last training batch: the optimizer's lr differs afterwards",
 		explains: func(r run, d diff) bool {
 			return r.sc.Averaging == "swa" && valuesDiffer(d) &&
@@ -119,7 +128,7 @@ func explain(r run, d diff) *knownBug {
 func checkRatchet(t *testing.T) {
 	t.Helper()
 	for _, b := range knownBugs {
-		if b.seen == 0 {
+		if b.seen == 0 && !b.flaky {
 			t.Errorf("ratchet: %s (%s) no longer happens in any case; remove its entry from knownBugs", b.bug, b.signature)
 		}
 	}
