@@ -179,6 +179,10 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	t.progress.At = kind.epochEndPoint
 	if sanity {
 		t.progress.At = PointSanityCheckEpochEnd
+	} else if kind.stage == RunningValidate && t.state.Fn == StageFit {
+		// Counted before the end hooks: a checkpoint they save resumes
+		// after this validation, which it must count.
+		t.progress.ValRuns++
 	}
 	if err := t.emit(kind.hooks.epochEnd, hookArgs{}); err != nil {
 		return nil, err

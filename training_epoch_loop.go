@@ -294,7 +294,6 @@ func (l *fitLoop) validate(ctx context.Context) error {
 	if _, err := t.runEvaluation(ctx, t.valKind(), l.val, l.valLimits); err != nil {
 		return err
 	}
-	t.progress.ValRuns++
 	l.lastVal = time.Now()
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders = t.logs.trainRes, 0, 1

@@ -22,8 +22,13 @@ import (
 // ModelCheckpoint wrote (its own state inside the file names the file) at or
 // before step upTo that the restored bookkeeping no longer holds. Files of
 // later steps (the run resumed from an older checkpoint), files it did not
-// write and unreadable files are kept.
+// write and unreadable files are kept. With SaveTopK -1 nothing ever leaves
+// the top k, so there are no orphans (without a Monitor the bookkeeping
+// names the latest file only, not every file kept).
 func (m *ModelCheckpoint) removeOrphans(t *volt.Trainer, upTo int64) {
+	if m.topK == -1 {
+		return
+	}
 	entries, err := os.ReadDir(m.dirpath)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

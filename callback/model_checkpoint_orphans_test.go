@@ -49,3 +49,33 @@ func TestModelCheckpointRemovesOrphansOfKilledRuns(t *testing.T) {
 		t.Errorf("files after the resumed run: %v, want %v", got, want)
 	}
 }
+
+// TestModelCheckpointSaveTopKAllKeepsEveryFileOnResume: with SaveTopK -1
+// every checkpoint is kept, so a resumed Fit finds no orphans and removes
+// none (without a Monitor the bookkeeping holds only the latest file; the
+// earlier ones were all removed as orphans).
+func TestModelCheckpointSaveTopKAllKeepsEveryFileOnResume(t *testing.T) {
+	for _, monitor := range []string{"", "train_loss"} {
+		t.Run("monitor="+monitor, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := callback.ModelCheckpointConfig{Dirpath: dir, SaveLast: true, SaveTopK: volt.Ptr(-1), EveryNTrainSteps: 2, Monitor: monitor}
+			fitTo := func(epochs int, opts ...volt.RunOption) {
+				t.Helper()
+				tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fitTo(1)
+			fitTo(2, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
+			got := ckptFiles(t, dir)
+			want := []string{"epoch=0-step=2.ckpt", "epoch=0-step=4.ckpt", "epoch=1-step=6.ckpt", "epoch=1-step=8.ckpt", "last.ckpt"}
+			if !slices.Equal(got, want) {
+				t.Errorf("files after the resumed run: %v, want %v", got, want)
+			}
+		})
+	}
+}
