@@ -22,6 +22,8 @@ var designedNormalizations = []struct {
 		Guide: "restores the epoch and step counters before the first hook"}, forgetCountersBeforeResumedTraining},
 	{divergenceClass{ID: "last-at-train-end", Reason: "with SaveLast volt brings last.ckpt up to the end of training; Lightning leaves it at the last cadence's save",
 		Guide: "volt also brings `last.ckpt` up to the end of training"}, dropLastSavedAtTrainEnd},
+	{divergenceClass{ID: "resume-keeps-callback-metrics", Reason: "a resumed Fit starts with the checkpoint's callback metrics; Lightning's with none",
+		Guide: "A resumed `Fit` starts with the checkpoint's callback metrics"}, dropRestoredMetrics},
 	{divergenceClass{ID: "slash-in-file-name", Reason: "a / in a metric name becomes _ in a checkpoint file name; Lightning makes a folder",
 		Guide: "a `/` in a metric name becomes `_` in the file name"}, slashInFileName},
 }
@@ -131,4 +133,40 @@ func dropLastSavedAtTrainEnd(_ genSpec, want, got []traceEvent) ([]traceEvent, [
 		out = append(out, e)
 	}
 	return want, out
+}
+
+// dropRestoredMetrics drops, from volt's monitor records in a resumed Fit,
+// the values Lightning's do not hold (those volt restored): the values both
+// hold are still compared.
+func dropRestoredMetrics(sp genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
+	stage := slices.Index(sp.Stages, "resume")
+	if stage < 0 {
+		return want, got
+	}
+	wb, gb := runBounds(want), runBounds(got)
+	if stage >= len(wb) || stage >= len(gb) {
+		return want, got
+	}
+	var wm []traceEvent
+	for _, e := range want[wb[stage]:] {
+		if e.Who == "Monitor" {
+			wm = append(wm, e)
+		}
+	}
+	got = slices.Clone(got)
+	k := 0
+	for i := gb[stage]; i < len(got) && k < len(wm); i++ {
+		if got[i].Who != "Monitor" {
+			continue
+		}
+		kept := map[string]float64{}
+		for name, v := range got[i].Metrics {
+			if _, ok := wm[k].Metrics[name]; ok {
+				kept[name] = v
+			}
+		}
+		got[i].Metrics = kept
+		k++
+	}
+	return want, got
 }

@@ -52,10 +52,17 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 			field, limit = "LimitTestBatches", t.cfg.LimitTestBatches
 		}
 		limits := make([]int, len(loaders))
+		none := true
 		for i, l := range loaders {
 			if limits[i], err = limitOf(field, limit, l.NumBatches()); err != nil {
 				return err
 			}
+			none = none && limits[i] == 0
+		}
+		if none {
+			// Lightning's evaluation loop skips a run with no batches to
+			// run (Limit*Batches: Batches(0)): no hooks, no results.
+			return nil
 		}
 		out, err = t.runEvaluation(ctx, kind, loaders, limits)
 		return err
