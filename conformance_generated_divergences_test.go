@@ -1,6 +1,9 @@
 package volt_test
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // divergenceClass is one kind of difference between volt and Lightning that
 // the generated scenarios show: a design (Guide is text of the
@@ -32,6 +35,91 @@ var designedRefusals = []struct {
 			}
 			return arg("min_epochs") > maxEpochs || (arg("max_steps") > 0 && arg("min_steps") > arg("max_steps"))
 		}},
+}
+
+// designedScenarios are designed differences that change a whole run (every
+// value after the first difference), so a scenario they apply to is not
+// compared; each has its guide line.
+var designedScenarios = []struct {
+	class   divergenceClass
+	applies func(genSpec) bool
+}{
+	{divergenceClass{ID: "overfit-validates-on-train", Reason: "OverfitBatches validates on the training batches; Lightning 2.x on the validation loaders",
+		Guide: "trains and validates on the same first training batches"},
+		func(sp genSpec) bool { _, ok := sp.Trainer["overfit_batches"]; return ok }},
+	{divergenceClass{ID: "validation-waits-for-window", Reason: "a validation due inside an accumulation window waits for its end; Lightning validates mid-window",
+		Guide: "a validation due inside an accumulation window waits for"},
+		validationInsideWindow},
+}
+
+// validationInsideWindow reports whether a validation of the spec's Fit is
+// due after a batch that does not end an accumulation window (a sufficient
+// rule: it counts validations by batch cadence, ignoring stops).
+func validationInsideWindow(sp genSpec) bool {
+	arg := func(k string) (float64, bool, bool) {
+		v, ok := sp.Trainer[k]
+		if !ok || v == nil {
+			return 0, false, ok
+		}
+		f, isInt, _ := number(v)
+		return f, isInt, true
+	}
+	batches := sp.NTrain / 4
+	if sp.NTrain%4 != 0 {
+		batches++
+	}
+	if f, isInt, ok := arg("limit_train_batches"); ok {
+		if isInt {
+			batches = min(batches, int(f))
+		} else {
+			batches = int(float64(batches) * f)
+		}
+	}
+	accumulate := map[int]int{}
+	if k, _, ok := arg("accumulate_grad_batches"); ok {
+		accumulate[0] = int(k)
+	}
+	for e, k := range sp.Callbacks.AccumulationScheduler {
+		var epoch int
+		fmt.Sscan(e, &epoch)
+		accumulate[epoch] = k
+	}
+	if len(accumulate) == 0 || batches <= 0 {
+		return false
+	}
+	vci, vciInt, hasVCI := arg("val_check_interval")
+	_, across := sp.Trainer["check_val_every_n_epoch"]
+	across = across && sp.Trainer["check_val_every_n_epoch"] == nil
+	every := batches
+	if hasVCI {
+		if vciInt {
+			every = int(vci)
+		} else {
+			every = max(1, int(float64(batches)*vci))
+		}
+	}
+	maxEpochs := 2
+	if f, _, ok := arg("max_epochs"); ok {
+		maxEpochs = int(f)
+	}
+	k, seen := 1, 0
+	for epoch := range max(maxEpochs, sp.ResumeMaxEpochs) {
+		if f, ok := accumulate[epoch]; ok {
+			k = f
+		}
+		for b := range batches {
+			seen++
+			count := b + 1
+			if across {
+				count = seen
+			}
+			last := b == batches-1
+			if count%every == 0 && !last && (b+1)%k != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // classKind is "designed" or "known bug" for a class ID.

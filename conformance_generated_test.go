@@ -50,6 +50,9 @@ func TestConformanceGenerated(t *testing.T) {
 	for _, r := range designedRefusals {
 		classes = append(classes, r.class)
 	}
+	for _, r := range designedScenarios {
+		classes = append(classes, r.class)
+	}
 	classes = append(classes, divergenceClass{ID: "stop-per-run", Guide: "starts with no stop request"})
 	for _, c := range classes {
 		if c.Guide != "" && !strings.Contains(string(guide), c.Guide) {
@@ -80,6 +83,12 @@ func TestConformanceGenerated(t *testing.T) {
 				}
 			}
 			diffs := compareGenerated(&want, got)
+			for _, r := range designedScenarios {
+				if r.applies(want.Spec) && len(diffs) > 0 {
+					class = "designed"
+					return
+				}
+			}
 			listed := generatedDivergences[want.Spec.Seed]
 			for aspect, d := range diffs {
 				id, ok := listed[aspect]
