@@ -182,9 +182,12 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	stepped := steps > 0
 	stepsBefore := p.OptimizerSteps
-	for range steps {
-		p.OptimizerSteps++
-		if err := t.stepSchedulers(IntervalStep, p.OptimizerSteps, false); err != nil {
+	p.OptimizerSteps += int64(steps)
+	// Step-interval schedulers count the batches of the epoch, not the
+	// optimizer steps: they step on a batch that stepped when its index + 1
+	// is a multiple of their frequency (Lightning's _update_learning_rates).
+	if stepped {
+		if err := t.stepSchedulers(IntervalStep, int64(batchIdx+1), false); err != nil {
 			return false, err
 		}
 	}
@@ -222,10 +225,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, nil
 	}
 	// Plateau schedulers of the step interval see that validation's metrics.
-	for s := stepsBefore + 1; s <= p.OptimizerSteps; s++ {
-		if err := t.stepSchedulers(IntervalStep, s, true); err != nil {
-			return false, err
-		}
+	if err := t.stepSchedulers(IntervalStep, int64(batchIdx+1), true); err != nil {
+		return false, err
 	}
 	if s := t.run.signals.signalled(); s != nil {
 		return false, t.interruptBySignal(s)
