@@ -45,15 +45,23 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if !resumed {
 		p.Epoch.started()
 	}
-	// A checkpoint taken after a batch, before the validation it scheduled,
-	// runs that validation first.
-	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
-		if err := l.validate(ctx); err != nil {
+	if err := t.agreeAtEpochStart(ctx); err != nil {
+		return err
+	}
+	// A stop requested before the first batch (in OnTrainEpochStart) ends
+	// the epoch before it: no batch, no validation, then the epoch-end hooks
+	// (Lightning's epoch loop checks should_stop before every batch).
+	if !(t.stop.requested && t.canStopEarly()) {
+		// A checkpoint taken after a batch, before the validation it
+		// scheduled, runs that validation first.
+		if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
+			if err := l.validate(ctx); err != nil {
+				return err
+			}
+		}
+		if err := l.runBatches(ctx, epoch, skip); err != nil {
 			return err
 		}
-	}
-	if err := l.runBatches(ctx, epoch, skip); err != nil {
-		return err
 	}
 	p.Epoch.processed()
 
