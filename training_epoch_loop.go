@@ -24,8 +24,8 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if resumed {
 		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
 	} else {
-		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
-			if err := l.loadData(); err != nil {
+		if l.reloadTrainDue() {
+			if err := l.loadData(true, false); err != nil {
 				return err
 			}
 		}
@@ -294,9 +294,20 @@ func (l *fitLoop) clockSaysValidate() bool {
 	return l.valEveryTime > 0 && time.Since(l.lastVal) >= l.valEveryTime
 }
 
-// validate runs the validation loop inside Fit.
+// validate runs the validation loop inside Fit, asking for the validation
+// loaders first when ReloadDataloadersEveryNEpochs says so.
 func (l *fitLoop) validate(ctx context.Context) error {
 	t := l.t
+	if l.reloadValDue() {
+		if err := l.loadData(false, true); err != nil {
+			return err
+		}
+		l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), true
+		if !l.validating {
+			t.state.Stage = RunningTrain
+			return nil
+		}
+	}
 	if _, err := t.runEvaluation(ctx, t.valKind(), l.val, l.valLimits); err != nil {
 		return err
 	}
