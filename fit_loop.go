@@ -55,6 +55,9 @@ type fitLoop struct {
 	// said an Every(d) validation was due (clockSaysValidate).
 	agreedValTime bool
 	valDue        bool // a validation waits for the end of the accumulation window
+	// valAfterBatch: in OnTrainBatchEnd, the cadence puts a validation
+	// right after this batch (Trainer.ValidatesAfterBatch).
+	valAfterBatch bool
 	// epochFinished: the epoch reached its last batch (not ended early), so
 	// its epoch-interval schedulers step.
 	epochFinished bool

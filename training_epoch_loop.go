@@ -206,8 +206,21 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		}
 	}
 	p.TrainBatch.processed()
+	// Whether the cadence puts a validation after this batch is decided
+	// before OnTrainBatchEnd (Trainer.ValidatesAfterBatch), so that a
+	// step-triggered checkpoint can wait for it. Under data-parallel
+	// training an Every(d) cadence is agreed across ranks first.
+	if t.ddp.on && l.valEveryTime > 0 {
+		if err := t.agree(ctx); err != nil {
+			return false, err
+		}
+	}
+	l.valAfterBatch = l.cadenceDue(batchIdx, lastInEpoch, stepped)
 	p.At = PointTrainBatchEnd
-	if err := t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx}); err != nil {
+	err = t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx})
+	validate := l.valAfterBatch
+	l.valAfterBatch = false
+	if err != nil {
 		return false, err
 	}
 	p.TrainBatch.completed()
@@ -221,7 +234,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	} else {
 		t.skipStepLogs()
 	}
-	if l.validationDue(batchIdx, lastInEpoch, stepped) {
+	if l.stopValidates(stepped) || validate {
 		if err := l.validate(ctx); err != nil {
 			return false, err
 		}
@@ -246,23 +259,34 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 }
 
 // validationDue reports whether validation runs after batch batchIdx of the
-// current epoch. A due validation waits for the end of the accumulation
-// window (stepped), so it never sees half-accumulated gradients.
+// current epoch: a stop requested (stopValidates) or the cadence
+// (cadenceDue).
 func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
+	return l.stopValidates(stepped) || l.cadenceDue(batchIdx, lastInEpoch, stepped)
+}
+
+// stopValidates reports whether a validation runs after the batch because a
+// stop was requested and may be honoured: Lightning validates before a
+// requested stop ends the epoch ("allow validation if requesting to stop
+// early"). The cadence's pending validation is then taken by it.
+func (l *fitLoop) stopValidates(stepped bool) bool {
 	t := l.t
-	if !l.validating {
+	if !stepped || !l.validatesInEpoch() || !t.stop.requested || !t.canStopEarly() {
 		return false
 	}
-	epoch := t.CurrentEpoch()
-	if !l.acrossEpochs && (epoch+1)%t.cfg.valEveryEpochs != 0 {
+	l.valDue = false
+	return true
+}
+
+// cadenceDue reports whether the validation cadence (ValCheckInterval,
+// CheckValEveryNEpoch) puts a validation after batch batchIdx of the current
+// epoch. A due validation waits for the end of the accumulation window
+// (stepped), so it never sees half-accumulated gradients.
+func (l *fitLoop) cadenceDue(batchIdx int, lastInEpoch, stepped bool) bool {
+	if !l.validatesInEpoch() {
 		return false
 	}
-	if stepped && t.stop.requested && t.canStopEarly() {
-		// Lightning validates before a requested stop ends the epoch
-		// ("allow validation if requesting to stop early").
-		l.valDue = false
-		return true
-	}
+	t := l.t
 	switch {
 	case l.acrossEpochs:
 		if int(t.progress.TrainBatch.Total.Processed)%l.valEvery == 0 {
