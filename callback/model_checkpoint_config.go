@@ -33,8 +33,9 @@ type ModelCheckpointConfig struct {
 	// Monitor it must be -1, 0 or 1.
 	SaveTopK *int
 	// SaveLast keeps last.ckpt, a copy of the newest checkpoint, updated at
-	// every save and at the end of training. It is a real file (written
-	// atomically), not a link.
+	// every save and at the end of training, and only then (Lightning also
+	// rewrites it at every epoch's or validation's end whose cadence is not
+	// due). It is a real file (written atomically), not a link.
 	SaveLast bool
 	// EveryNTrainSteps saves after every n optimization steps (checked at
 	// training batch end). With a Monitor, a save due after a batch that a
