@@ -78,8 +78,14 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 		return nil, err
 	}
 	// volt asks for every loader when Fit starts; Lightning counts that load
-	// of the validation loaders only when the first epoch validates.
+	// of the validation loaders only when the first epoch validates, and a
+	// resumed Fit's load of the training loader at the epoch count the
+	// checkpoint recorded (one less than the epoch it resumes with after an
+	// epoch-end checkpoint).
 	l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), l.validatesInEpoch()
+	if t.ckpt.resume != nil {
+		l.trainLoadEpoch = t.ckpt.restoredEpochs
+	}
 	fresh := t.auto == nil
 	if fresh {
 		auto, err := t.newAutomaticOptimization()

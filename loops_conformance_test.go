@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 )
 
@@ -61,9 +62,10 @@ func TestLoopTracesAllChecked(t *testing.T) {
 // stopping callback and the data module.
 type loopTrace struct {
 	trace
-	StopCallbackAt *int `json:"stop_callback_at"`
-	DataModule     bool `json:"datamodule"`
-	TrainBatches   int  `json:"train_batches_per_epoch"` // of 4 examples
+	StopCallbackAt  *int `json:"stop_callback_at"`
+	DataModule      bool `json:"datamodule"`
+	TrainBatches    int  `json:"train_batches_per_epoch"` // of 4 examples
+	ResumeMaxEpochs *int `json:"resume_max_epochs"`       // stages fit, resume: a new trainer resumes from last.ckpt
 }
 
 func checkLoopTraces(t *testing.T, prefix string) {
@@ -89,6 +91,18 @@ func checkLoopTraces(t *testing.T, prefix string) {
 			got, err := runLoopTrace(t, &want, init)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if want.ResumeMaxEpochs != nil {
+				// Resuming has designed differences in the hooks (see
+				// designedDivergences); what is compared is when each run
+				// asks for its loaders.
+				if d := firstDifference(flat(loaderTimeline(want.Events)), flat(loaderTimeline(got.events))); d != "" {
+					t.Errorf("loader requests differ from Lightning's: %s\nlightning %v\nvolt      %v", d, loaderTimeline(want.Events), loaderTimeline(got.events))
+				}
+				if got.err != nil {
+					t.Errorf("volt failed: %v", got.err)
+				}
+				return
 			}
 			if want.DataModule {
 				// volt asks for every loader when Fit starts (a designed
@@ -116,6 +130,34 @@ func afterTrainStart(events []traceEvent) []traceEvent {
 	}
 	out := slices.DeleteFunc(slices.Clone(events[:i]), func(e traceEvent) bool { return e.Who == "DataModule" })
 	return append(out, events[i:]...)
+}
+
+// loaderTimeline returns, per run (a run starts at the callback's setup),
+// the loader requests and the epoch and validation starts from the run's
+// OnTrainStart on.
+func loaderTimeline(events []traceEvent) [][]string {
+	var runs [][]string
+	training := false
+	for _, e := range events {
+		switch {
+		case e.Who == "Callback" && e.Hook == "setup":
+			runs, training = append(runs, nil), false
+		case e.Who == "Callback" && e.Hook == "on_train_start":
+			training = true
+		case training && (e.Who == "DataModule" || e.Who == "Callback" && (e.Hook == "on_train_epoch_start" || e.Hook == "on_validation_start")):
+			runs[len(runs)-1] = append(runs[len(runs)-1], fmt.Sprintf("%s.%s e%d", e.Who, e.Hook, e.Epoch))
+		}
+	}
+	return runs
+}
+
+func flat(runs [][]string) []string {
+	var out []string
+	for i, r := range runs {
+		out = append(out, fmt.Sprintf("run %d", i+1))
+		out = append(out, r...)
+	}
+	return out
 }
 
 // runLoopTrace runs a record_loops.py scenario in volt.
@@ -156,8 +198,29 @@ func runLoopTrace(t *testing.T, want *loopTrace, init *conformanceData) (*voltRu
 	if want.DataModule {
 		dm = &recordingData{log: log, loaders: loaders}
 	}
+	var last *callback.ModelCheckpoint
+	if want.ResumeMaxEpochs != nil {
+		if last, err = callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: t.TempDir(), SaveLast: true}); err != nil {
+			return nil, err
+		}
+		cfg.Callbacks = append(cfg.Callbacks, last)
+		cfg.DisableCheckpointing = false
+		if tr, err = volt.NewTrainer(cfg); err != nil {
+			return nil, err
+		}
+	}
 	m := &conformanceModule{hookRecorder: hookRecorder{"Model", log}, init: init, args: want.Model}
 	run := &voltRun{err: tr.Fit(t.Context(), m, dm)}
+	if last != nil && run.err == nil {
+		// record_loops.py: a new Trainer and Recorder, the same
+		// ModelCheckpoint, module and data, resuming from last.ckpt.
+		cfg.MaxEpochs = *want.ResumeMaxEpochs
+		cfg.Callbacks = []volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}, last}
+		if tr, err = volt.NewTrainer(cfg); err != nil {
+			return nil, err
+		}
+		run.err = tr.Fit(t.Context(), m, dm, volt.FromCheckpoint(filepath.Join(last.Dirpath(), "last.ckpt")))
+	}
 	run.events, run.epoch, run.globalStep, run.shouldStop = log.events, tr.CurrentEpoch(), tr.GlobalStep(), tr.ShouldStop()
 	return run, nil
 }

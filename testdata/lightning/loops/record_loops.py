@@ -65,7 +65,7 @@ class RecordingData(pl.LightningDataModule):
 
 
 def run(name, out_dir, trainer_kw, model_kw=None, stop_callback_at=None, datamodule=False,
-        n_train=16, n_val=8, batch=4):
+        n_train=16, n_val=8, batch=4, resume_max_epochs=None):
     th.EVENTS.clear()
     torch.manual_seed(0)
     model = LoopModel(**(model_kw or {}))
@@ -76,6 +76,12 @@ def run(name, out_dir, trainer_kw, model_kw=None, stop_callback_at=None, datamod
     callbacks = [th.Recorder()]
     if stop_callback_at is not None:
         callbacks.append(StopAtEpochStart(stop_callback_at))
+    ckpt = None
+    if resume_max_epochs is not None:
+        # A new Trainer (a restarted process) resumes from last.ckpt.
+        ckpt = th.CkptSpy(dirpath=tempfile.mkdtemp(), save_last=True)
+        callbacks.append(ckpt)
+        kw["enable_checkpointing"] = True
     trainer = pl.Trainer(callbacks=callbacks, **kw)
     error = None
     try:
@@ -83,6 +89,10 @@ def run(name, out_dir, trainer_kw, model_kw=None, stop_callback_at=None, datamod
             trainer.fit(model, datamodule=RecordingData(n_train, n_val, batch))
         else:
             trainer.fit(model, th.data(n_train, batch), th.data(n_val, batch, seed=1))
+        if ckpt is not None:
+            kw["max_epochs"] = resume_max_epochs
+            trainer = pl.Trainer(callbacks=[th.Recorder(), ckpt], **kw)
+            trainer.fit(model, datamodule=RecordingData(n_train, n_val, batch), ckpt_path=ckpt.last_model_path)
     except Exception as e:  # noqa: BLE001 - recorded
         error = f"{type(e).__name__}: {e}"
     result = {
@@ -92,7 +102,8 @@ def run(name, out_dir, trainer_kw, model_kw=None, stop_callback_at=None, datamod
         "model": model_kw or {},
         "stop_callback_at": stop_callback_at,
         "datamodule": datamodule,
-        "stages": ["fit"],
+        "stages": ["fit"] if resume_max_epochs is None else ["fit", "resume"],
+        "resume_max_epochs": resume_max_epochs,
         "train_batches_per_epoch": (n_train + batch - 1) // batch,
         "val_batches": (n_val + batch - 1) // batch,
         "error": error,
@@ -138,6 +149,8 @@ def main():
         datamodule=True)
     run("reload_every_1_val_check_half", out,
         {"max_epochs": 2, "reload_dataloaders_every_n_epochs": 1, "val_check_interval": 0.5}, datamodule=True)
+    run("reload_every_2_resumed_at_epoch_3", out, {**quiet, "max_epochs": 3, "reload_dataloaders_every_n_epochs": 2},
+        datamodule=True, resume_max_epochs=6)
 
 
 if __name__ == "__main__":
