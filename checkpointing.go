@@ -358,6 +358,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	}
 	t.progress = st.Progress
 	t.ckpt.resume = st.Resume
+	t.ckpt.restoredEpochs = int(st.Progress.Epoch.Total.Completed)
 	if r := st.Resume; r != nil {
 		e := int64(r.Epoch)
 		if r.inEpoch() {

@@ -54,7 +54,11 @@ type Config struct {
 	// are off. 0 is off.
 	FastDevRun int
 	// ReloadDataloadersEveryNEpochs asks the data module for new loaders
-	// every n epochs; 0 never.
+	// every n epochs; 0 never. As in Lightning, the training loader is asked
+	// for before OnTrainEpochStart of an epoch n epochs after it was last
+	// asked, and the validation loaders right before a validation run n
+	// epochs after they were last asked for one (with CheckValEveryNEpoch 3
+	// and n 2: at the validations of epochs 2 and 5, 0-based).
 	ReloadDataloadersEveryNEpochs int
 	// NumSanityValSteps is the number of validation batches run before
 	// training to catch bugs early: nil means 2, 0 turns the check off, -1

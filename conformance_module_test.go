@@ -59,6 +59,9 @@ type modelArgs struct {
 	Sched  []any   `json:"sched"`   // [kind, interval, frequency]; kind "step" or "plateau:<metric>"
 	StopAt *[2]int `json:"stop_at"` // request a stop in OnTrainBatchEnd at (epoch, batch)
 	FailAt *[2]int `json:"fail_at"` // fail at (epoch, batch)
+	// StopAtEpochStart requests a stop in OnTrainEpochStart of this epoch
+	// (testdata/lightning/loops/record_loops.py).
+	StopAtEpochStart *int `json:"stop_at_epoch_start"`
 }
 
 // conformanceModule is trace_hooks.py's Model: linear regression 4 → 1 with
@@ -165,6 +168,15 @@ func (m *conformanceModule) OnTrainBatchEnd(t *volt.Trainer, o *volt.StepOutput,
 	_ = m.hookRecorder.OnTrainBatchEnd(t, o, b, i)
 	if s := m.args.StopAt; s != nil && s[0] == t.CurrentEpoch() && s[1] == i {
 		t.Stop("conformance: the module requested a stop")
+	}
+	return nil
+}
+
+// OnTrainEpochStart records the hook and requests a stop where the scenario says.
+func (m *conformanceModule) OnTrainEpochStart(t *volt.Trainer) error {
+	_ = m.hookRecorder.OnTrainEpochStart(t)
+	if e := m.args.StopAtEpochStart; e != nil && *e == t.CurrentEpoch() {
+		t.Stop("conformance: the module requested a stop at the epoch's start")
 	}
 	return nil
 }

@@ -29,6 +29,15 @@ func (t *Trainer) agreeAtBatchEnd(ctx context.Context) error {
 	return t.agree(ctx)
 }
 
+// agreeAtEpochStart shares the stop requests made in OnTrainEpochStart, so
+// that every rank trains the epoch's batches or none does.
+func (t *Trainer) agreeAtEpochStart(ctx context.Context) error {
+	if !t.ddp.on {
+		return nil
+	}
+	return t.agree(ctx)
+}
+
 // agreeBeforeEpoch shares the stop requests made at an epoch's end
 // (EarlyStopping, ModelCheckpoint's hooks) before Fit decides whether to
 // run another epoch.

@@ -2,7 +2,6 @@ package volt
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -56,18 +55,36 @@ type fitLoop struct {
 	// said an Every(d) validation was due (clockSaysValidate).
 	agreedValTime bool
 	valDue        bool // a validation waits for the end of the accumulation window
+	// valAfterBatch: in OnTrainBatchEnd, the cadence puts a validation
+	// right after this batch (Trainer.ValidatesAfterBatch).
+	valAfterBatch bool
 	// epochFinished: the epoch reached its last batch (not ended early), so
 	// its epoch-interval schedulers step.
 	epochFinished bool
 	// plateauPending: in this epoch's OnTrainEpochEnd, before the plateau
 	// schedulers step.
 	plateauPending bool
+	// trainLoadEpoch is the epoch the training loader was last asked for;
+	// valLoadEpoch the epoch the validation loaders were, when
+	// valLoadCounted (ReloadDataloadersEveryNEpochs).
+	trainLoadEpoch int
+	valLoadEpoch   int
+	valLoadCounted bool
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	l := &fitLoop{t: t, dm: dm, ckpt: t.newDefaultCheckpoint()}
-	if err := l.loadData(); err != nil {
+	if err := l.loadData(true, true); err != nil {
 		return nil, err
+	}
+	// volt asks for every loader when Fit starts; Lightning counts that load
+	// of the validation loaders only when the first epoch validates, and a
+	// resumed Fit's load of the training loader at the epoch count the
+	// checkpoint recorded (one less than the epoch it resumes with after an
+	// epoch-end checkpoint).
+	l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), l.validatesInEpoch()
+	if t.ckpt.resume != nil {
+		l.trainLoadEpoch = t.ckpt.restoredEpochs
 	}
 	fresh := t.auto == nil
 	if fresh {
@@ -88,25 +105,35 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	return l, nil
 }
 
-// loadData asks the data module for its loaders and resolves the limits,
+// loadData asks the data module for its training loader (train) and its
+// validation loaders (val), keeping the others, and resolves the limits,
 // overfitting and validation cadence against their lengths.
-func (l *fitLoop) loadData() error {
+func (l *fitLoop) loadData(train, val bool) error {
 	t, dm := l.t, l.dm
-	tl, ok := dm.(TrainDataloader)
-	if ok {
-		l.train = tl.TrainDataloader()
+	if train {
+		l.train = nil
+		if tl, ok := dm.(TrainDataloader); ok {
+			l.train = tl.TrainDataloader()
+		}
+		if l.train == nil {
+			return fmt.Errorf("volt: Fit needs a training loader: %T has no TrainDataloader() or it returned nil", dm)
+		}
+		if err := checkLoaders("training", []data.Loader{l.train}); err != nil {
+			return err
+		}
+		l.train, _ = t.shardLoaders(l.train, nil)
+		l.trainLoadEpoch = t.CurrentEpoch()
 	}
-	if l.train == nil {
-		return fmt.Errorf("volt: Fit needs a training loader: %T has no TrainDataloader() or it returned nil", dm)
+	if val {
+		l.val = nil
+		if vl, ok := dm.(ValDataloaders); ok {
+			l.val = vl.ValDataloaders()
+		}
+		if err := checkLoaders("validation", l.val); err != nil {
+			return err
+		}
+		_, l.val = t.shardLoaders(nil, l.val)
 	}
-	l.val = nil
-	if vl, ok := dm.(ValDataloaders); ok {
-		l.val = vl.ValDataloaders()
-	}
-	if err := errors.Join(checkLoaders("training", []data.Loader{l.train}), checkLoaders("validation", l.val)); err != nil {
-		return err
-	}
-	l.train, l.val = t.shardLoaders(l.train, l.val)
 	cfg := &t.cfg
 	var err error
 	if over := cfg.OverfitBatches; over != nil && over != Batches(0) {
@@ -148,7 +175,36 @@ func (l *fitLoop) loadData() error {
 	} else if l.train.NumBatches() == 0 {
 		return emptyTrainingError(l.train, "has no batches")
 	}
+	if !train {
+		return nil
+	}
 	return l.resolveValInterval()
+}
+
+// reloadTrainDue reports whether ReloadDataloadersEveryNEpochs asks for the
+// training loader again before this epoch: n epochs after it was last asked
+// (Lightning's _should_reload_train_dl).
+func (l *fitLoop) reloadTrainDue() bool {
+	n := l.t.cfg.ReloadDataloadersEveryNEpochs
+	return n > 0 && l.t.CurrentEpoch()-l.trainLoadEpoch >= n
+}
+
+// reloadValDue reports whether ReloadDataloadersEveryNEpochs asks for the
+// validation loaders again right before this validation run: n epochs after
+// they were last asked for a validation, or, when Fit started in an epoch
+// that does not validate, at its first validation (Lightning's
+// _should_reload_val_dl, which does not count a load for a sanity check
+// outside a validation epoch).
+func (l *fitLoop) reloadValDue() bool {
+	n := l.t.cfg.ReloadDataloadersEveryNEpochs
+	return n > 0 && (!l.valLoadCounted || l.t.CurrentEpoch()-l.valLoadEpoch >= n)
+}
+
+// validatesInEpoch reports whether Fit validates in the current epoch
+// (Lightning's _should_check_val_epoch).
+func (l *fitLoop) validatesInEpoch() bool {
+	t := l.t
+	return l.validating && (l.acrossEpochs || (t.CurrentEpoch()+1)%t.cfg.valEveryEpochs == 0)
 }
 
 // emptyTrainingError says that the training loader gives nothing (what is

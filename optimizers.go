@@ -30,10 +30,17 @@ type OptimizerSetup struct {
 	// OnTrainBatchEnd and that epoch's validation, and a scheduler that needs
 	// a metric (ReduceLROnPlateau) after OnTrainEpochEnd; an epoch ended early
 	// (a stop, SkipRestOfEpoch) does not step them. IntervalStep steps after
-	// each optimization step, before OnTrainBatchEnd, and one that needs a
-	// metric after the validation that batch may run.
+	// each batch that steps the optimizer (once per batch, however many
+	// optimizer steps it takes), before OnTrainBatchEnd, and one that needs
+	// a metric after the validation that batch may run.
 	Interval Interval
 	// SchedulerFrequency steps the scheduler every n intervals; 0 means 1.
+	// As in Lightning, IntervalStep counts the batches of each epoch, not
+	// the optimizer steps: the scheduler steps after a batch that steps the
+	// optimizer when the batch's index in the epoch + 1 is a multiple of n
+	// (4 batches per epoch, n 3: after global steps 3, 7, 11; with
+	// AccumulateGradBatches 2 and n 2: after every step). IntervalEpoch steps
+	// after every n-th epoch (epoch index + 1 a multiple of n).
 	SchedulerFrequency int
 	// Monitor names the metric a ReduceLROnPlateau scheduler watches.
 	Monitor string

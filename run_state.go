@@ -92,6 +92,11 @@ type checkpointState struct {
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.
 	restoredSchedulers *[][]byte
+	// restoredEpochs is the completed-epoch count the restored checkpoint
+	// recorded (an epoch-end checkpoint: the index of the epoch it ended),
+	// Lightning's current_epoch when a resumed Fit first asks for its
+	// training loader.
+	restoredEpochs int
 }
 
 // stopRequest is a request to stop Fit (Trainer.Stop); it stays readable

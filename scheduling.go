@@ -43,8 +43,10 @@ func (t *Trainer) startSchedulers() error {
 
 // stepSchedulers steps the schedulers of the given interval that are due,
 // those that need a metric (plateau) or the others: Lightning steps them at
-// different points (see OptimizerConfig.Interval). count is the number of
-// completed intervals (optimization steps or epochs).
+// different points (see OptimizerSetup.Interval). count is Lightning's
+// index + 1 of the interval: of the batch in its epoch (IntervalStep, only
+// on a batch that stepped the optimizer) or of the epoch (IntervalEpoch); a
+// scheduler steps when it is a multiple of its SchedulerFrequency.
 func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) error {
 	for i := range t.auto.opts {
 		o := &t.auto.opts[i]

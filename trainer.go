@@ -108,6 +108,9 @@ func (t *Trainer) ShouldStop() bool { return t.stop.requested }
 
 // Stop asks Fit to stop at the end of the current batch; the request is
 // honoured once MinEpochs and MinSteps are reached. The reason is reported once.
+// Asked in OnTrainEpochStart (or before a training epoch starts) it ends that
+// epoch before its first batch, as Lightning does: no batch is trained and no
+// validation runs, the epoch-end hooks run, then Fit ends.
 // In a data-parallel job a stop asked on any rank stops every rank after the
 // same batch.
 func (t *Trainer) Stop(reason string) {

@@ -124,3 +124,14 @@ func (t *Trainer) LogEveryNSteps() int64 { return t.cfg.logEvery }
 
 // FastDevRun returns Config.FastDevRun (0: off).
 func (t *Trainer) FastDevRun() int { return t.cfg.FastDevRun }
+
+// ValidatesAfterBatch reports, in OnTrainBatchEnd, whether Fit's validation
+// cadence (ValCheckInterval, CheckValEveryNEpoch, the end of the
+// accumulation window) runs a validation right after the current training
+// batch; false elsewhere. A stop requested in that OnTrainBatchEnd may add
+// one (Lightning validates before a stop ends the epoch). ModelCheckpoint
+// uses it to save a step-triggered checkpoint after that validation.
+func (t *Trainer) ValidatesAfterBatch() bool {
+	fit := t.run.fit
+	return fit != nil && fit.valAfterBatch
+}

@@ -24,8 +24,8 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if resumed {
 		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
 	} else {
-		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
-			if err := l.loadData(); err != nil {
+		if l.reloadTrainDue() {
+			if err := l.loadData(true, false); err != nil {
 				return err
 			}
 		}
@@ -45,15 +45,23 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if !resumed {
 		p.Epoch.started()
 	}
-	// A checkpoint taken after a batch, before the validation it scheduled,
-	// runs that validation first.
-	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
-		if err := l.validate(ctx); err != nil {
+	if err := t.agreeAtEpochStart(ctx); err != nil {
+		return err
+	}
+	// A stop requested before the first batch (in OnTrainEpochStart) ends
+	// the epoch before it: no batch, no validation, then the epoch-end hooks
+	// (Lightning's epoch loop checks should_stop before every batch).
+	if !(t.stop.requested && t.canStopEarly()) {
+		// A checkpoint taken after a batch, before the validation it
+		// scheduled, runs that validation first.
+		if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
+			if err := l.validate(ctx); err != nil {
+				return err
+			}
+		}
+		if err := l.runBatches(ctx, epoch, skip); err != nil {
 			return err
 		}
-	}
-	if err := l.runBatches(ctx, epoch, skip); err != nil {
-		return err
 	}
 	p.Epoch.processed()
 
@@ -182,9 +190,12 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	stepped := steps > 0
 	stepsBefore := p.OptimizerSteps
-	for range steps {
-		p.OptimizerSteps++
-		if err := t.stepSchedulers(IntervalStep, p.OptimizerSteps, false); err != nil {
+	p.OptimizerSteps += int64(steps)
+	// Step-interval schedulers count the batches of the epoch, not the
+	// optimizer steps: they step on a batch that stepped when its index + 1
+	// is a multiple of their frequency (Lightning's _update_learning_rates).
+	if stepped {
+		if err := t.stepSchedulers(IntervalStep, int64(batchIdx+1), false); err != nil {
 			return false, err
 		}
 	}
@@ -195,8 +206,21 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		}
 	}
 	p.TrainBatch.processed()
+	// Whether the cadence puts a validation after this batch is decided
+	// before OnTrainBatchEnd (Trainer.ValidatesAfterBatch), so that a
+	// step-triggered checkpoint can wait for it. Under data-parallel
+	// training an Every(d) cadence is agreed across ranks first.
+	if t.ddp.on && l.valEveryTime > 0 {
+		if err := t.agree(ctx); err != nil {
+			return false, err
+		}
+	}
+	l.valAfterBatch = l.cadenceDue(batchIdx, lastInEpoch, stepped)
 	p.At = PointTrainBatchEnd
-	if err := t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx}); err != nil {
+	err = t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx})
+	validate := l.valAfterBatch
+	l.valAfterBatch = false
+	if err != nil {
 		return false, err
 	}
 	p.TrainBatch.completed()
@@ -213,7 +237,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	} else {
 		t.skipStepLogs()
 	}
-	if l.validationDue(batchIdx, lastInEpoch, stepped) {
+	if l.stopValidates(stepped) || validate {
 		if err := l.validate(ctx); err != nil {
 			return false, err
 		}
@@ -225,10 +249,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, nil
 	}
 	// Plateau schedulers of the step interval see that validation's metrics.
-	for s := stepsBefore + 1; s <= p.OptimizerSteps; s++ {
-		if err := t.stepSchedulers(IntervalStep, s, true); err != nil {
-			return false, err
-		}
+	if err := t.stepSchedulers(IntervalStep, int64(batchIdx+1), true); err != nil {
+		return false, err
 	}
 	if s := t.run.signals.signalled(); s != nil {
 		return false, t.interruptBySignal(s)
@@ -240,23 +262,34 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 }
 
 // validationDue reports whether validation runs after batch batchIdx of the
-// current epoch. A due validation waits for the end of the accumulation
-// window (stepped), so it never sees half-accumulated gradients.
+// current epoch: a stop requested (stopValidates) or the cadence
+// (cadenceDue).
 func (l *fitLoop) validationDue(batchIdx int, lastInEpoch, stepped bool) bool {
+	return l.stopValidates(stepped) || l.cadenceDue(batchIdx, lastInEpoch, stepped)
+}
+
+// stopValidates reports whether a validation runs after the batch because a
+// stop was requested and may be honoured: Lightning validates before a
+// requested stop ends the epoch ("allow validation if requesting to stop
+// early"). The cadence's pending validation is then taken by it.
+func (l *fitLoop) stopValidates(stepped bool) bool {
 	t := l.t
-	if !l.validating {
+	if !stepped || !l.validatesInEpoch() || !t.stop.requested || !t.canStopEarly() {
 		return false
 	}
-	epoch := t.CurrentEpoch()
-	if !l.acrossEpochs && (epoch+1)%t.cfg.valEveryEpochs != 0 {
+	l.valDue = false
+	return true
+}
+
+// cadenceDue reports whether the validation cadence (ValCheckInterval,
+// CheckValEveryNEpoch) puts a validation after batch batchIdx of the current
+// epoch. A due validation waits for the end of the accumulation window
+// (stepped), so it never sees half-accumulated gradients.
+func (l *fitLoop) cadenceDue(batchIdx int, lastInEpoch, stepped bool) bool {
+	if !l.validatesInEpoch() {
 		return false
 	}
-	if stepped && t.stop.requested && t.canStopEarly() {
-		// Lightning validates before a requested stop ends the epoch
-		// ("allow validation if requesting to stop early").
-		l.valDue = false
-		return true
-	}
+	t := l.t
 	switch {
 	case l.acrossEpochs:
 		if int(t.progress.TrainBatch.Total.Processed)%l.valEvery == 0 {
@@ -288,9 +321,20 @@ func (l *fitLoop) clockSaysValidate() bool {
 	return l.valEveryTime > 0 && time.Since(l.lastVal) >= l.valEveryTime
 }
 
-// validate runs the validation loop inside Fit.
+// validate runs the validation loop inside Fit, asking for the validation
+// loaders first when ReloadDataloadersEveryNEpochs says so.
 func (l *fitLoop) validate(ctx context.Context) error {
 	t := l.t
+	if l.reloadValDue() {
+		if err := l.loadData(false, true); err != nil {
+			return err
+		}
+		l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), true
+		if !l.validating {
+			t.state.Stage = RunningTrain
+			return nil
+		}
+	}
 	if _, err := t.runEvaluation(ctx, t.valKind(), l.val, l.valLimits); err != nil {
 		return err
 	}

@@ -43,6 +43,9 @@ type ModelCheckpoint struct {
 	valRan      bool   // a Fit validation run ended: a missing monitor is an error
 	warned      bool   // the missing monitor was reported
 	lastTime    time.Time
+	// deferred: a step- or time-triggered save waits for the end of the
+	// next validation (deferToValidation).
+	deferred bool
 }
 
 // staleTempAge is how long a save's temporary file must have been idle to be
@@ -85,12 +88,13 @@ func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
 		t.Slog().Warn(m.loadWarning)
 	}
 	m.loaded, m.loadWarning = false, ""
-	m.valRan, m.warned = false, false
+	m.valRan, m.warned, m.deferred = false, false, false
 	m.lastTime = m.cfg.Now()
 	return nil
 }
 
-// OnTrainBatchEnd saves when the step or time cadence is due.
+// OnTrainBatchEnd saves when the step or time cadence is due, or defers the
+// save to the end of the next validation (deferToValidation).
 func (m *ModelCheckpoint) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
 	if m.skip(t) {
 		return nil
@@ -112,14 +116,51 @@ func (m *ModelCheckpoint) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _
 	if !stepDue && !timeDue {
 		return nil
 	}
+	if m.deferToValidation(t) {
+		m.deferred = true
+		return nil
+	}
 	return m.save(t)
 }
 
-// OnValidationEnd saves when the epoch cadence is due and saves happen at
-// validation end.
+// deferToValidation reports whether a step- or time-triggered save with a
+// Monitor waits for the end of the next validation of the Fit, so that it
+// ranks with that validation's values rather than stale or missing ones:
+// when a validation runs right after this batch (Trainer.ValidatesAfterBatch),
+// or, before the Fit's first validation, when the monitored value has not
+// been logged yet (Lightning 2.5.5, PR #21106; 2.2.5 saves at once). After a
+// validation a value still missing is an error at the save, as before.
+func (m *ModelCheckpoint) deferToValidation(t *volt.Trainer) bool {
+	if m.cfg.Monitor == "" || !t.Validating() {
+		return false
+	}
+	if t.ValidatesAfterBatch() {
+		return true
+	}
+	if m.valRan {
+		return false
+	}
+	_, logged := t.CallbackMetrics()[m.cfg.Monitor]
+	return !logged
+}
+
+// OnValidationEnd saves a deferred step- or time-triggered checkpoint, and
+// saves when the epoch cadence is due and saves happen at validation end.
 func (m *ModelCheckpoint) OnValidationEnd(t *volt.Trainer) error {
 	if st := t.State(); st.Fn != volt.StageFit || st.Stage == volt.RunningSanityCheck {
 		return nil
+	}
+	if m.deferred {
+		// Saved before valRan is set: a value this first validation did
+		// not log either is skipped with a warning, as the save at its
+		// batch would have been.
+		m.deferred = false
+		err := error(nil)
+		if !m.skip(t) {
+			err = m.save(t)
+		}
+		m.valRan = true
+		return err
 	}
 	m.valRan = true
 	if m.onTrainEpochEnd(t) || m.skip(t) || !m.epochDue(t) {

@@ -33,11 +33,16 @@ type ModelCheckpointConfig struct {
 	// Monitor it must be -1, 0 or 1.
 	SaveTopK *int
 	// SaveLast keeps last.ckpt, a copy of the newest checkpoint, updated at
-	// every save and at the end of training. It is a real file (written
-	// atomically), not a link.
+	// every save and at the end of training, and only then (Lightning also
+	// rewrites it at every epoch's or validation's end whose cadence is not
+	// due). It is a real file (written atomically), not a link.
 	SaveLast bool
 	// EveryNTrainSteps saves after every n optimization steps (checked at
-	// training batch end).
+	// training batch end). With a Monitor, a save due after a batch that a
+	// validation follows waits for that validation's end, and one due before
+	// the Fit's first validation has logged the monitored value waits for
+	// it, so that it ranks with fresh values (Lightning 2.5.5; 2.2.5 saves
+	// at the batch). The same holds for TrainTimeInterval.
 	EveryNTrainSteps int
 	// EveryNEpochs saves every n epochs (default 1 when no other cadence is
 	// set).
