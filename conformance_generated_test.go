@@ -458,8 +458,16 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 		val = append(val, &data.DataLoader{Dataset: init.Val8.slice(), BatchSize: 4})
 	}
 	loaders := volt.Loaders{Train: &data.DataLoader{Dataset: train.slice(), BatchSize: 4}, Val: val, Test: val, Predict: val}
+	// conformanceModule reads the scheduler's frequency as a float64 (the
+	// spec's numbers are json.Number).
+	sched := slices.Clone(sp.Model.Sched)
+	for i, v := range sched {
+		if n, ok := v.(json.Number); ok {
+			sched[i], _ = n.Float64()
+		}
+	}
 	m := &genModule{conformanceModule: &conformanceModule{hookRecorder: hookRecorder{"Model", log}, init: init,
-		args: modelArgs{Sched: sp.Model.Sched}, logTrainEpoch: sp.Model.LogTrainEpoch, plateauPatience: sp.Model.PlateauPatience, generated: true},
+		args: modelArgs{Sched: sched}, logTrainEpoch: sp.Model.LogTrainEpoch, plateauPatience: sp.Model.PlateauPatience, generated: true},
 		stop: sp.Model.Stop, fail: sp.Model.Fail}
 	ctx := t.Context()
 	for _, stage := range sp.Stages {

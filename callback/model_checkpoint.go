@@ -124,24 +124,14 @@ func (m *ModelCheckpoint) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _
 }
 
 // deferToValidation reports whether a step- or time-triggered save with a
-// Monitor waits for the end of the next validation of the Fit, so that it
-// ranks with that validation's values rather than stale or missing ones:
-// when a validation runs right after this batch (Trainer.ValidatesAfterBatch),
-// or, before the Fit's first validation, when the monitored value has not
-// been logged yet (Lightning 2.5.5, PR #21106; 2.2.5 saves at once). After a
-// validation a value still missing is an error at the save, as before.
+// Monitor waits for the end of the validation that runs right after this
+// batch (Trainer.ValidatesAfterBatch), so that it ranks with that
+// validation's values rather than stale or missing ones (Lightning 2.5.5,
+// PR #21106; 2.2.5 saves at once). A save due after a batch no validation
+// follows is made at once, as in both: before the first validation a
+// missing monitored value skips the top-k file, as Lightning's does.
 func (m *ModelCheckpoint) deferToValidation(t *volt.Trainer) bool {
-	if m.cfg.Monitor == "" || !t.Validating() {
-		return false
-	}
-	if t.ValidatesAfterBatch() {
-		return true
-	}
-	if m.valRan {
-		return false
-	}
-	_, logged := t.CallbackMetrics()[m.cfg.Monitor]
-	return !logged
+	return m.cfg.Monitor != "" && t.Validating() && t.ValidatesAfterBatch()
 }
 
 // OnValidationEnd saves a deferred step- or time-triggered checkpoint, and
