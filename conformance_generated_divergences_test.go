@@ -42,14 +42,21 @@ var designedRefusals = []struct {
 // compared; each has its guide line.
 var designedScenarios = []struct {
 	class   divergenceClass
+	aspects []string // the aspects it changes; nil: all
 	applies func(genSpec) bool
 }{
 	{divergenceClass{ID: "overfit-validates-on-train", Reason: "OverfitBatches validates on the training batches; Lightning 2.x on the validation loaders",
-		Guide: "trains and validates on the same first training batches"},
+		Guide: "trains and validates on the same first training batches"}, nil,
 		func(sp genSpec) bool { _, ok := sp.Trainer["overfit_batches"]; return ok }},
 	{divergenceClass{ID: "validation-waits-for-window", Reason: "a validation due inside an accumulation window waits for its end; Lightning validates mid-window",
-		Guide: "a validation due inside an accumulation window waits for"},
+		Guide: "a validation due inside an accumulation window waits for"}, nil,
 		validationInsideWindow},
+	{divergenceClass{ID: "step-save-after-its-validation", Reason: "a step-triggered save with a monitor waits for the validation after its batch (Lightning 2.5.5); 2.2.5 saves first",
+		Guide: "behave as in Lightning 2.5.5 (its PR #21106"}, []string{"hooks", "checkpoints"},
+		func(sp genSpec) bool {
+			mc := sp.Callbacks.Checkpoint
+			return mc != nil && anyInt(mc, "every_n_train_steps") > 0 && anyString(mc, "monitor") != ""
+		}},
 }
 
 // validationInsideWindow reports whether a validation of the spec's Fit is
