@@ -83,6 +83,9 @@ func TestConformanceGenerated(t *testing.T) {
 				}
 			}
 			diffs := compareGenerated(&want, got)
+			if os.Getenv("VOLT_CONFORMANCE_DUMP") != "" {
+				dumpHooks(t, &trace{Events: want.Events}, &got.voltRun)
+			}
 			for _, r := range designedScenarios {
 				if !r.applies(want.Spec) || len(diffs) == 0 {
 					continue

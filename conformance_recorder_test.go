@@ -1,6 +1,7 @@
 package volt_test
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -311,6 +312,14 @@ func (s *schedulerSpy) Step(metric float64) float64 {
 		e.Metric = &m
 	}
 	return s.Scheduler.Step(metric)
+}
+
+// StateAfterStep forwards optim.StepPeeker (a look-ahead, not a step).
+func (s *schedulerSpy) StateAfterStep(metric float64) ([]byte, error) {
+	if p, ok := s.Scheduler.(optim.StepPeeker); ok {
+		return p.StateAfterStep(metric)
+	}
+	return nil, fmt.Errorf("schedulerSpy: %T is no optim.StepPeeker", s.Scheduler)
 }
 
 // NeedsMetric forwards optim.MetricScheduler.

@@ -121,6 +121,9 @@ func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, error) {
 	if !ok {
 		return state, nil // the step will fail, saying so
 	}
+	if p, ok := o.Scheduler.(optim.StepPeeker); ok {
+		return p.StateAfterStep(metric)
+	}
 	o.Scheduler.Step(metric)
 	stepped, err := o.Scheduler.State()
 	if rerr := o.Scheduler.LoadState(state); rerr != nil {

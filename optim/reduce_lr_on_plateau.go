@@ -166,6 +166,14 @@ func (s *ReduceLROnPlateau) Step(metric float64) float64 {
 // LR implements Scheduler.
 func (s *ReduceLROnPlateau) LR() float64 { return float64(s.p.LR) }
 
+// StateAfterStep implements StepPeeker: the state after Step(metric), taken
+// on a copy.
+func (s *ReduceLROnPlateau) StateAfterStep(metric float64) ([]byte, error) {
+	next := *s
+	next.Step(metric)
+	return next.State()
+}
+
 // State implements Scheduler.
 func (s *ReduceLROnPlateau) State() ([]byte, error) {
 	extra := plateauState{Best: jsonFloat(s.best), NumBadEpochs: s.numBadEpochs, CooldownCounter: s.cooldownCounter}

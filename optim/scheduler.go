@@ -38,6 +38,17 @@ type MetricScheduler interface {
 	NeedsMetric() bool
 }
 
+// StepPeeker is implemented by schedulers that can say what their state
+// would be after a Step without taking it. The trainer uses it when a
+// checkpoint saved in OnTrainEpochEnd must hold the state after the plateau
+// step that follows that hook; a scheduler without it is stepped and then
+// restored with LoadState, so its Step runs once more than the schedule.
+type StepPeeker interface {
+	// StateAfterStep returns State() as it would be after Step(metric),
+	// leaving the scheduler unchanged.
+	StateAfterStep(metric float64) ([]byte, error)
+}
+
 // progress is the part of a scheduler's state shared by all of them: the base
 // LR given to Start, the current LR and PyTorch's last_epoch (the number of
 // Step calls since Start).
