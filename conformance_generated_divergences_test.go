@@ -51,6 +51,13 @@ var designedScenarios = []struct {
 	{divergenceClass{ID: "validation-waits-for-window", Reason: "a validation due inside an accumulation window waits for its end; Lightning validates mid-window",
 		Guide: "a validation due inside an accumulation window waits for"}, nil,
 		validationInsideWindow},
+	{divergenceClass{ID: "stop-in-validate-stays-there", Reason: "a stop requested in a Validate ends there; Lightning's should_stop carries into the next fit, which trains nothing",
+		Guide: "starts with no stop request"}, nil,
+		func(sp genSpec) bool {
+			a := sp.Model.Stop
+			return a != nil && strings.HasPrefix(a.Hook, "on_validation") && a.Epoch == 0 &&
+				len(sp.Stages) > 1 && sp.Stages[0] == "validate" && sp.Stages[1] == "fit"
+		}},
 	{divergenceClass{ID: "step-save-after-its-validation", Reason: "a step-triggered save with a monitor waits for the validation after its batch (Lightning 2.5.5); 2.2.5 saves first",
 		Guide: "behave as in Lightning 2.5.5 (its PR #21106"}, []string{"hooks", "checkpoints"},
 		func(sp genSpec) bool {

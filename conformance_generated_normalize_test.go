@@ -24,6 +24,8 @@ var designedNormalizations = []struct {
 		Guide: "volt also brings `last.ckpt` up to the end of training"}, dropLastSavedAtTrainEnd},
 	{divergenceClass{ID: "resume-keeps-callback-metrics", Reason: "a resumed Fit starts with the checkpoint's callback metrics; Lightning's with none",
 		Guide: "A resumed `Fit` starts with the checkpoint's callback metrics"}, dropRestoredMetrics},
+	{divergenceClass{ID: "last-only-with-a-save", Reason: "SaveLast rewrites last.ckpt only with a due save; Lightning also at every epoch or validation end",
+		Guide: "`SaveLast` rewrites `last.ckpt` only with a save"}, dropLastWithoutSave},
 	{divergenceClass{ID: "slash-in-file-name", Reason: "a / in a metric name becomes _ in a checkpoint file name; Lightning makes a folder",
 		Guide: "a `/` in a metric name becomes `_` in the file name"}, slashInFileName},
 }
@@ -169,4 +171,41 @@ func dropRestoredMetrics(sp genSpec, want, got []traceEvent) ([]traceEvent, []tr
 		k++
 	}
 	return want, got
+}
+
+// dropLastWithoutSave drops, from Lightning's trace, a save of last.ckpt on
+// its own (no top-k file saved in the same hook) with its state hooks, when
+// volt saved no last.ckpt at that epoch and step.
+func dropLastWithoutSave(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
+	type at struct {
+		epoch int
+		step  int64
+	}
+	voltLast := map[at]bool{}
+	for _, e := range got {
+		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
+			voltLast[at{e.Epoch, e.GlobalStep}] = true
+		}
+	}
+	var out []traceEvent
+	dropping := false
+	for i, e := range want {
+		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
+			j := i - 1
+			for j >= 0 && want[j].Hook == "on_save_checkpoint" {
+				j--
+			}
+			alone := j < 0 || want[j].Who != "ModelCheckpoint"
+			if alone && !voltLast[at{e.Epoch, e.GlobalStep}] {
+				dropping = true
+				continue
+			}
+		}
+		if dropping && e.Hook == "on_save_checkpoint" {
+			continue
+		}
+		dropping = false
+		out = append(out, e)
+	}
+	return out, got
 }
