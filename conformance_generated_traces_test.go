@@ -23,7 +23,7 @@ import (
 // runs, the cache must hold exactly what it recorded, so that a `go test`
 // without Python checks the same facts; VOLT_LIGHTNING_UPDATE=1 rewrites it.
 // VOLT_REQUIRE_LIGHTNING=1 (set by .ci/run) turns a missing Lightning into a
-// failure.
+// failure; VOLT_LIGHTNING_PYTHON names another python3 than /usr/bin/python3.
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
@@ -62,7 +62,10 @@ type loggedRow struct {
 // lightningRunner finds Debian's python3 with torch and unpacks the
 // Lightning site; ok is false (with the reason) when this machine cannot.
 func lightningRunner(t *testing.T) (run func(args ...string) error, ok bool, why string) {
-	python := "/usr/bin/python3"
+	python := "/usr/bin/python3" // Debian's, which sees python3-torch
+	if p := os.Getenv("VOLT_LIGHTNING_PYTHON"); p != "" {
+		python = p
+	}
 	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
 		return nil, false, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
 	}

@@ -275,6 +275,12 @@ func (l *fitLoop) run(ctx context.Context) error {
 		}
 	}
 	t.state.Stage = RunningTrain
+	if reason := l.done(); reason != "" {
+		// Nothing to train (a run resumed at its end): Lightning's fit
+		// loop skips, with no OnTrainStart or OnTrainEnd.
+		t.cfg.Log.Info("volt: Fit stopped: " + reason)
+		return t.emit(hookOnFitEnd, hookArgs{})
+	}
 	if err := t.emit(hookOnTrainStart, hookArgs{}); err != nil {
 		return err
 	}
