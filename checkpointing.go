@@ -19,10 +19,14 @@ const internalPrefix = "/volt/"
 
 // resumePoint says where a resumed Fit continues: at batch Batch of epoch
 // Epoch, with the validation that followed batch Batch-1 already done or not.
+// LastBatchDone says that batch Batch-1 was the epoch's last: only the
+// epoch's end remains (its validation if not done, OnTrainEpochEnd, the
+// plateau schedulers' step), which a loader of unknown length cannot tell.
 type resumePoint struct {
 	Epoch          int  `json:"epoch"`
 	Batch          int  `json:"batch"`
 	ValidationDone bool `json:"validation_done"`
+	LastBatchDone  bool `json:"last_batch_done,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -203,7 +207,8 @@ func (t *Trainer) resumePointNow() *resumePoint {
 		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone(),
+			LastBatchDone: t.run.fit != nil && t.run.fit.epochFinished}
 	}
 	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
 }

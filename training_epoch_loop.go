@@ -33,8 +33,12 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		p.TrainBatch.resetCurrent()
 		t.logs.trainRes.reset()
 	}
+	// A run restored after the epoch's last batch has only the epoch's end
+	// left, its plateau step included. (A checkpoint without the flag is
+	// from before it was saved: the loader's length tells.)
+	l.epochFinished = resumed && (t.ckpt.resume.LastBatchDone ||
+		skip > 0 && skip == effectiveBatches(l.train.NumBatches(), l.trainLimit))
 	t.ckpt.resume = nil
-	l.epochFinished = false
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
 	t.run.skipEpoch = false
@@ -47,7 +51,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	}
 	// A checkpoint taken after a batch, before the validation it scheduled,
 	// runs that validation first.
-	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
+	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, l.epochFinished, true) {
 		if err := l.validate(ctx); err != nil {
 			return err
 		}
