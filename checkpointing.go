@@ -201,6 +201,12 @@ func (t *Trainer) resumePointNow() *resumePoint {
 	p := &t.progress
 	switch {
 	case t.state.Fn != StageFit:
+	case t.ckpt.resume != nil:
+		// A resumed Fit that has not reached its restored point yet (its
+		// OnFitStart, sanity check, OnTrainStart, the resumed epoch's
+		// OnTrainEpochStart) continues from that point.
+		r := *t.ckpt.resume
+		return &r
 	case p.At == PointTrainEpochEnd:
 		// The epoch's batches are processed; its completion may or may
 		// not be counted yet.

@@ -244,11 +244,14 @@ func (l *fitLoop) run(ctx context.Context) error {
 	return t.emit(hookOnFitEnd, hookArgs{})
 }
 
-// done returns why training should stop, or "".
+// done returns why training should stop, or "". A run resumed inside an
+// epoch first finishes that epoch's end (the validation due, OnTrainEpochEnd,
+// the epoch values), as the run it resumes did, even when MaxSteps was
+// reached at the checkpoint.
 func (l *fitLoop) done() string {
 	t := l.t
 	p := &t.progress
-	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {
+	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps && !t.resumesInEpoch() {
 		return fmt.Sprintf("MaxSteps=%d reached.", t.cfg.maxSteps)
 	}
 	if t.cfg.maxEpochs >= 0 && p.Epoch.Total.Completed >= int64(t.cfg.maxEpochs) {
@@ -284,7 +287,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 		return nil
 	}
 	epoch, skip := t.CurrentEpoch(), 0
-	if t.ckpt.resume != nil && t.ckpt.resume.inEpoch() {
+	if t.resumesInEpoch() {
 		skip = t.ckpt.resume.Batch
 	}
 	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))

@@ -20,7 +20,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
 	skip, valDone := 0, false
-	resumed := t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
+	resumed := t.resumesInEpoch()
 	if resumed {
 		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
 	} else {
@@ -38,12 +38,15 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// from before it was saved: the loader's length tells.)
 	l.epochFinished = resumed && (t.ckpt.resume.LastBatchDone ||
 		skip > 0 && skip == effectiveBatches(l.train.NumBatches(), l.trainLimit))
-	t.ckpt.resume = nil
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
 	t.run.skipEpoch = false
 	p.At = PointTrainEpochStart
-	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
+	// Until the resumed epoch's OnTrainEpochStart has run, a checkpoint
+	// resumes where the restored one did (resumePointNow).
+	err := t.emit(hookOnTrainEpochStart, hookArgs{})
+	t.ckpt.resume = nil
+	if err != nil {
 		return err
 	}
 	if !resumed {
@@ -56,8 +59,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := l.runBatches(ctx, epoch, skip); err != nil {
-		return err
+	// After the epoch's last batch no batch is left, even where the loader
+	// has more (LimitTrainBatches); after the step that reached MaxSteps the
+	// epoch ends.
+	if !l.epochFinished && !(resumed && t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps) {
+		if err := l.runBatches(ctx, epoch, skip); err != nil {
+			return err
+		}
 	}
 	p.Epoch.processed()
 
@@ -98,6 +106,12 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	p.Epoch.completed()
 	t.run.res = nil
 	return nil
+}
+
+// resumesInEpoch reports whether the next epoch continues one that a
+// restored checkpoint was taken inside.
+func (t *Trainer) resumesInEpoch() bool {
+	return t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
 }
 
 // runBatches runs the epoch's batches from skip on, looking one batch ahead
