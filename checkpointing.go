@@ -22,11 +22,17 @@ const internalPrefix = "/volt/"
 // LastBatchDone says that batch Batch-1 was the epoch's last: only the
 // epoch's end remains (its validation if not done, OnTrainEpochEnd, the
 // plateau schedulers' step), which a loader of unknown length cannot tell.
+// Stepped says whether batch Batch-1 stepped the optimizer (nil in older
+// checkpoints: taken as stepped), ValidationPending that a due validation
+// waits for the end of the accumulation window: with them the resumed run
+// validates after the same batch as the uninterrupted one.
 type resumePoint struct {
-	Epoch          int  `json:"epoch"`
-	Batch          int  `json:"batch"`
-	ValidationDone bool `json:"validation_done"`
-	LastBatchDone  bool `json:"last_batch_done,omitempty"`
+	Epoch             int   `json:"epoch"`
+	Batch             int   `json:"batch"`
+	ValidationDone    bool  `json:"validation_done"`
+	LastBatchDone     bool  `json:"last_batch_done,omitempty"`
+	Stepped           *bool `json:"stepped,omitempty"`
+	ValidationPending bool  `json:"validation_pending,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -218,8 +224,12 @@ func (t *Trainer) resumePointNow() *resumePoint {
 		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone(),
-			LastBatchDone: t.run.fit != nil && t.run.fit.epochFinished}
+		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		if l := t.run.fit; l != nil {
+			stepped := l.lastStepped
+			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, l.valDue
+		}
+		return r
 	}
 	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
 }

@@ -56,6 +56,7 @@ type fitLoop struct {
 	// said an Every(d) validation was due (clockSaysValidate).
 	agreedValTime bool
 	valDue        bool // a validation waits for the end of the accumulation window
+	lastStepped   bool // the last training batch stepped the optimizer
 	// epochFinished: the epoch reached its last batch (not ended early), so
 	// its epoch-interval schedulers step.
 	epochFinished bool

@@ -19,10 +19,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	epoch := t.CurrentEpoch()
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
-	skip, valDone := 0, false
+	skip, valDone, stepped := 0, false, true
 	resumed := t.resumesInEpoch()
-	if resumed {
-		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
+	if r := t.ckpt.resume; resumed {
+		skip, valDone, l.valDue = r.Batch, r.ValidationDone, r.ValidationPending
+		if r.Stepped != nil {
+			stepped = *r.Stepped
+		}
 	} else {
 		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
 			if err := l.loadData(); err != nil {
@@ -54,7 +57,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	}
 	// A checkpoint taken after a batch, before the validation it scheduled,
 	// runs that validation first.
-	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, l.epochFinished, true) {
+	if resumed && !valDone && skip > 0 && l.validationDue(skip-1, l.epochFinished, stepped) {
 		if err := l.validate(ctx); err != nil {
 			return err
 		}
@@ -199,6 +202,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
 	}
 	stepped := steps > 0
+	l.lastStepped = stepped
 	stepsBefore := p.OptimizerSteps
 	for range steps {
 		p.OptimizerSteps++
