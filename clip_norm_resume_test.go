@@ -1,6 +1,7 @@
 package volt_test
 
 import (
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,9 +36,10 @@ func (m *clipMLP) ValidationStep(s *volt.Step, b volt.Batch) {
 }
 
 // clipResumeConfig trains clipMLP for epochs epochs with clipping set by
-// algorithm ("" is off) at a threshold the gradients' norm exceeds.
+// algorithm ("" is off) at a threshold the gradients' norm exceeds, logging
+// the gradients' 2-norms (TrackGradNorm).
 func clipResumeConfig(epochs int, algorithm volt.ClipAlgorithm) volt.Config {
-	cfg := quiet(volt.Config{MaxEpochs: epochs})
+	cfg := quiet(volt.Config{MaxEpochs: epochs, TrackGradNorm: 2})
 	if algorithm != "" {
 		cfg.GradientClipVal, cfg.GradientClipAlgorithm = 0.05, algorithm
 	}
@@ -64,7 +66,8 @@ func resumeClipFit(t *testing.T, path string, algorithm volt.ClipAlgorithm) *vol
 // for bit, with clipping by norm (whose global norm sums the variables in an
 // order that must not depend on how the store was filled: by tracing, or by
 // loading a checkpoint), by value and without clipping; in this process and
-// in a new one.
+// in a new one. The tracked total norm, a sum over the variables too, is the
+// same bit for bit.
 func TestResumeIsBitwiseWithClipping(t *testing.T) {
 	if path := os.Getenv("VOLT_CLIP_RESUME_CHILD"); path != "" {
 		r := resumeClipFit(t, path, volt.ClipAlgorithm(os.Getenv("VOLT_CLIP_RESUME_ALGORITHM")))
@@ -107,7 +110,14 @@ func TestResumeIsBitwiseWithClipping(t *testing.T) {
 			if tc.newProcess {
 				got = resumeInChild(t, path, dir, tc.algorithm)
 			} else {
-				got = weights(t, resumeClipFit(t, path, tc.algorithm))
+				r := resumeClipFit(t, path, tc.algorithm)
+				got = weights(t, r)
+				const total = "grad_2.0_norm_total"
+				nu, okU := u.CallbackMetrics()[total]
+				nr, okR := r.CallbackMetrics()[total]
+				if !okU || !okR || math.Float64bits(nu) != math.Float64bits(nr) {
+					t.Errorf("last %s: uninterrupted %v (%v), resumed %v (%v)", total, nu, okU, nr, okR)
+				}
 			}
 			checked := 0
 			for name, w := range want {
