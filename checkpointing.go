@@ -19,10 +19,20 @@ const internalPrefix = "/volt/"
 
 // resumePoint says where a resumed Fit continues: at batch Batch of epoch
 // Epoch, with the validation that followed batch Batch-1 already done or not.
+// LastBatchDone says that batch Batch-1 was the epoch's last: only the
+// epoch's end remains (its validation if not done, OnTrainEpochEnd, the
+// plateau schedulers' step), which a loader of unknown length cannot tell.
+// Stepped says whether batch Batch-1 stepped the optimizer (nil in older
+// checkpoints: taken as stepped), ValidationPending that a due validation
+// waits for the end of the accumulation window: with them the resumed run
+// validates after the same batch as the uninterrupted one.
 type resumePoint struct {
-	Epoch          int  `json:"epoch"`
-	Batch          int  `json:"batch"`
-	ValidationDone bool `json:"validation_done"`
+	Epoch             int   `json:"epoch"`
+	Batch             int   `json:"batch"`
+	ValidationDone    bool  `json:"validation_done"`
+	LastBatchDone     bool  `json:"last_batch_done,omitempty"`
+	Stepped           *bool `json:"stepped,omitempty"`
+	ValidationPending bool  `json:"validation_pending,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -69,6 +79,10 @@ type trainerState struct {
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
+	// ConfigAccumulate is Config.AccumulateGradBatches of the saving run;
+	// Accumulate, the factor in use, may differ (SetAccumulateGradBatches, a
+	// scheduler).
+	ConfigAccumulate int `json:"config_accumulate_grad_batches,omitempty"`
 }
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
@@ -99,7 +113,8 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly, LogDir: t.LogDir()}
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, ConfigAccumulate: max(t.cfg.AccumulateGradBatches, 1),
+		WeightsOnly: weightsOnly, LogDir: t.LogDir()}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -197,13 +212,24 @@ func (t *Trainer) resumePointNow() *resumePoint {
 	p := &t.progress
 	switch {
 	case t.state.Fn != StageFit:
+	case t.ckpt.resume != nil:
+		// A resumed Fit that has not reached its restored point yet (its
+		// OnFitStart, sanity check, OnTrainStart, the resumed epoch's
+		// OnTrainEpochStart) continues from that point.
+		r := *t.ckpt.resume
+		return &r
 	case p.At == PointTrainEpochEnd:
 		// The epoch's batches are processed; its completion may or may
 		// not be counted yet.
 		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		if l := t.run.fit; l != nil {
+			stepped := l.lastStepped
+			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, l.valDue
+		}
+		return r
 	}
 	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
 }
@@ -242,7 +268,12 @@ type runOptions struct {
 // of the logger's run directory, every ModelCheckpoint's Dirpath), so that
 // a restart after a crash resumes; "best" is the best one of a callback
 // that tracks it (ModelCheckpoint). Fit resumes exactly where the checkpoint
-// was taken; Validate, Test and Predict load the weights.
+// was taken; Validate, Test and Predict load the weights. Fit refuses a
+// checkpoint whose trainer state lacks its progress (or holds a version of
+// it this volt does not read); what it goes on without (a newer
+// volt_version, unknown parts, a callback's missing state, another
+// AccumulateGradBatches, which the resumed run does not take) is said once
+// as a warning through Config.Log.
 func FromCheckpoint(path string) RunOption { return func(o *runOptions) { o.ckptPath = path } }
 
 // NonStrict loads a checkpoint whose variables do not match the module
@@ -301,6 +332,9 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	}
 	if fn == StageFit && st.WeightsOnly {
 		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit from its weights with volt.LoadModule)", path)
+	}
+	if err := t.checkState(path, f.VoltVersion, f.State, &st, fn); err != nil {
+		return err
 	}
 	frozen := map[string]bool{}
 	for _, p := range st.Frozen {
@@ -368,6 +402,12 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		}
 		t.progress.Epoch.Current = t.progress.Epoch.Total
 	}
+	if c, mine := st.ConfigAccumulate, max(t.cfg.AccumulateGradBatches, 1); c != 0 && c != mine {
+		t.warnOnce("accumulate-"+path, fmt.Sprintf("volt: the checkpoint's run had Config.AccumulateGradBatches=%d, this Config has %d; "+
+			"the resumed run goes on as the saved one did (accumulating %d batches, the same optimizer steps), its accumulators hold sums of that many; "+
+			"to change it from an epoch on, call Trainer.SetAccumulateGradBatches in OnTrainEpochStart (callback.GradientAccumulationScheduler)",
+			c, mine, max(st.Accumulate, 1)), "checkpoint", path)
+	}
 	t.cfg.accumulate = max(st.Accumulate, 1)
 	t.logs.trainRes = newResults()
 	for _, ms := range st.TrainMetrics {
@@ -379,19 +419,14 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
 	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
-	for _, tg := range t.hooks.moduleFirst(hookStateful) {
-		s := tg.value.(Stateful)
-		b, ok := st.Callbacks[s.StateKey()]
-		if !ok {
-			t.sayOnce("no-state-"+s.StateKey(), "volt: checkpoint has no state for callback; it starts fresh", "callback", tg.name, "key", s.StateKey(), "checkpoint", path)
-			continue
-		}
-		if err := s.LoadState(b); err != nil {
-			return fmt.Errorf("checkpoint %s: %s.LoadState: %w", path, tg.name, err)
-		}
+	if err := t.restoreCallbackStates(path, st); err != nil {
+		return err
 	}
-	if s, ok := t.dataModule.(DataStateful); ok && st.DataModule != nil {
-		if err := s.LoadState(st.DataModule); err != nil {
+	if s, ok := t.dataModule.(DataStateful); ok {
+		if st.DataModule == nil {
+			t.warnOnce("no-datamodule-state-"+path, fmt.Sprintf("volt: the checkpoint has no state for the data module (%T is DataStateful); it starts fresh", t.dataModule),
+				"checkpoint", path)
+		} else if err := s.LoadState(st.DataModule); err != nil {
 			return fmt.Errorf("checkpoint %s: %T.LoadState: %w", path, t.dataModule, err)
 		}
 	}

@@ -58,6 +58,7 @@ type fitLoop struct {
 	// valAfterBatch: in OnTrainBatchEnd, the cadence puts a validation
 	// right after this batch (Trainer.ValidatesAfterBatch).
 	valAfterBatch bool
+	lastStepped   bool // the last training batch stepped the optimizer
 	// epochFinished: the epoch reached its last batch (not ended early), so
 	// its epoch-interval schedulers step.
 	epochFinished bool
@@ -275,9 +276,10 @@ func (l *fitLoop) run(ctx context.Context) error {
 		}
 	}
 	t.state.Stage = RunningTrain
-	if reason := l.done(); reason != "" {
+	if reason := l.done(); reason != "" && !t.resumesInEpoch() {
 		// Nothing to train (a run resumed at its end): Lightning's fit
-		// loop skips, with no OnTrainStart or OnTrainEnd.
+		// loop skips, with no OnTrainStart or OnTrainEnd. A run resumed
+		// inside an epoch finishes that epoch first (its end hooks).
 		t.cfg.Log.Info("volt: Fit stopped: " + reason)
 		return t.emit(hookOnFitEnd, hookArgs{})
 	}
@@ -306,11 +308,14 @@ func (l *fitLoop) run(ctx context.Context) error {
 	return t.emit(hookOnFitEnd, hookArgs{})
 }
 
-// done returns why training should stop, or "".
+// done returns why training should stop, or "". A run resumed inside an
+// epoch first finishes that epoch's end (the validation due, OnTrainEpochEnd,
+// the epoch values), as the run it resumes did, even when MaxSteps was
+// reached at the checkpoint.
 func (l *fitLoop) done() string {
 	t := l.t
 	p := &t.progress
-	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {
+	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps && !t.resumesInEpoch() {
 		return fmt.Sprintf("MaxSteps=%d reached.", t.cfg.maxSteps)
 	}
 	if t.cfg.maxEpochs >= 0 && p.Epoch.Total.Completed >= int64(t.cfg.maxEpochs) {
@@ -346,7 +351,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 		return nil
 	}
 	epoch, skip := t.CurrentEpoch(), 0
-	if t.ckpt.resume != nil && t.ckpt.resume.inEpoch() {
+	if t.resumesInEpoch() {
 		skip = t.ckpt.resume.Batch
 	}
 	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))

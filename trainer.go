@@ -162,6 +162,17 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	t.publishStep(m)
 }
 
+// warnOnce logs msg at warning level the first time key is seen: something
+// the run goes on with but the user should know (a checkpoint's missing or
+// unknown parts).
+func (t *Trainer) warnOnce(key, msg string, attrs ...any) {
+	if t.logs.saidOnce[key] {
+		return
+	}
+	t.logs.saidOnce[key] = true
+	t.cfg.Log.Warn(msg, attrs...)
+}
+
 // sayOnce logs msg at info level the first time key is seen.
 func (t *Trainer) sayOnce(key, msg string, attrs ...any) {
 	if t.logs.saidOnce[key] {

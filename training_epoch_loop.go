@@ -19,10 +19,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	epoch := t.CurrentEpoch()
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
-	skip, valDone := 0, false
-	resumed := t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
-	if resumed {
-		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
+	skip, valDone, stepped := 0, false, true
+	resumed := t.resumesInEpoch()
+	if r := t.ckpt.resume; resumed {
+		skip, valDone, l.valDue = r.Batch, r.ValidationDone, r.ValidationPending
+		if r.Stepped != nil {
+			stepped = *r.Stepped
+		}
 	} else {
 		if l.reloadTrainDue() {
 			if err := l.loadData(true, false); err != nil {
@@ -33,13 +36,20 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		p.TrainBatch.resetCurrent()
 		t.logs.trainRes.reset()
 	}
-	t.ckpt.resume = nil
-	l.epochFinished = false
+	// A run restored after the epoch's last batch has only the epoch's end
+	// left, its plateau step included. (A checkpoint without the flag is
+	// from before it was saved: the loader's length tells.)
+	l.epochFinished = resumed && (t.ckpt.resume.LastBatchDone ||
+		skip > 0 && skip == effectiveBatches(l.train.NumBatches(), l.trainLimit))
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
 	t.run.skipEpoch = false
 	p.At = PointTrainEpochStart
-	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
+	// Until the resumed epoch's OnTrainEpochStart has run, a checkpoint
+	// resumes where the restored one did (resumePointNow).
+	err := t.emit(hookOnTrainEpochStart, hookArgs{})
+	t.ckpt.resume = nil
+	if err != nil {
 		return err
 	}
 	if !resumed {
@@ -54,13 +64,18 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if !(t.stop.requested && t.canStopEarly()) {
 		// A checkpoint taken after a batch, before the validation it
 		// scheduled, runs that validation first.
-		if resumed && !valDone && skip > 0 && l.validationDue(skip-1, skip == effectiveBatches(l.train.NumBatches(), l.trainLimit), true) {
+		if resumed && !valDone && skip > 0 && l.validationDue(skip-1, l.epochFinished, stepped) {
 			if err := l.validate(ctx); err != nil {
 				return err
 			}
 		}
-		if err := l.runBatches(ctx, epoch, skip); err != nil {
-			return err
+		// After the epoch's last batch no batch is left, even where the
+		// loader has more (LimitTrainBatches); after the step that reached
+		// MaxSteps the epoch ends.
+		if !l.epochFinished && !(resumed && t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps) {
+			if err := l.runBatches(ctx, epoch, skip); err != nil {
+				return err
+			}
 		}
 	}
 	p.Epoch.processed()
@@ -102,6 +117,12 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	p.Epoch.completed()
 	t.run.res = nil
 	return nil
+}
+
+// resumesInEpoch reports whether the next epoch continues one that a
+// restored checkpoint was taken inside.
+func (t *Trainer) resumesInEpoch() bool {
+	return t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
 }
 
 // runBatches runs the epoch's batches from skip on, looking one batch ahead
@@ -189,6 +210,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
 	}
 	stepped := steps > 0
+	l.lastStepped = stepped
 	stepsBefore := p.OptimizerSteps
 	p.OptimizerSteps += int64(steps)
 	// Step-interval schedulers count the batches of the epoch, not the

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
+
 	"github.com/voltml/volt/optim"
 
 	"github.com/gomlx/compute/dtypes"
@@ -42,8 +45,13 @@ func Float64(t *tensors.Tensor) (float64, error) {
 	}
 }
 
-// TrainableVariables returns the trainable variables that graph g reads, in
-// the store's deterministic order.
+// TrainableVariables returns the trainable variables that graph g reads,
+// sorted by path. The order is canonical, not the store's (creation order,
+// which differs between a store filled by tracing the module and one filled
+// by loading a checkpoint, whose tensors are sorted by name): whatever sums
+// over the variables (the global norm of clipping, the tracked total norm)
+// must add them in the same order in every process, or a resumed run drifts
+// from the uninterrupted one by rounding.
 func TrainableVariables(store *model.Store, g *graph.Graph) []*model.Variable {
 	var vars []*model.Variable
 	for v := range store.IterVariables() {
@@ -51,6 +59,7 @@ func TrainableVariables(store *model.Store, g *graph.Graph) []*model.Variable {
 			vars = append(vars, v)
 		}
 	}
+	slices.SortFunc(vars, func(a, b *model.Variable) int { return cmp.Compare(a.Path(), b.Path()) })
 	return vars
 }
 
