@@ -227,7 +227,11 @@ func (t *Trainer) resumePointNow() *resumePoint {
 		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
 		if l := t.run.fit; l != nil {
 			stepped := l.lastStepped
-			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, l.valDue
+			// Pending: a due validation waits for the window's end, or
+			// the cadence runs one right after this batch (decided before
+			// OnTrainBatchEnd, where the checkpoint is taken).
+			pending := l.valDue || p.At == PointTrainBatchEnd && l.valAfterBatch
+			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, pending
 		}
 		return r
 	}
