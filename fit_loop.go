@@ -231,6 +231,23 @@ func (t *Trainer) ValidatesOncePerEpoch() bool {
 	return (v == nil || v == Fraction(1)) && t.cfg.valEveryEpochs == 1
 }
 
+// MonitorsAtTrainEpochEnd reports whether, by Lightning's rule, the
+// monitoring callbacks (callback.EarlyStopping, callback.ModelCheckpoint)
+// act at OnTrainEpochEnd rather than at OnValidationEnd: validation in
+// every epoch (CheckValEveryNEpoch 1) with ValCheckInterval unset,
+// Fraction(1) or Batches(1). Lightning tests val_check_interval == 1.0,
+// which the integer 1 (validate after every batch) passes too.
+func (t *Trainer) MonitorsAtTrainEpochEnd() bool {
+	if t.cfg.valEveryEpochs != 1 {
+		return false
+	}
+	switch t.cfg.ValCheckInterval {
+	case nil, Fraction(1), Batches(1):
+		return true
+	}
+	return false
+}
+
 // resolveValInterval turns Config.ValCheckInterval into a batch count or a
 // duration, checking it against the epoch's length.
 func (l *fitLoop) resolveValInterval() error {

@@ -16,9 +16,10 @@ import (
 // (Lightning's EarlyStopping).
 //
 // Where it checks: with CheckOnTrainEpochEnd nil (the default) it checks at
-// OnTrainEpochEnd when Fit's validation, if any, runs once per epoch after
-// its last batch (Trainer.ValidatesOncePerEpoch), and at OnValidationEnd
-// otherwise, as Lightning does. At OnTrainEpochEnd it runs after the
+// OnTrainEpochEnd when Fit's validation, if any, runs in every epoch with
+// ValCheckInterval unset, Fraction(1) or Batches(1)
+// (Trainer.MonitorsAtTrainEpochEnd), and at OnValidationEnd otherwise, as
+// Lightning does. At OnTrainEpochEnd it runs after the
 // module's hook (it is a volt.MetricMonitor), so it sees what the module
 // logs there. It never checks during the sanity check or outside Fit.
 //
@@ -145,7 +146,7 @@ func (e *EarlyStopping) OnFitStart(t *volt.Trainer) error {
 		e.reset()
 	}
 	e.loaded, e.checked = false, false
-	e.atEpochEnd = t.ValidatesOncePerEpoch()
+	e.atEpochEnd = t.MonitorsAtTrainEpochEnd()
 	if c := e.cfg.CheckOnTrainEpochEnd; c != nil {
 		e.atEpochEnd = *c
 	}

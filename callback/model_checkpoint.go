@@ -178,8 +178,8 @@ func (m *ModelCheckpoint) OnTrainEnd(t *volt.Trainer) error {
 
 // onTrainEpochEnd reports whether the epoch cadence is checked at
 // OnTrainEpochEnd (else at OnValidationEnd). By default (Lightning's rule)
-// it is when validation comes every epoch and runs once, after its last
-// batch, or when Fit does not validate at all.
+// it is when Trainer.MonitorsAtTrainEpochEnd says so, or when Fit does not
+// validate at all.
 func (m *ModelCheckpoint) onTrainEpochEnd(t *volt.Trainer) bool {
 	if m.cfg.SaveOnTrainEpochEnd != nil {
 		return *m.cfg.SaveOnTrainEpochEnd
@@ -187,7 +187,7 @@ func (m *ModelCheckpoint) onTrainEpochEnd(t *volt.Trainer) bool {
 	if t.CheckValEveryNEpoch() != 1 {
 		return false
 	}
-	return !t.Validating() || t.ValidatesOncePerEpoch()
+	return !t.Validating() || t.MonitorsAtTrainEpochEnd()
 }
 
 // epochDue reports whether the current epoch is one of the epoch cadence.
