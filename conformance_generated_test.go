@@ -87,7 +87,7 @@ func TestConformanceGenerated(t *testing.T) {
 				dumpHooks(t, &trace{Events: want.Events}, &got.voltRun)
 			}
 			for _, r := range designedScenarios {
-				if !r.applies(want.Spec) || len(diffs) == 0 {
+				if !r.applies(&want) || len(diffs) == 0 {
 					continue
 				}
 				if r.aspects == nil {
@@ -108,7 +108,11 @@ func TestConformanceGenerated(t *testing.T) {
 					t.Errorf("new difference from Lightning in %s (fix it, or list it in generatedDivergences with its class):\n%s\nspec %s", aspect, d, specJSON(want.Spec))
 					continue
 				}
-				class = classKind(id)
+				if kind := classKind(id, classes); strings.HasPrefix(kind, "unclassified") {
+					t.Errorf("%s: class %q of %s is not a designed class", name, id, aspect)
+				} else {
+					class = kind
+				}
 			}
 			for aspect, id := range listed {
 				if _, ok := diffs[aspect]; !ok {
