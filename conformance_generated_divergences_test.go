@@ -65,7 +65,9 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool { return deferredStepSave(tr.Spec) }},
 	{divergenceClass{ID: "step-save-after-its-validation-resumed", Reason: "the same, in a run resumed from such a save: it resumes from another point than Lightning's",
 		Guide: "behave as in Lightning 2.5.5 (its PR #21106"}, nil,
-		func(tr *generatedTrace) bool { return deferredStepSave(tr.Spec) && slices.Contains(tr.Spec.Stages, "resume") }},
+		func(tr *generatedTrace) bool {
+			return deferredStepSave(tr.Spec) && slices.Contains(tr.Spec.Stages, "resume")
+		}},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
 		Guide: "goes on after that validation"}, nil, lightningRepeatsValidation},
 	{divergenceClass{ID: "resumed-at-its-end", Reason: "a resumed Fit with nothing left to train ends with the counters of the run it resumes; Lightning reports the epoch its checkpoint was saved in",
