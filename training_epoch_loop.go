@@ -26,6 +26,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		if r.Stepped != nil {
 			stepped = *r.Stepped
 		}
+		// A checkpoint the resumed run takes before its first batch (in
+		// the validation it resumes with) records the same.
+		l.lastStepped = stepped
 	} else {
 		if l.reloadTrainDue() {
 			if err := l.loadData(true, false); err != nil {
