@@ -23,6 +23,11 @@ type resumePoint struct {
 	Epoch          int  `json:"epoch"`
 	Batch          int  `json:"batch"`
 	ValidationDone bool `json:"validation_done"`
+	// StepLogs is set for a checkpoint taken in OnTrainBatchEnd, before
+	// the batch's step values went to the loggers: true when they were due
+	// (the resumed run sends them first), false when they were to be
+	// dropped (not at the LogEveryNSteps cadence).
+	StepLogs *bool `json:"step_logs,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -39,6 +44,7 @@ type metricState struct {
 	Logger  bool      `json:"logger"`
 	Reduce  Reduction `json:"reduce"`
 	Seen    bool      `json:"seen"`
+	Fresh   bool      `json:"fresh,omitempty"`
 	Step    jsonFloat `json:"step"`
 	Sum     jsonFloat `json:"sum"`
 	Weight  jsonFloat `json:"weight"`
@@ -69,6 +75,9 @@ type trainerState struct {
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
+	// Logs says how far each logger's files went (markLoggers): a resumed
+	// Fit continues them from there.
+	Logs []loggerMark `json:"logs,omitempty"`
 }
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
@@ -116,7 +125,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		for _, m := range t.logs.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh,
 				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
@@ -150,6 +159,15 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 				return nil, fmt.Errorf("loss scaler: %w", err)
 			}
 		}
+	}
+	// Every row logged so far reaches the files before the checkpoint is
+	// published.
+	marks, err := t.markLoggers()
+	if err != nil {
+		return nil, err
+	}
+	if !weightsOnly {
+		st.Logs = marks
 	}
 	f := &checkpoint.File{VoltVersion: Version}
 	for v := range t.eng.Store.IterVariables() {
@@ -203,7 +221,12 @@ func (t *Trainer) resumePointNow() *resumePoint {
 		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		if s := t.run.batchEndStepLogs; s != nil {
+			due := *s
+			r.StepLogs = &due
+		}
+		return r
 	}
 	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
 }
@@ -374,7 +397,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		if err != nil {
 			return err
 		}
-		m.seen = ms.Seen
+		m.seen, m.fresh = ms.Seen, ms.Fresh
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
 	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)

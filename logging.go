@@ -80,6 +80,16 @@ func (t *Trainer) stepRow(res *results) (map[string]float64, error) {
 	return row, nil
 }
 
+// endStepLogs sends the step values of the batch that just ended to the
+// loggers when due (at the LogEveryNSteps cadence), else drops them.
+func (t *Trainer) endStepLogs(due bool) error {
+	if due {
+		return t.flushStepLogs()
+	}
+	t.skipStepLogs()
+	return nil
+}
+
 // skipStepLogs drops the step values of a batch that is not at the cadence.
 func (t *Trainer) skipStepLogs() { _ = t.logs.trainRes.stepValues(nil) }
 

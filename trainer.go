@@ -267,6 +267,9 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		t.run = &run{} // drop the run's state
 	}()
 
+	if err := t.settleLoggers(fn, &opts); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
 	if err := t.prepareData(); err != nil {
 		return err
 	}

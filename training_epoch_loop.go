@@ -20,9 +20,10 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
 	skip, valDone := 0, false
+	var stepLogs *bool // a checkpoint's pending step values (resumePoint.StepLogs)
 	resumed := t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
 	if resumed {
-		skip, valDone = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone
+		skip, valDone, stepLogs = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone, t.ckpt.resume.StepLogs
 	} else {
 		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
 			if err := l.loadData(); err != nil {
@@ -38,6 +39,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
 	t.run.skipEpoch = false
+	// A checkpoint taken in OnTrainBatchEnd comes before that batch's step
+	// values reached the loggers: send them (or drop them) first.
+	if stepLogs != nil {
+		if err := t.endStepLogs(*stepLogs); err != nil {
+			return err
+		}
+	}
 	p.At = PointTrainEpochStart
 	if err := t.emit(hookOnTrainEpochStart, hookArgs{}); err != nil {
 		return err
@@ -196,6 +204,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	p.TrainBatch.processed()
 	p.At = PointTrainBatchEnd
+	stepLogsDue := stepped && p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery
+	t.run.batchEndStepLogs = &stepLogsDue // a checkpoint taken now records it
 	if err := t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx}); err != nil {
 		return false, err
 	}
@@ -203,12 +213,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if err := t.agreeAtBatchEnd(ctx); err != nil {
 		return false, err
 	}
-	if stepped && p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery {
-		if err := t.flushStepLogs(); err != nil {
-			return false, err
-		}
-	} else {
-		t.skipStepLogs()
+	t.run.batchEndStepLogs = nil
+	if err := t.endStepLogs(stepLogsDue); err != nil {
+		return false, err
 	}
 	if l.validationDue(batchIdx, lastInEpoch, stepped) {
 		if err := l.validate(ctx); err != nil {
