@@ -28,6 +28,10 @@ type resumePoint struct {
 	// (the resumed run sends them first), false when they were to be
 	// dropped (not at the LogEveryNSteps cadence).
 	StepLogs *bool `json:"step_logs,omitempty"`
+	// EpochLogs is set for a checkpoint taken in OnTrainEpochEnd, before
+	// the epoch's values went to the loggers: the resumed run sends them
+	// before the next epoch.
+	EpochLogs bool `json:"epoch_logs,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -218,7 +222,7 @@ func (t *Trainer) resumePointNow() *resumePoint {
 	case p.At == PointTrainEpochEnd:
 		// The epoch's batches are processed; its completion may or may
 		// not be counted yet.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
+		return &resumePoint{Epoch: int(p.Epoch.Total.Processed), EpochLogs: t.run.epochEndLogs}
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
 		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}

@@ -64,56 +64,77 @@ func (k *killAt) restoreKilled(t *testing.T) {
 	}
 }
 
-// TestKilledRunResumesWithEveryLoggedRowOnce: a run checkpointing every
-// step (ModelCheckpoint, every 1 train step, last.ckpt) with the default CSV
-// logger (rows buffered for 100 steps) is killed at a batch start and
-// resumed with FromCheckpoint("last"): the run's one metrics.csv then holds
-// every row of an uninterrupted run exactly once, with the same values, and
-// there is no second version directory. Before the loggers were flushed
-// ahead of each checkpoint, the rows since the last epoch end were lost for
-// good (and the resumed run logged into version_1).
+// TestKilledRunResumesWithEveryLoggedRowOnce: a run with the default CSV
+// logger (rows buffered for 100 steps) and a ModelCheckpoint writing
+// last.ckpt is killed at a batch start and resumed with
+// FromCheckpoint("last"): the run's one metrics.csv then holds every row of
+// an uninterrupted run exactly once, with the same values, and there is no
+// second version directory. Checkpoints are taken in OnTrainBatchEnd (every
+// step, before that step's row is sent) or in OnTrainEpochEnd (no
+// validation, before the epoch's row is sent). Before the loggers were
+// flushed ahead of each checkpoint, the rows since the last epoch end were
+// lost for good and the resumed run logged into version_1; before the
+// resume point recorded the rows still to send, the checkpoint's own step
+// (or epoch) row was lost.
 func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
-	trainer := func(root string, extra ...volt.Callback) *volt.Trainer {
-		t.Helper()
-		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{EveryNTrainSteps: 1, SaveLast: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := quiet(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1, DefaultRootDir: root, Callbacks: append([]volt.Callback{mc}, extra...)})
-		cfg.DisableLoggers = false
-		tr, err := volt.NewTrainer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tr
+	tests := []struct {
+		name  string
+		mc    callback.ModelCheckpointConfig
+		noVal bool
+		kills []int64 // global steps at whose next batch start the run dies
+	}{
+		// 4 batches per epoch, 12 steps: kills in the first epoch,
+		// mid-epoch, at an epoch's first batch and at the last one.
+		{"every train step", callback.ModelCheckpointConfig{EveryNTrainSteps: 1, SaveLast: true}, false, []int64{1, 6, 8, 11}},
+		{"every epoch, no validation", callback.ModelCheckpointConfig{SaveLast: true}, true, []int64{5, 8}},
 	}
-	refRoot := t.TempDir()
-	if err := trainer(refRoot).Fit(t.Context(), &epochLogging{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
-	want := readRecords(t, filepath.Join(refRoot, "volt_logs", "version_0", "metrics.csv"))
-
-	// 4 batches per epoch, 12 steps: kill in the first epoch, mid-epoch,
-	// at an epoch's first batch and at the last one.
-	for _, step := range []int64{1, 6, 8, 11} {
-		t.Run(fmt.Sprintf("killed before step %d", step+1), func(t *testing.T) {
-			root := filepath.Join(t.TempDir(), "run")
-			kill := &killAt{step: step, root: root}
-			if err := trainer(root, kill).Fit(t.Context(), &epochLogging{}, boringData()); !errors.Is(err, errKilled) {
-				t.Fatalf("the run to kill: %v", err)
-			}
-			kill.restoreKilled(t)
-			if err := trainer(root).Fit(t.Context(), &epochLogging{}, boringData(), volt.FromCheckpoint("last")); err != nil {
+	for _, tt := range tests {
+		trainer := func(root string, extra ...volt.Callback) *volt.Trainer {
+			t.Helper()
+			mc, err := callback.NewModelCheckpoint(tt.mc)
+			if err != nil {
 				t.Fatal(err)
 			}
-			got := readRecords(t, filepath.Join(root, "volt_logs", "version_0", "metrics.csv"))
-			if !slices.EqualFunc(got, want, slices.Equal) {
-				t.Errorf("metrics.csv after the kill and resume:\n%s\nwant (uninterrupted):\n%s", joinRecords(got), joinRecords(want))
+			cfg := quiet(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1, DefaultRootDir: root, Callbacks: append([]volt.Callback{mc}, extra...)})
+			cfg.DisableLoggers = false
+			tr, err := volt.NewTrainer(cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if versions, _ := filepath.Glob(filepath.Join(root, "volt_logs", "version_*")); len(versions) != 1 {
-				t.Errorf("version directories %v, want the one run's", versions)
+			return tr
+		}
+		loaders := func() volt.Loaders {
+			l := boringData()
+			if tt.noVal {
+				l.Val = nil
 			}
-		})
+			return l
+		}
+		refRoot := t.TempDir()
+		if err := trainer(refRoot).Fit(t.Context(), &epochLogging{}, loaders()); err != nil {
+			t.Fatal(err)
+		}
+		want := readRecords(t, filepath.Join(refRoot, "volt_logs", "version_0", "metrics.csv"))
+		for _, step := range tt.kills {
+			t.Run(fmt.Sprintf("%s, killed before step %d", tt.name, step+1), func(t *testing.T) {
+				root := filepath.Join(t.TempDir(), "run")
+				kill := &killAt{step: step, root: root}
+				if err := trainer(root, kill).Fit(t.Context(), &epochLogging{}, loaders()); !errors.Is(err, errKilled) {
+					t.Fatalf("the run to kill: %v", err)
+				}
+				kill.restoreKilled(t)
+				if err := trainer(root).Fit(t.Context(), &epochLogging{}, loaders(), volt.FromCheckpoint("last")); err != nil {
+					t.Fatal(err)
+				}
+				got := readRecords(t, filepath.Join(root, "volt_logs", "version_0", "metrics.csv"))
+				if !slices.EqualFunc(got, want, slices.Equal) {
+					t.Errorf("metrics.csv after the kill and resume:\n%s\nwant (uninterrupted):\n%s", joinRecords(got), joinRecords(want))
+				}
+				if versions, _ := filepath.Glob(filepath.Join(root, "volt_logs", "version_*")); len(versions) != 1 {
+					t.Errorf("version directories %v, want the one run's", versions)
+				}
+			})
+		}
 	}
 }
 

@@ -20,6 +20,9 @@ type run struct {
 	// batchEndStepLogs is set during OnTrainBatchEnd: whether the batch's
 	// step values go to the loggers after it (true) or are dropped.
 	batchEndStepLogs *bool
+	// epochEndLogs is set from OnTrainEpochEnd until the epoch's values
+	// are sent to the loggers.
+	epochEndLogs bool
 
 	// The batch being processed, for Trainer.Log and tracing.
 	res        *results    // receives Trainer.Log calls

@@ -25,6 +25,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if resumed {
 		skip, valDone, stepLogs = t.ckpt.resume.Batch, t.ckpt.resume.ValidationDone, t.ckpt.resume.StepLogs
 	} else {
+		// A checkpoint taken in OnTrainEpochEnd comes before that epoch's
+		// values reached the loggers: send them first.
+		if r := t.ckpt.resume; r != nil && r.EpochLogs {
+			if err := t.sendEndedEpochLogs(); err != nil {
+				return err
+			}
+		}
 		if n := t.cfg.ReloadDataloadersEveryNEpochs; n > 0 && epoch > 0 && epoch%n == 0 {
 			if err := l.loadData(); err != nil {
 				return err
@@ -79,6 +86,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// follows it (schedulerSnapshot), so that a run resumed from it goes on
 	// with the same learning rate.
 	l.plateauPending = l.epochFinished
+	t.run.epochEndLogs = true // a checkpoint taken now records it
 	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
 	}
@@ -88,14 +96,10 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.flushStepLogs(); err != nil {
+	if err := t.sendEpochLogs(); err != nil {
 		return err
 	}
-	epochLogs := map[string]float64{}
-	t.logs.trainRes.epochValues(t.logs.callbackM, epochLogs, t.logs.progBarM)
-	if err := t.sendToLoggers(epochLogs); err != nil {
-		return err
-	}
+	t.run.epochEndLogs = false
 	if err := l.ckpt.save(t); err != nil {
 		return err
 	}
