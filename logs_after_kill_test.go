@@ -15,6 +15,7 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/testutil"
+	"github.com/voltml/volt/report"
 )
 
 // epochLogging is the boring model logging its loss per step and per epoch.
@@ -69,7 +70,7 @@ func (k *killAt) restoreKilled(t *testing.T) {
 // last.ckpt is killed at a batch start and resumed with
 // FromCheckpoint("last"): the run's one metrics.csv then holds every row of
 // an uninterrupted run exactly once, with the same values, and there is no
-// second version directory. Checkpoints are taken in OnTrainBatchEnd (every
+// second version directory (volt report sees one run). Checkpoints are taken in OnTrainBatchEnd (every
 // step, before that step's row is sent) or in OnTrainEpochEnd (no
 // validation, before the epoch's row is sent). Before the loggers were
 // flushed ahead of each checkpoint, the rows since the last epoch end were
@@ -132,6 +133,10 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 				}
 				if versions, _ := filepath.Glob(filepath.Join(root, "volt_logs", "version_*")); len(versions) != 1 {
 					t.Errorf("version directories %v, want the one run's", versions)
+				}
+				// volt report volt_logs: one run, one history.
+				if runs, _, err := report.Load([]string{filepath.Join(root, "volt_logs")}); err != nil || len(runs) != 1 {
+					t.Errorf("volt report finds %d runs (%v), want 1", len(runs), err)
 				}
 			})
 		}
