@@ -80,7 +80,10 @@ func (l *CSVLogger) ClaimDir() error {
 func (l *CSVLogger) Mark() (Position, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.flushLocked(true); err != nil {
+	if err := l.flushLocked(); err != nil {
+		return Position{}, err
+	}
+	if err := l.metrics.sync(); err != nil {
 		return Position{}, err
 	}
 	return Position{Dir: l.dir.Path(), File: MetricsFileName, Offset: l.metrics.rows}, nil
@@ -115,7 +118,7 @@ func (l *CSVLogger) LogMetrics(metrics map[string]float64, step int64) error {
 		return err
 	}
 	if l.cadence.due(step) || len(l.metrics.pending) >= l.flushEvery {
-		return l.flushLocked(false)
+		return l.flushLocked()
 	}
 	return nil
 }
@@ -144,7 +147,7 @@ func (l *CSVLogger) LogHyperparams(params map[string]any) error {
 func (l *CSVLogger) Save() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.flushLocked(false)
+	return l.flushLocked()
 }
 
 // Finalize writes buffered metric rows. status must be "success", "failed"
@@ -159,19 +162,18 @@ func (l *CSVLogger) Finalize(status string) error {
 	if status == StatusSuccess && l.metrics.resuming {
 		err = l.rewriteLocked()
 	}
-	return errors.Join(checkStatus(status), err, l.flushLocked(false))
+	return errors.Join(checkStatus(status), err, l.flushLocked())
 }
 
-// flushLocked writes pending metric rows, syncing the file with sync; l.mu
-// must be held.
-func (l *CSVLogger) flushLocked(sync bool) error {
+// flushLocked writes pending metric rows; l.mu must be held.
+func (l *CSVLogger) flushLocked() error {
 	if len(l.metrics.pending) == 0 {
 		return nil
 	}
 	if err := l.ensureDirLocked(); err != nil {
 		return err
 	}
-	return l.metrics.flush(sync)
+	return l.metrics.flush()
 }
 
 // rewriteLocked writes metrics.csv afresh from the rows it holds for the

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -32,6 +33,8 @@ type metricsFile struct {
 	written bool                // whether this logger has written path yet
 	pending []metricsRow
 	rows    int64 // data rows of the run in the file
+	// unsynced: the file was written since the last sync.
+	unsynced bool
 	// resuming: the file is a killed run's; its first rows rows are the
 	// run's history, the others are dropped by the next write (resumeAt).
 	resuming bool
@@ -71,20 +74,20 @@ func (m *metricsFile) resumeAt(rows int64) {
 	m.written, m.resuming, m.rows = true, true, rows
 }
 
-// flush writes the pending rows, syncing the file with sync. The first
-// write of this logger replaces any file left at path by an earlier run (as
-// Lightning does), unless the logger resumes that run. Pending rows are kept
-// when the write fails, so a later flush retries them.
-func (m *metricsFile) flush(sync bool) error {
+// flush writes the pending rows. The first write of this logger replaces
+// any file left at path by an earlier run (as Lightning does), unless the
+// logger resumes that run. Pending rows are kept when the write fails, so a
+// later flush retries them.
+func (m *metricsFile) flush() error {
 	if len(m.pending) == 0 {
 		return nil
 	}
 	if m.written && !m.resuming && slices.Equal(m.onDisk, m.keys) {
-		err := m.appendPending(sync)
+		err := m.appendPending()
 		if !errors.Is(err, fs.ErrNotExist) {
 			if err == nil {
 				m.rows += int64(len(m.pending))
-				m.pending = nil
+				m.pending, m.unsynced = nil, true
 			}
 			return err
 		}
@@ -103,22 +106,37 @@ func (m *metricsFile) flushAll() error {
 	m.onDisk = slices.Clone(m.keys)
 	m.written, m.resuming = true, false
 	m.rows = int64(n + len(m.pending))
-	m.pending = nil
+	m.pending, m.unsynced = nil, true
 	return nil
 }
 
-// appendPending appends the pending rows to the existing file, syncing it
-// with sync. It returns an error matching fs.ErrNotExist when the file is
-// missing.
-func (m *metricsFile) appendPending(sync bool) error {
+// sync commits what flush wrote to stable storage: the file, and its
+// directory for a rename.
+func (m *metricsFile) sync() error {
+	if !m.unsynced {
+		return nil
+	}
+	for _, path := range []string{m.path, filepath.Dir(m.path)} {
+		f, err := os.Open(path)
+		if err == nil {
+			err = errors.Join(f.Sync(), f.Close())
+		}
+		if err != nil {
+			return fmt.Errorf("logger: sync %s: %w", path, err)
+		}
+	}
+	m.unsynced = false
+	return nil
+}
+
+// appendPending appends the pending rows to the existing file. It returns an
+// error matching fs.ErrNotExist when the file is missing.
+func (m *metricsFile) appendPending() error {
 	f, err := os.OpenFile(m.path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("logger: append to %s: %w", m.path, err)
 	}
 	err = m.writeRows(f, false, nil)
-	if err == nil && sync {
-		err = f.Sync()
-	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
