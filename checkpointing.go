@@ -112,7 +112,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly, LogDir: t.LogDir()}
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, WeightsOnly: weightsOnly, LogDir: t.logDir()}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -375,7 +375,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
-	if dir := t.LogDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
+	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
 	}

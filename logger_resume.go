@@ -60,15 +60,7 @@ func (t *Trainer) settleLoggers(fn Stage, opts *runOptions) error {
 				return err
 			}
 		}
-		var errs []error
-		for _, l := range t.logs.loggers {
-			if c, ok := l.(logger.DirClaimer); ok {
-				if err := c.ClaimDir(); err != nil {
-					errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
-				}
-			}
-		}
-		if err := errors.Join(errs...); err != nil {
+		if err := t.claimLogDirs(); err != nil {
 			return err
 		}
 	}
@@ -76,6 +68,19 @@ func (t *Trainer) settleLoggers(fn Stage, opts *runOptions) error {
 		return t.rankZeroLoggers()
 	}
 	return nil
+}
+
+// claimLogDirs makes every logger that claims its directory do so now.
+func (t *Trainer) claimLogDirs() error {
+	var errs []error
+	for _, l := range t.logs.loggers {
+		if c, ok := l.(logger.DirClaimer); ok {
+			if err := c.ClaimDir(); err != nil {
+				errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // resumeLoggers hands each logger its position in the checkpoint Fit

@@ -166,3 +166,33 @@ func joinRecords(recs [][]string) string {
 	}
 	return b.String()
 }
+
+// TestFilesWrittenToLogDirBeforeFitStayInTheRun: a program that asks
+// LogDir before Fit and writes a file there (a config, a learning-rate
+// curve) finds the run's metrics beside it: LogDir claims the directory, so
+// Fit does not take that directory for another program's and move on.
+func TestFilesWrittenToLogDirBeforeFitStayInTheRun(t *testing.T) {
+	root := t.TempDir()
+	cfg := quiet(volt.Config{MaxEpochs: 1, DefaultRootDir: root})
+	cfg.DisableLoggers = false
+	tr, err := volt.NewTrainer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := tr.LogDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("before Fit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
+		t.Fatal(err)
+	}
+	if tr.LogDir() != dir {
+		t.Errorf("Fit logged to %s, want %s where the program wrote before it", tr.LogDir(), dir)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "metrics.csv")); err != nil {
+		t.Error(err)
+	}
+}

@@ -219,6 +219,14 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		return fmt.Errorf("volt: %w", err)
 	}
 	t.run = &run{}
+	var opts runOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	// Before anything (the profiler, callbacks) places files under LogDir.
+	if err := t.settleLoggers(fn, &opts); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
 	if err := t.startProfiler(fn); err != nil {
 		t.run = &run{}
 		return fmt.Errorf("volt: %w", err)
@@ -228,10 +236,6 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	t.ddp.agreedInterrupt, t.ddp.agreedNonFinite = false, false
 	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
-	var opts runOptions
-	for _, o := range options {
-		o(&opts)
-	}
 
 	defer func() {
 		if r := recover(); r != nil {
@@ -267,9 +271,6 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		t.run = &run{} // drop the run's state
 	}()
 
-	if err := t.settleLoggers(fn, &opts); err != nil {
-		return fmt.Errorf("volt: %w", err)
-	}
 	if err := t.prepareData(); err != nil {
 		return err
 	}
