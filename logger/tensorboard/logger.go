@@ -73,10 +73,16 @@ func (l *Logger) ClaimDir() error {
 }
 
 // Mark writes the buffered events to the event file, syncs it and returns
-// the file's length in bytes.
+// the file's length in bytes. Before the first event it creates the file,
+// so that the position names the file a resumed run continues.
 func (l *Logger) Mark() (logger.Position, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.file == nil && l.resume == nil && l.lastPath == "" {
+		if err := l.openLocked(l.now()); err != nil {
+			return logger.Position{}, err
+		}
+	}
 	switch {
 	case l.file != nil:
 		if err := l.file.flush(true); err != nil {
@@ -85,10 +91,8 @@ func (l *Logger) Mark() (logger.Position, error) {
 		return logger.Position{Dir: l.dir.Path(), File: filepath.Base(l.file.path), Offset: l.file.size}, nil
 	case l.resume != nil:
 		return *l.resume, nil
-	case l.lastPath != "":
-		return logger.Position{Dir: l.dir.Path(), File: filepath.Base(l.lastPath), Offset: l.lastSize}, nil
 	}
-	return logger.Position{Dir: l.dir.Path()}, nil
+	return logger.Position{Dir: l.dir.Path(), File: filepath.Base(l.lastPath), Offset: l.lastSize}, nil
 }
 
 // Resume continues the run whose event file pos.File was pos.Offset bytes

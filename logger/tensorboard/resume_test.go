@@ -61,3 +61,33 @@ func TestResumedRunContinuesTheEventFile(t *testing.T) {
 		t.Errorf("%d session ends, want 1 (the resumed run's)", len(ends))
 	}
 }
+
+// TestMarkBeforeTheFirstEventNamesTheFile: a checkpoint taken before the
+// logger wrote anything still names the event file, so that the events a
+// killed run wrote after it are dropped when the run resumes.
+func TestMarkBeforeTheFirstEventNamesTheFile(t *testing.T) {
+	root := t.TempDir()
+	killed, _ := newTestLogger(t, Config{SaveDir: root})
+	mark, err := killed.Mark()
+	must(t, err)
+	if mark.File == "" {
+		t.Fatalf("Mark before any event = %+v, want it to name the event file", mark)
+	}
+	must(t, killed.LogMetrics(map[string]float64{"loss": 7}, 7))
+	must(t, killed.Save())
+
+	resumed, _ := newTestLogger(t, Config{SaveDir: root})
+	if ok, err := resumed.Resume(mark); !ok || err != nil {
+		t.Fatalf("Resume = %v, %v", ok, err)
+	}
+	must(t, resumed.LogMetrics(map[string]float64{"loss": 1}, 1))
+	must(t, resumed.Finalize(logger.StatusSuccess))
+	files, _ := filepath.Glob(filepath.Join(mark.Dir, "events.out.tfevents.*"))
+	var got []scalar
+	for _, f := range files {
+		got = append(got, scalars(t, readEvents(t, f))...)
+	}
+	if len(got) != 1 || got[0].step != 1 {
+		t.Errorf("scalars %+v in %d files, want the resumed run's step 1 alone", got, len(files))
+	}
+}
