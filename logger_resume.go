@@ -28,7 +28,7 @@ type loggerMark struct {
 func (t *Trainer) markLoggers() ([]loggerMark, error) {
 	var marks []loggerMark
 	var errs []error
-	for _, l := range t.logs.loggers {
+	for _, l := range leafLoggers(t.logs.loggers) {
 		m := loggerMark{Logger: fmt.Sprintf("%T", l)}
 		if r, ok := l.(logger.Resumable); ok {
 			pos, err := r.Mark()
@@ -73,7 +73,7 @@ func (t *Trainer) settleLoggers(fn Stage, opts *runOptions) error {
 // claimLogDirs makes every logger that claims its directory do so now.
 func (t *Trainer) claimLogDirs() error {
 	var errs []error
-	for _, l := range t.logs.loggers {
+	for _, l := range leafLoggers(t.logs.loggers) {
 		if c, ok := l.(logger.DirClaimer); ok {
 			if err := c.ClaimDir(); err != nil {
 				errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
@@ -103,13 +103,14 @@ func (t *Trainer) resumeLoggers(opts *runOptions) error {
 	if json.Unmarshal(h.State(), &st) != nil || len(st.Logs) == 0 {
 		return nil
 	}
-	if len(st.Logs) != len(t.logs.loggers) {
+	leaves := leafLoggers(t.logs.loggers)
+	if len(st.Logs) != len(leaves) {
 		t.cfg.Log.Info("volt: resuming; the checkpoint was saved with other loggers, so this run's logs start afresh",
-			"checkpoint", path, "loggers", len(t.logs.loggers), "checkpoint_loggers", len(st.Logs))
+			"checkpoint", path, "loggers", len(leaves), "checkpoint_loggers", len(st.Logs))
 		return nil
 	}
 	var dirs []string
-	for i, l := range t.logs.loggers {
+	for i, l := range leaves {
 		m := st.Logs[i]
 		r, ok := l.(logger.Resumable)
 		if !ok || m.Position == nil || m.Logger != fmt.Sprintf("%T", l) {
@@ -127,4 +128,18 @@ func (t *Trainer) resumeLoggers(opts *runOptions) error {
 		t.cfg.Log.Info("volt: resuming; the logs continue those of the run it resumes in "+strings.Join(dirs, ", "), "checkpoint", path)
 	}
 	return nil
+}
+
+// leafLoggers returns loggers with every logger.Group replaced by the
+// loggers it holds, at any depth.
+func leafLoggers(loggers []logger.Logger) []logger.Logger {
+	var out []logger.Logger
+	for _, l := range loggers {
+		if g, ok := l.(logger.Group); ok {
+			out = append(out, leafLoggers(g.Loggers())...)
+		} else {
+			out = append(out, l)
+		}
+	}
+	return out
 }

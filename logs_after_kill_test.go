@@ -15,6 +15,7 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/testutil"
+	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/report"
 )
 
@@ -82,12 +83,14 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 		name  string
 		mc    callback.ModelCheckpointConfig
 		noVal bool
+		multi bool    // logger.Multi(CSV, JSONL) in place of the default logger
 		kills []int64 // global steps at whose next batch start the run dies
 	}{
 		// 4 batches per epoch, 12 steps: kills in the first epoch,
 		// mid-epoch, at an epoch's first batch and at the last one.
-		{"every train step", callback.ModelCheckpointConfig{EveryNTrainSteps: 1, SaveLast: true}, false, []int64{1, 6, 8, 11}},
-		{"every epoch, no validation", callback.ModelCheckpointConfig{SaveLast: true}, true, []int64{5, 8}},
+		{"every train step", callback.ModelCheckpointConfig{EveryNTrainSteps: 1, SaveLast: true}, false, false, []int64{1, 6, 8, 11}},
+		{"every epoch, no validation", callback.ModelCheckpointConfig{SaveLast: true}, true, false, []int64{5, 8}},
+		{"loggers joined by Multi", callback.ModelCheckpointConfig{EveryNTrainSteps: 1, SaveLast: true}, false, true, []int64{6}},
 	}
 	for _, tt := range tests {
 		trainer := func(root string, extra ...volt.Callback) *volt.Trainer {
@@ -98,6 +101,21 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 			}
 			cfg := quiet(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1, DefaultRootDir: root, Callbacks: append([]volt.Callback{mc}, extra...)})
 			cfg.DisableLoggers = false
+			if tt.multi {
+				dir, err := logger.VersionDir{SaveDir: root}.Pin()
+				if err != nil {
+					t.Fatal(err)
+				}
+				csvLog, err := logger.NewCSV(logger.CSVConfig{}.WithDir(dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				jsonLog, err := logger.NewJSONL(logger.JSONLConfig{}.WithDir(dir))
+				if err != nil {
+					t.Fatal(err)
+				}
+				cfg.Loggers = []logger.Logger{logger.Multi(csvLog, jsonLog)}
+			}
 			tr, err := volt.NewTrainer(cfg)
 			if err != nil {
 				t.Fatal(err)

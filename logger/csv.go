@@ -17,7 +17,9 @@ const (
 
 // CSVLogger writes metrics to LogDir/metrics.csv and hyperparameters to
 // LogDir/hparams.yaml, like PyTorch Lightning's CSVLogger. The directory is
-// created on the first write. It is safe for concurrent use.
+// claimed (see [VersionDir.Claim]) when a run starts or on the first write;
+// a run resumed from a checkpoint continues the checkpoint's files (see
+// [Resumable]). It is safe for concurrent use.
 type CSVLogger struct {
 	mu         sync.Mutex
 	dir        VersionDir // pinned; fixed once claimed

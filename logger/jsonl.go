@@ -19,8 +19,9 @@ import (
 // LogDir/hparams.json. NaN and infinities are written as the strings "nan",
 // "inf" and "-inf". Lines are buffered and reach the file every
 // DefaultFlushEvery optimization steps (as CSVLogger's), on Save and
-// Finalize, and when the buffer fills. The directory and files are created
-// on the first write. It is safe for concurrent use.
+// Finalize, and when the buffer fills. The directory is claimed when a run
+// starts or on the first write, as CSVLogger's, and a resumed run continues
+// the checkpoint's file (see [Resumable]). It is safe for concurrent use.
 type JSONLLogger struct {
 	mu      sync.Mutex
 	dir     VersionDir // pinned; fixed once claimed

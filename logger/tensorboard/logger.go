@@ -14,8 +14,10 @@ import (
 )
 
 // Logger writes metrics, hyperparameters and text to a TensorBoard event
-// file in LogDir. The directory and file are created on the first write;
-// events are buffered and written every Config.FlushEvery events, when the
+// file in LogDir. The directory is claimed (logger.VersionDir.Claim) when a
+// run starts or on the first write, and the file created on the first
+// write; a run resumed from a checkpoint appends to the checkpoint's event
+// file instead (logger.Resumable). Events are buffered and written every Config.FlushEvery events, when the
 // oldest buffered event is older than Config.FlushInterval, and on Save and
 // Finalize. It is safe for concurrent use.
 type Logger struct {
