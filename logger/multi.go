@@ -28,7 +28,10 @@ func Multi(loggers ...Logger) Logger {
 
 // Group is implemented by loggers made of others ([Multi]): what the
 // trainer does with each logger's directory and files (DirClaimer,
-// Resumable) it does with each of them.
+// Resumable) it does with each of them. A logger that wraps volt's loggers
+// should be a Group (or forward those methods): otherwise their directory
+// is claimed only on their first write, after callbacks may have placed
+// files in it, and a resumed run starts a new version.
 type Group interface {
 	// Loggers returns the loggers the group forwards to, in order.
 	Loggers() []Logger
