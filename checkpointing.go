@@ -33,6 +33,15 @@ type resumePoint struct {
 	LastBatchDone     bool  `json:"last_batch_done,omitempty"`
 	Stepped           *bool `json:"stepped,omitempty"`
 	ValidationPending bool  `json:"validation_pending,omitempty"`
+	// StepLogs is set for a checkpoint taken in OnTrainBatchEnd, before
+	// the batch's step values went to the loggers: true when they were due
+	// (the resumed run sends them first), false when they were to be
+	// dropped (not at the LogEveryNSteps cadence).
+	StepLogs *bool `json:"step_logs,omitempty"`
+	// EpochLogs is set for a checkpoint taken in OnTrainEpochEnd, before
+	// the epoch's values went to the loggers: the resumed run sends them
+	// before the next epoch.
+	EpochLogs bool `json:"epoch_logs,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -49,6 +58,7 @@ type metricState struct {
 	Logger  bool      `json:"logger"`
 	Reduce  Reduction `json:"reduce"`
 	Seen    bool      `json:"seen"`
+	Fresh   bool      `json:"fresh,omitempty"`
 	Step    jsonFloat `json:"step"`
 	Sum     jsonFloat `json:"sum"`
 	Weight  jsonFloat `json:"weight"`
@@ -83,6 +93,9 @@ type trainerState struct {
 	// Accumulate, the factor in use, may differ (SetAccumulateGradBatches, a
 	// scheduler).
 	ConfigAccumulate int `json:"config_accumulate_grad_batches,omitempty"`
+	// Logs says how far each logger's files went (markLoggers): a resumed
+	// Fit continues them from there.
+	Logs []loggerMark `json:"logs,omitempty"`
 }
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
@@ -114,7 +127,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
 	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, ConfigAccumulate: max(t.cfg.AccumulateGradBatches, 1),
-		WeightsOnly: weightsOnly, LogDir: t.LogDir()}
+		WeightsOnly: weightsOnly, LogDir: t.logDir()}
 	if h, ok := t.module.(HParamser); ok {
 		st.HParams = maps.Clone(h.HParams())
 	}
@@ -131,7 +144,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		for _, m := range t.logs.trainRes.order {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh,
 				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
@@ -165,6 +178,15 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 				return nil, fmt.Errorf("loss scaler: %w", err)
 			}
 		}
+	}
+	// Every row logged so far reaches the files before the checkpoint is
+	// published.
+	marks, err := t.markLoggers()
+	if err != nil {
+		return nil, err
+	}
+	if !weightsOnly {
+		st.Logs = marks
 	}
 	f := &checkpoint.File{VoltVersion: Version}
 	for v := range t.eng.Store.IterVariables() {
@@ -221,7 +243,7 @@ func (t *Trainer) resumePointNow() *resumePoint {
 	case p.At == PointTrainEpochEnd:
 		// The epoch's batches are processed; its completion may or may
 		// not be counted yet.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Processed)}
+		return &resumePoint{Epoch: int(p.Epoch.Total.Processed), EpochLogs: t.run.epochEndLogs}
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
 		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
@@ -232,6 +254,10 @@ func (t *Trainer) resumePointNow() *resumePoint {
 			// OnTrainBatchEnd, where the checkpoint is taken).
 			pending := l.valDue || p.At == PointTrainBatchEnd && l.valAfterBatch
 			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, pending
+		}
+		if s := t.run.batchEndStepLogs; s != nil {
+			due := *s
+			r.StepLogs = &due
 		}
 		return r
 	}
@@ -386,7 +412,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 
 // restoreState puts a checkpoint's loop state back.
 func (t *Trainer) restoreState(path string, st *trainerState) error {
-	if dir := t.LogDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
+	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
 	}
@@ -419,7 +445,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		if err != nil {
 			return err
 		}
-		m.seen = ms.Seen
+		m.seen, m.fresh = ms.Seen, ms.Fresh
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
 	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)

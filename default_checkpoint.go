@@ -33,7 +33,7 @@ func (t *Trainer) newDefaultCheckpoint() *defaultCheckpoint {
 			return nil
 		}
 	}
-	dir := t.LogDir()
+	dir := t.logDir()
 	if dir == t.cfg.DefaultRootDir {
 		return nil // no logger directory to put it in
 	}

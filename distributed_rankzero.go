@@ -31,7 +31,7 @@ func (l rankLogger) LogDir() string { return l.dir }
 func (t *Trainer) rankZeroLoggers() error {
 	var msg []byte
 	if t.ddp.group.Rank() == 0 && len(t.logs.loggers) > 0 {
-		msg = []byte("L" + t.LogDir())
+		msg = []byte("L" + t.logDir())
 	}
 	got, err := dist.BroadcastBytes(t.ddp.group, msg, 0)
 	if err != nil {

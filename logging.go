@@ -80,6 +80,44 @@ func (t *Trainer) stepRow(res *results) (map[string]float64, error) {
 	return row, nil
 }
 
+// sendEpochLogs sends, at a training epoch's end, the step values logged
+// since the last row, then the epoch values.
+func (t *Trainer) sendEpochLogs() error {
+	if err := t.flushStepLogs(); err != nil {
+		return err
+	}
+	epochLogs := map[string]float64{}
+	t.logs.trainRes.epochValues(t.logs.callbackM, epochLogs, t.logs.progBarM)
+	return t.sendToLoggers(epochLogs)
+}
+
+// sendEndedEpochLogs is sendEpochLogs for the epoch that a checkpoint
+// taken in its OnTrainEpochEnd ended, in the run resumed from it: the run
+// it resumes would have sent them after the checkpoint. The rows carry
+// that epoch's index, as they would have.
+func (t *Trainer) sendEndedEpochLogs() error {
+	p := &t.progress
+	saved := p.Epoch.Total
+	at := p.At
+	defer func() { p.Epoch.Total, p.At = saved, at }()
+	p.Epoch.Total.Completed = max(p.Epoch.Total.Completed-1, 0)
+	p.At = PointTrainEpochEnd
+	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
+		return err
+	}
+	return t.sendEpochLogs()
+}
+
+// endStepLogs sends the step values of the batch that just ended to the
+// loggers when due (at the LogEveryNSteps cadence), else drops them.
+func (t *Trainer) endStepLogs(due bool) error {
+	if due {
+		return t.flushStepLogs()
+	}
+	t.skipStepLogs()
+	return nil
+}
+
 // skipStepLogs drops the step values of a batch that is not at the cadence.
 func (t *Trainer) skipStepLogs() { _ = t.logs.trainRes.stepValues(nil) }
 

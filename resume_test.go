@@ -264,8 +264,11 @@ func TestLastCheckpointInANewProcess(t *testing.T) {
 	if err := second.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last")); err != nil {
 		t.Fatal(err)
 	}
-	if want := "the run it resumes logged to " + first.LogDir(); !strings.Contains(said.String(), want) {
-		t.Errorf("the resumed run did not say where the earlier rows are (%q):\n%s", want, said.String())
+	if second.LogDir() != first.LogDir() {
+		t.Errorf("the resumed run logs to %s, want the run it resumes, %s", second.LogDir(), first.LogDir())
+	}
+	if want := "the logs continue those of the run it resumes in " + first.LogDir(); !strings.Contains(said.String(), want) {
+		t.Errorf("the resumed run did not say where its rows go (%q):\n%s", want, said.String())
 	}
 	if second.GlobalStep() != 12 || second.CurrentEpoch() != 3 {
 		t.Errorf("resumed run ended at epoch %d, step %d; want 3 and 12 (2 epochs restored, 1 trained)", second.CurrentEpoch(), second.GlobalStep())

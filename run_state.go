@@ -17,6 +17,12 @@ type run struct {
 	signals     *signalWatch  // Config.HandleSignals, during Fit
 	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
 	skipEpoch   bool          // SkipRestOfEpoch was called
+	// batchEndStepLogs is set during OnTrainBatchEnd: whether the batch's
+	// step values go to the loggers after it (true) or are dropped.
+	batchEndStepLogs *bool
+	// epochEndLogs is set from OnTrainEpochEnd until the epoch's values
+	// are sent to the loggers.
+	epochEndLogs bool
 
 	// The batch being processed, for Trainer.Log and tracing.
 	res        *results    // receives Trainer.Log calls

@@ -233,6 +233,14 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 		return fmt.Errorf("volt: %w", err)
 	}
 	t.run = &run{}
+	var opts runOptions
+	for _, o := range options {
+		o(&opts)
+	}
+	// Before anything (the profiler, callbacks) places files under LogDir.
+	if err := t.settleLoggers(fn, &opts); err != nil {
+		return fmt.Errorf("volt: %w", err)
+	}
 	if err := t.startProfiler(fn); err != nil {
 		t.run = &run{}
 		return fmt.Errorf("volt: %w", err)
@@ -242,10 +250,6 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	t.ddp.agreedInterrupt, t.ddp.agreedNonFinite = false, false
 	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
-	var opts runOptions
-	for _, o := range options {
-		o(&opts)
-	}
 
 	defer func() {
 		if r := recover(); r != nil {

@@ -79,8 +79,22 @@ func (t *Trainer) LearningRates() []float64 {
 
 // LogDir returns the directory of the first logger that has one (the
 // version directory of the default CSV logger), else Config.DefaultRootDir.
-// ModelCheckpoint saves under LogDir()/checkpoints by default.
+// ModelCheckpoint saves under LogDir()/checkpoints by default. Asked before
+// a run, it claims the loggers' directory (a new version_N, see
+// logger.VersionDir.Claim) so that files a program writes there belong to
+// the run that follows; a Fit resumed with FromCheckpoint then logs there
+// too, instead of continuing the directory of the run it resumes.
 func (t *Trainer) LogDir() string {
+	if t.IsGlobalZero() {
+		if err := t.claimLogDirs(); err != nil {
+			t.sayOnce("claim-log-dir", "volt: "+err.Error())
+		}
+	}
+	return t.logDir()
+}
+
+// logDir is LogDir without claiming the directory.
+func (t *Trainer) logDir() string {
 	for _, l := range t.logs.loggers {
 		if d, ok := l.(logger.Direr); ok {
 			return d.LogDir()

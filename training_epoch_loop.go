@@ -20,9 +20,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
 	skip, valDone, stepped := 0, false, true
+	var stepLogs *bool // a checkpoint's pending step values (resumePoint.StepLogs)
 	resumed := t.resumesInEpoch()
 	if r := t.ckpt.resume; resumed {
-		skip, valDone, l.valDue = r.Batch, r.ValidationDone, r.ValidationPending
+		skip, valDone, l.valDue, stepLogs = r.Batch, r.ValidationDone, r.ValidationPending, r.StepLogs
+		// Sent below, once: a checkpoint taken before the restored point
+		// (which copies it) must not send them again.
+		r.StepLogs = nil
 		if r.Stepped != nil {
 			stepped = *r.Stepped
 		}
@@ -30,6 +34,14 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		// the validation it resumes with) records the same.
 		l.lastStepped = stepped
 	} else {
+		// A checkpoint taken in OnTrainEpochEnd comes before that epoch's
+		// values reached the loggers: send them first.
+		if r := t.ckpt.resume; r != nil && r.EpochLogs {
+			if err := t.sendEndedEpochLogs(); err != nil {
+				return err
+			}
+			r.EpochLogs = false
+		}
 		if l.reloadTrainDue() {
 			if err := l.loadData(true, false); err != nil {
 				return err
@@ -47,6 +59,13 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
 	t.run.skipEpoch = false
+	// A checkpoint taken in OnTrainBatchEnd comes before that batch's step
+	// values reached the loggers: send them (or drop them) first.
+	if stepLogs != nil {
+		if err := t.endStepLogs(*stepLogs); err != nil {
+			return err
+		}
+	}
 	p.At = PointTrainEpochStart
 	// Until the resumed epoch's OnTrainEpochStart has run, a checkpoint
 	// resumes where the restored one did (resumePointNow).
@@ -97,6 +116,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// follows it (schedulerSnapshot), so that a run resumed from it goes on
 	// with the same learning rate.
 	l.plateauPending = l.epochFinished
+	t.run.epochEndLogs = true // a checkpoint taken now records it
 	if err := t.emit(hookOnTrainEpochEnd, hookArgs{}); err != nil {
 		return err
 	}
@@ -106,14 +126,10 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.flushStepLogs(); err != nil {
+	if err := t.sendEpochLogs(); err != nil {
 		return err
 	}
-	epochLogs := map[string]float64{}
-	t.logs.trainRes.epochValues(t.logs.callbackM, epochLogs, t.logs.progBarM)
-	if err := t.sendToLoggers(epochLogs); err != nil {
-		return err
-	}
+	t.run.epochEndLogs = false
 	if err := l.ckpt.save(t); err != nil {
 		return err
 	}
@@ -242,6 +258,11 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	l.valAfterBatch = l.cadenceDue(batchIdx, lastInEpoch, stepped)
 	p.At = PointTrainBatchEnd
+	// As Lightning's should_update_logs: every LogEveryNSteps optimizer
+	// steps, and at every step once a stop is requested (MinEpochs or
+	// MinSteps may keep training going; also when the hook asks it).
+	stepLogsDue := stepped && (p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery || t.stop.requested)
+	t.run.batchEndStepLogs = &stepLogsDue // a checkpoint taken now records it
 	err = t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx})
 	validate := l.valAfterBatch
 	l.valAfterBatch = false
@@ -252,15 +273,10 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if err := t.agreeAtBatchEnd(ctx); err != nil {
 		return false, err
 	}
-	// As Lightning's should_update_logs: every LogEveryNSteps optimizer
-	// steps, and at every step once a stop is requested (MinEpochs or
-	// MinSteps may keep training going).
-	if stepped && (p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery || t.stop.requested) {
-		if err := t.flushStepLogs(); err != nil {
-			return false, err
-		}
-	} else {
-		t.skipStepLogs()
+	t.run.batchEndStepLogs = nil
+	stepLogsDue = stepLogsDue || stepped && t.stop.requested
+	if err := t.endStepLogs(stepLogsDue); err != nil {
+		return false, err
 	}
 	if l.stopValidates(stepped) || validate {
 		if err := l.validate(ctx); err != nil {

@@ -53,9 +53,14 @@ type ModelCheckpoint struct {
 // continuously and renames its file as soon as it is complete.
 const staleTempAge = time.Minute
 
-// Dirpath returns the directory of the files ("" before the first Fit when
-// ModelCheckpointConfig.Dirpath is "").
-func (m *ModelCheckpoint) Dirpath() string { return m.dirpath }
+// Dirpath returns the directory of the files: ModelCheckpointConfig.Dirpath
+// before the first Fit resolves it ("" when it is "").
+func (m *ModelCheckpoint) Dirpath() string {
+	if m.dirpath == "" {
+		return m.cfg.Dirpath
+	}
+	return m.dirpath
+}
 
 // Setup resolves the directory when Fit starts.
 func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {

@@ -122,10 +122,14 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("re-running config.yaml logged different metrics:\n%s\nfirst:\n%s", b, a)
 	}
 
-	// --ckpt-path resumes fit: one more epoch continues the step count.
+	// --ckpt-path resumes fit: one more epoch continues the step count, in
+	// the run directory of the checkpoint (one run, not a new version).
 	mustRun(t, dir, "fit", "--config", config, "--trainer.max_epochs=3", "--ckpt-path", ckpt)
-	if _, err := os.Stat(filepath.Join(dir, "volt_logs", "version_2", "checkpoints", "epoch=2-step=24.ckpt")); err != nil {
-		t.Errorf("resumed fit did not continue to epoch 3, step 24: %v", err)
+	if _, err := os.Stat(filepath.Join(run0, "checkpoints", "epoch=2-step=24.ckpt")); err != nil {
+		t.Errorf("resumed fit did not continue to epoch 3, step 24 in %s: %v", run0, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "volt_logs", "version_2")); err == nil {
+		t.Errorf("resumed fit made a new version directory instead of continuing %s", run0)
 	}
 
 	// A mistake: exit status 2 and the message on stderr.

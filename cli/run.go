@@ -159,15 +159,16 @@ func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *setting
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	var saver *configSaver
+	if hasLogDir(cfg.Loggers) || (len(cfg.Loggers) == 0 && !cfg.DisableLoggers) {
+		// Saved once the run has settled its log directory (a new
+		// version, or the resumed run's).
+		saver = &configSaver{s: s, program: st.program}
+		cfg.Callbacks = append(cfg.Callbacks, saver)
+	}
 	t, err := volt.NewTrainer(cfg)
 	if err != nil {
 		return err
-	}
-	savedConfig := ""
-	if hasLogDir(t.Loggers()) {
-		if savedConfig, err = s.saveConfig(t.LogDir(), st.program); err != nil {
-			return err
-		}
 	}
 	var opts []volt.RunOption
 	if rc.ckptPath != "" {
@@ -179,8 +180,8 @@ func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *setting
 		if ckpt := t.LastCheckpoint(); ckpt != "" {
 			fmt.Fprintf(st.stderr, "%s: last checkpoint %s (resume or evaluate it with --ckpt-path)\n", st.program, ckpt)
 		}
-		if savedConfig != "" {
-			fmt.Fprintf(st.stderr, "%s: config saved as %s (run it again with --config)\n", st.program, savedConfig)
+		if saver != nil && saver.path != "" {
+			fmt.Fprintf(st.stderr, "%s: config saved as %s (run it again with --config)\n", st.program, saver.path)
 		}
 		return err
 	case cmdValidate, cmdTest:
@@ -211,6 +212,33 @@ func (s *schema) run(ctx context.Context, cmd string, rc *runConfig, st *setting
 		return nil
 	}
 	return fmt.Errorf("cli: unknown subcommand %q", cmd)
+}
+
+// configSaver is the callback that saves the resolved config in the log
+// directory when the run starts (Setup), once the trainer has settled that
+// directory: a new version_N claimed for this run, or the directory of the
+// run a resumed Fit continues.
+type configSaver struct {
+	s       *schema
+	program string
+	path    string // the saved file, once saved
+}
+
+// Setup saves the config on the first run.
+func (c *configSaver) Setup(t *volt.Trainer, _ volt.Stage) error {
+	if c.path != "" || !hasLogDir(t.Loggers()) || !t.IsGlobalZero() {
+		return nil
+	}
+	for _, l := range t.Loggers() {
+		if d, ok := l.(logger.DirClaimer); ok {
+			if err := d.ClaimDir(); err != nil {
+				return err
+			}
+		}
+	}
+	path, err := c.s.saveConfig(t.LogDir(), c.program)
+	c.path = path
+	return err
 }
 
 // hasLogDir reports whether a logger writes into a directory (where

@@ -3,7 +3,6 @@ package logger
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 )
@@ -18,57 +17,96 @@ const (
 
 // CSVLogger writes metrics to LogDir/metrics.csv and hyperparameters to
 // LogDir/hparams.yaml, like PyTorch Lightning's CSVLogger. The directory is
-// created on the first write. It is safe for concurrent use.
+// claimed (see [VersionDir.Claim]) when a run starts or on the first write;
+// a run resumed from a checkpoint continues the checkpoint's files (see
+// [Resumable]). It is safe for concurrent use.
 type CSVLogger struct {
 	mu         sync.Mutex
-	logDir     string
-	version    int
+	dir        VersionDir // pinned; fixed once claimed
+	claimed    bool       // dir is claimed (created)
 	flushEvery int
 	cadence    flushCadence
-	dirMade    bool
 	metrics    *metricsFile
 	hparams    map[string]any
 }
 
 // NewCSV validates cfg and resolves the version directory, scanning
 // SaveDir/Name for existing version_N directories when cfg.Version is nil.
-// It creates no directories; that happens on the first write.
+// It creates no directories; the directory is claimed (see
+// [VersionDir.Claim]) when a run starts or on the first write.
 func NewCSV(cfg CSVConfig) (*CSVLogger, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	root := filepath.Join(cfg.SaveDir, cfg.Name)
-	version := -1
-	dirName := cfg.VersionName
-	if dirName == "" {
-		if cfg.Version != nil {
-			version = *cfg.Version
-		} else if version, err = nextVersion(root); err != nil {
-			return nil, err
-		}
-		dirName = versionDirName(version)
+	dir, err := VersionDir{SaveDir: cfg.SaveDir, Name: cfg.Name, Version: cfg.Version, VersionName: cfg.VersionName, chosen: cfg.chosen}.pinFor("CSVConfig")
+	if err != nil {
+		return nil, err
 	}
-	logDir := filepath.Join(root, dirName)
 	return &CSVLogger{
-		logDir:     logDir,
-		version:    version,
+		dir:        dir,
 		flushEvery: cfg.FlushEvery,
 		cadence:    flushCadence{every: int64(cfg.FlushEvery)},
-		metrics:    newMetricsFile(filepath.Join(logDir, MetricsFileName)),
+		metrics:    newMetricsFile(filepath.Join(dir.Path(), MetricsFileName)),
 	}, nil
 }
 
 // LogDir returns the directory files are written to: SaveDir/Name/version_N
-// (or SaveDir/Name/VersionName).
+// (or SaveDir/Name/VersionName). A chosen version_N that another program
+// claimed first moves on to the next free number when the logger claims its
+// directory; a resumed run continues the directory of the run it resumes.
 func (l *CSVLogger) LogDir() string {
-	return l.logDir
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dir.Path()
 }
 
 // Version returns the resolved version number N of the version_N directory,
 // or -1 when CSVConfig.VersionName named the directory.
 func (l *CSVLogger) Version() int {
-	return l.version
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dir.Number()
+}
+
+// ClaimDir creates the log directory, claiming a new version_N atomically
+// when the version was chosen as the next free one.
+func (l *CSVLogger) ClaimDir() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ensureDirLocked()
+}
+
+// Mark writes the buffered rows to metrics.csv, syncs it and returns the
+// number of data rows it holds for the run.
+func (l *CSVLogger) Mark() (Position, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.flushLocked(); err != nil {
+		return Position{}, err
+	}
+	if err := l.metrics.sync(); err != nil {
+		return Position{}, err
+	}
+	return Position{Dir: l.dir.Path(), File: MetricsFileName, Offset: l.metrics.rows}, nil
+}
+
+// Resume continues the run whose metrics.csv held pos.Offset rows at a
+// checkpoint: the logger writes into pos.Dir, and its first write keeps
+// those rows and drops the ones after them. See [Resumable].
+func (l *CSVLogger) Resume(pos Position) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.claimed || len(l.metrics.pending) > 0 || !l.dir.MayResume(pos.Dir) {
+		return false, nil
+	}
+	if pos.Offset < 0 || (pos.File != "" && pos.File != MetricsFileName) {
+		return false, fmt.Errorf("logger: cannot resume %s at %d rows of %q: the CSV logger writes %s", pos.Dir, pos.Offset, pos.File, MetricsFileName)
+	}
+	l.dir = VersionDirAt(pos.Dir)
+	l.metrics = newMetricsFile(filepath.Join(l.dir.Path(), MetricsFileName))
+	l.metrics.resumeAt(pos.Offset)
+	return true, nil
 }
 
 // LogMetrics buffers one row for metrics.csv and writes the buffer at every
@@ -100,7 +138,7 @@ func (l *CSVLogger) LogHyperparams(params map[string]any) error {
 	if err := l.ensureDirLocked(); err != nil {
 		return err
 	}
-	if err := writeHparams(filepath.Join(l.logDir, HparamsFileName), merged); err != nil {
+	if err := writeHparams(filepath.Join(l.dir.Path(), HparamsFileName), merged); err != nil {
 		return err
 	}
 	l.hparams = merged
@@ -117,9 +155,16 @@ func (l *CSVLogger) Save() error {
 // Finalize writes buffered metric rows. status must be "success", "failed"
 // or "interrupted"; an invalid status is reported, but the rows are still
 // written. Calling it again is harmless: it only writes rows logged since
-// the previous call, if any.
+// the previous call, if any. A resumed run that logged nothing drops, on
+// success, the rows the killed run logged after its checkpoint.
 func (l *CSVLogger) Finalize(status string) error {
-	return errors.Join(checkStatus(status), l.Save())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var err error
+	if status == StatusSuccess && l.metrics.resuming {
+		err = l.rewriteLocked()
+	}
+	return errors.Join(checkStatus(status), err, l.flushLocked())
 }
 
 // flushLocked writes pending metric rows; l.mu must be held.
@@ -133,20 +178,35 @@ func (l *CSVLogger) flushLocked() error {
 	return l.metrics.flush()
 }
 
-// ensureDirLocked creates the log directory once; l.mu must be held.
+// rewriteLocked writes metrics.csv afresh from the rows it holds for the
+// run; l.mu must be held.
+func (l *CSVLogger) rewriteLocked() error {
+	if err := l.ensureDirLocked(); err != nil {
+		return err
+	}
+	return l.metrics.flushAll()
+}
+
+// ensureDirLocked claims the log directory once; l.mu must be held.
 func (l *CSVLogger) ensureDirLocked() error {
-	if l.dirMade {
+	if l.claimed {
 		return nil
 	}
-	if err := os.MkdirAll(l.logDir, 0o755); err != nil {
-		return fmt.Errorf("logger: create log directory %s: %w", l.logDir, err)
+	dir, err := l.dir.Claim()
+	if err != nil {
+		return err
 	}
-	l.dirMade = true
+	if dir.Path() != l.dir.Path() {
+		l.metrics.path = filepath.Join(dir.Path(), MetricsFileName)
+	}
+	l.dir, l.claimed = dir, true
 	return nil
 }
 
-// CSVLogger implements Logger and Direr.
+// CSVLogger implements Logger, Direr, Resumable and DirClaimer.
 var (
-	_ Logger = (*CSVLogger)(nil)
-	_ Direr  = (*CSVLogger)(nil)
+	_ Logger     = (*CSVLogger)(nil)
+	_ Direr      = (*CSVLogger)(nil)
+	_ Resumable  = (*CSVLogger)(nil)
+	_ DirClaimer = (*CSVLogger)(nil)
 )

@@ -35,6 +35,10 @@ type CSVConfig struct {
 	// also written once it holds that many rows, and on Save); zero means
 	// DefaultFlushEvery. It must not be negative.
 	FlushEvery int
+
+	// chosen: the directory fields come from a VersionDir whose version Pin
+	// chose (WithDir).
+	chosen bool
 }
 
 // withDefaults validates cfg and returns a copy with defaults filled in.

@@ -19,14 +19,17 @@ import (
 // LogDir/hparams.json. NaN and infinities are written as the strings "nan",
 // "inf" and "-inf". Lines are buffered and reach the file every
 // DefaultFlushEvery optimization steps (as CSVLogger's), on Save and
-// Finalize, and when the buffer fills. The directory and files are created
-// on the first write. It is safe for concurrent use.
+// Finalize, and when the buffer fills. The directory is claimed when a run
+// starts or on the first write, as CSVLogger's, and a resumed run continues
+// the checkpoint's file (see [Resumable]). It is safe for concurrent use.
 type JSONLLogger struct {
 	mu      sync.Mutex
-	dir     VersionDir // pinned
+	dir     VersionDir // pinned; fixed once claimed
 	path    string     // metrics.jsonl
 	dirMade bool
 	started bool // metrics.jsonl was created (truncated) by this logger
+	size    int64
+	resume  int64 // >= 0: the bytes of a killed run's file to keep (Resume)
 	f       *os.File
 	w       *bufio.Writer
 	cadence flushCadence
@@ -41,18 +44,64 @@ func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
 		return nil, err
 	}
 	return &JSONLLogger{dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
-		cadence: flushCadence{every: DefaultFlushEvery}}, nil
+		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}, nil
 }
 
-// LogDir returns the directory files are written to.
+// LogDir returns the directory files are written to (see
+// [CSVLogger.LogDir]).
 func (l *JSONLLogger) LogDir() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.dir.Path()
 }
 
 // Version returns N of the version_N directory, or -1 when
 // JSONLConfig.VersionName named it.
 func (l *JSONLLogger) Version() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.dir.Number()
+}
+
+// ClaimDir creates the log directory, claiming a new version_N atomically
+// when the version was chosen as the next free one.
+func (l *JSONLLogger) ClaimDir() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ensureDirLocked()
+}
+
+// Mark writes the buffered lines to metrics.jsonl, syncs it and returns its
+// length in bytes.
+func (l *JSONLLogger) Mark() (Position, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.flushLocked(); err != nil {
+		return Position{}, err
+	}
+	off := l.size
+	if l.resume >= 0 {
+		off = l.resume
+	}
+	return Position{Dir: l.dir.Path(), File: JSONLMetricsFileName, Offset: off}, nil
+}
+
+// Resume continues the run whose metrics.jsonl was pos.Offset bytes long at
+// a checkpoint: the logger writes into pos.Dir, and its first write cuts
+// the file back to that length. See [Resumable].
+func (l *JSONLLogger) Resume(pos Position) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dirMade || l.started || !l.dir.MayResume(pos.Dir) {
+		return false, nil
+	}
+	if pos.Offset < 0 || (pos.File != "" && pos.File != JSONLMetricsFileName) {
+		return false, fmt.Errorf("logger: cannot resume %s at byte %d of %q: the JSONL logger writes %s", pos.Dir, pos.Offset, pos.File, JSONLMetricsFileName)
+	}
+	l.dir = VersionDirAt(pos.Dir)
+	l.path = filepath.Join(l.dir.Path(), JSONLMetricsFileName)
+	l.resume = pos.Offset
+	return true, nil
 }
 
 // LogMetrics buffers one line for metrics.jsonl. Metric names must be
@@ -80,6 +129,7 @@ func (l *JSONLLogger) LogMetrics(metrics map[string]float64, step int64) error {
 	if _, err := l.w.Write(append(line, '\n')); err != nil {
 		return fmt.Errorf("logger: write %s: %w", l.path, err)
 	}
+	l.size += int64(len(line)) + 1
 	if l.cadence.due(step) {
 		return l.flushLocked()
 	}
@@ -134,7 +184,11 @@ func (l *JSONLLogger) Save() error {
 func (l *JSONLLogger) Finalize(status string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	err := l.flushLocked()
+	var err error
+	if status == StatusSuccess && l.resume >= 0 {
+		err = l.openLocked() // drop what a killed run logged after its checkpoint
+	}
+	err = errors.Join(err, l.flushLocked())
 	if l.f != nil {
 		if cerr := l.f.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("logger: close %s: %w", l.path, cerr)
@@ -145,8 +199,9 @@ func (l *JSONLLogger) Finalize(status string) error {
 }
 
 // openLocked opens metrics.jsonl for writing: truncated on this logger's
-// first write (replacing a file left by an earlier run), appended to after
-// a Finalize. l.mu must be held.
+// first write (replacing a file left by an earlier run, or, when resuming
+// one, cutting it back to the resumed length), appended to after a
+// Finalize. l.mu must be held.
 func (l *JSONLLogger) openLocked() error {
 	if l.f != nil {
 		return nil
@@ -155,15 +210,38 @@ func (l *JSONLLogger) openLocked() error {
 		return err
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	if l.started {
+	if l.started || l.resume >= 0 {
 		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	}
 	f, err := os.OpenFile(l.path, flags, 0o644)
 	if err != nil {
 		return fmt.Errorf("logger: open %s: %w", l.path, err)
 	}
+	if l.resume >= 0 {
+		if l.size, err = cutBack(f, l.resume); err != nil {
+			f.Close()
+			return fmt.Errorf("logger: resume %s: %w", l.path, err)
+		}
+		l.resume = -1
+	}
 	l.f, l.w, l.started = f, bufio.NewWriter(f), true
 	return nil
+}
+
+// cutBack truncates f to size bytes when it is longer, syncs it and
+// returns its new length.
+func cutBack(f *os.File, size int64) (int64, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if info.Size() <= size {
+		return info.Size(), nil
+	}
+	if err := f.Truncate(size); err != nil {
+		return 0, err
+	}
+	return size, f.Sync()
 }
 
 // flushLocked writes buffered lines and syncs the file; l.mu must be held.
@@ -180,15 +258,16 @@ func (l *JSONLLogger) flushLocked() error {
 	return nil
 }
 
-// ensureDirLocked creates the log directory once; l.mu must be held.
+// ensureDirLocked claims the log directory once; l.mu must be held.
 func (l *JSONLLogger) ensureDirLocked() error {
 	if l.dirMade {
 		return nil
 	}
-	if err := os.MkdirAll(l.dir.Path(), 0o755); err != nil {
-		return fmt.Errorf("logger: create log directory %s: %w", l.dir.Path(), err)
+	dir, err := l.dir.Claim()
+	if err != nil {
+		return err
 	}
-	l.dirMade = true
+	l.dir, l.path, l.dirMade = dir, filepath.Join(dir.Path(), JSONLMetricsFileName), true
 	return nil
 }
 
@@ -228,8 +307,10 @@ func jsonSafe(v any) any {
 	return v
 }
 
-// JSONLLogger implements Logger and Direr.
+// JSONLLogger implements Logger, Direr, Resumable and DirClaimer.
 var (
-	_ Logger = (*JSONLLogger)(nil)
-	_ Direr  = (*JSONLLogger)(nil)
+	_ Logger     = (*JSONLLogger)(nil)
+	_ Direr      = (*JSONLLogger)(nil)
+	_ Resumable  = (*JSONLLogger)(nil)
+	_ DirClaimer = (*JSONLLogger)(nil)
 )

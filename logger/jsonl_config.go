@@ -22,11 +22,15 @@ type JSONLConfig struct {
 	// VersionName, when non-empty, overrides Version and is used verbatim as
 	// the version directory name.
 	VersionName string
+
+	// chosen: the directory fields come from a VersionDir whose version Pin
+	// chose (WithDir).
+	chosen bool
 }
 
 // WithDir returns cfg with its directory fields taken from d.
 func (cfg JSONLConfig) WithDir(d VersionDir) JSONLConfig {
-	cfg.SaveDir, cfg.Name, cfg.Version, cfg.VersionName = d.SaveDir, d.Name, d.Version, d.VersionName
+	cfg.SaveDir, cfg.Name, cfg.Version, cfg.VersionName, cfg.chosen = d.SaveDir, d.Name, d.Version, d.VersionName, d.chosen
 	return cfg
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 )
@@ -31,6 +32,12 @@ type metricsFile struct {
 	onDisk  []string            // metric names in the header on disk
 	written bool                // whether this logger has written path yet
 	pending []metricsRow
+	rows    int64 // data rows of the run in the file
+	// unsynced: the file was written since the last sync.
+	unsynced bool
+	// resuming: the file is a killed run's; its first rows rows are the
+	// run's history, the others are dropped by the next write (resumeAt).
+	resuming bool
 }
 
 // newMetricsFile returns an empty buffer for the CSV file at path.
@@ -61,29 +68,64 @@ func (m *metricsFile) add(metrics map[string]float64, step int64) error {
 	return nil
 }
 
-// flush writes the pending rows. The first write of this logger replaces any
-// file left at path by an earlier run (as Lightning does). Pending rows are
-// kept when the write fails, so a later flush retries them.
+// resumeAt makes the file at path the history of a resumed run: its first
+// rows data rows are kept, the rows after them dropped at the next write.
+func (m *metricsFile) resumeAt(rows int64) {
+	m.written, m.resuming, m.rows = true, true, rows
+}
+
+// flush writes the pending rows. The first write of this logger replaces
+// any file left at path by an earlier run (as Lightning does), unless the
+// logger resumes that run. Pending rows are kept when the write fails, so a
+// later flush retries them.
 func (m *metricsFile) flush() error {
 	if len(m.pending) == 0 {
 		return nil
 	}
-	if m.written && slices.Equal(m.onDisk, m.keys) {
+	if m.written && !m.resuming && slices.Equal(m.onDisk, m.keys) {
 		err := m.appendPending()
 		if !errors.Is(err, fs.ErrNotExist) {
 			if err == nil {
-				m.pending = nil
+				m.rows += int64(len(m.pending))
+				m.pending, m.unsynced = nil, true
 			}
 			return err
 		}
 		// The file vanished under us: write it afresh below.
 	}
-	if err := m.rewrite(); err != nil {
+	return m.flushAll()
+}
+
+// flushAll atomically rewrites the file with the run's rows and the
+// pending ones.
+func (m *metricsFile) flushAll() error {
+	n, err := m.rewrite()
+	if err != nil {
 		return err
 	}
 	m.onDisk = slices.Clone(m.keys)
-	m.written = true
-	m.pending = nil
+	m.written, m.resuming = true, false
+	m.rows = int64(n + len(m.pending))
+	m.pending, m.unsynced = nil, true
+	return nil
+}
+
+// sync commits what flush wrote to stable storage: the file, and its
+// directory for a rename.
+func (m *metricsFile) sync() error {
+	if !m.unsynced {
+		return nil
+	}
+	for _, path := range []string{m.path, filepath.Dir(m.path)} {
+		f, err := os.Open(path)
+		if err == nil {
+			err = errors.Join(f.Sync(), f.Close())
+		}
+		if err != nil {
+			return fmt.Errorf("logger: sync %s: %w", path, err)
+		}
+	}
+	m.unsynced = false
 	return nil
 }
 
@@ -104,20 +146,21 @@ func (m *metricsFile) appendPending() error {
 	return nil
 }
 
-// rewrite atomically writes the file with the current header: rows already
-// on disk from this logger (re-laid out for the new header), then the
-// pending rows.
-func (m *metricsFile) rewrite() error {
+// rewrite atomically writes the file with the current header: the run's
+// rows already on disk (re-laid out for the new header), then the pending
+// rows. It returns the number of rows kept from the file.
+func (m *metricsFile) rewrite() (int, error) {
 	var old [][]string
 	if m.written {
 		var err error
 		if old, err = m.readWritten(); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return writeFileAtomic(m.path, func(w io.Writer) error {
+	err := writeFileAtomic(m.path, func(w io.Writer) error {
 		return m.writeRows(w, true, old)
 	})
+	return len(old), err
 }
 
 // writeRows writes, CSV-encoded, the header when withHeader is set, then
@@ -160,8 +203,10 @@ func (m *metricsFile) record(row metricsRow) []string {
 	return rec
 }
 
-// readWritten reads back the rows already written to the file and lays them
-// out for the current header. A missing file yields no rows.
+// readWritten reads back the run's rows in the file (all of them, or the
+// first m.rows when resuming a killed run, whose metric names then join the
+// header) and lays them out for the current header. A missing file yields
+// no rows.
 func (m *metricsFile) readWritten() ([][]string, error) {
 	f, err := os.Open(m.path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -177,6 +222,10 @@ func (m *metricsFile) readWritten() ([][]string, error) {
 	}
 	if len(recs) == 0 {
 		return nil, nil
+	}
+	if m.resuming {
+		recs = recs[:1+min(int(m.rows), len(recs)-1)]
+		m.adoptNames(recs)
 	}
 	pos := make(map[string]int, 1+len(m.keys))
 	for i, name := range m.header() {
@@ -194,4 +243,26 @@ func (m *metricsFile) readWritten() ([][]string, error) {
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+// adoptNames adds to the header the metric names that have a value in some
+// row of recs (a header record, then data rows).
+func (m *metricsFile) adoptNames(recs [][]string) {
+	added := false
+	for i, name := range recs[0] {
+		if _, ok := m.known[name]; ok || name == stepColumn || name == "" {
+			continue
+		}
+		for _, rec := range recs[1:] {
+			if i < len(rec) && rec[i] != "" {
+				m.known[name] = struct{}{}
+				m.keys = append(m.keys, name)
+				added = true
+				break
+			}
+		}
+	}
+	if added {
+		slices.Sort(m.keys)
+	}
 }

@@ -1,11 +1,16 @@
 package logger
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // Multi returns a Logger that forwards every call to each of loggers in
 // order, calling all of them even when some fail and joining their errors
 // with errors.Join. Nil loggers are skipped. When any logger implements
 // Direr, the result implements Direr too and reports the first one's LogDir.
+// The result is a [Group]: the trainer claims, marks and resumes each of
+// the loggers.
 func Multi(loggers ...Logger) Logger {
 	m := multi{}
 	for _, l := range loggers {
@@ -21,10 +26,24 @@ func Multi(loggers ...Logger) Logger {
 	return m
 }
 
+// Group is implemented by loggers made of others ([Multi]): what the
+// trainer does with each logger's directory and files (DirClaimer,
+// Resumable) it does with each of them. A logger that wraps volt's loggers
+// should be a Group (or forward those methods): otherwise their directory
+// is claimed only on their first write, after callbacks may have placed
+// files in it, and a resumed run starts a new version.
+type Group interface {
+	// Loggers returns the loggers the group forwards to, in order.
+	Loggers() []Logger
+}
+
 // multi fans calls out to several loggers.
 type multi struct {
 	loggers []Logger
 }
+
+// Loggers returns the loggers m forwards to.
+func (m multi) Loggers() []Logger { return slices.Clone(m.loggers) }
 
 // each calls f on every logger and joins the errors.
 func (m multi) each(f func(Logger) error) error {

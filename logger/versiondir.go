@@ -25,13 +25,18 @@ type VersionDir struct {
 	// VersionName, when non-empty, overrides Version and is used verbatim as
 	// the version directory name; it must be a single path element.
 	VersionName string
+
+	// chosen: Pin chose Version as the next free one (see Claim).
+	chosen bool
 }
 
 // Pin validates d, fills in the default SaveDir and Name and fixes the
 // version: when neither Version nor VersionName is set, Version is set to
 // the next free version (one more than the largest SaveDir/Name/version_N
 // directory, or 0). Pinning twice returns the same directory. It creates no
-// directories.
+// directories: a logger claims its directory (see [VersionDir.Claim]) when
+// a run starts or on its first write, and a chosen version_N taken by
+// another program by then makes it move on to the next free number.
 func (d VersionDir) Pin() (VersionDir, error) {
 	if err := d.validate("VersionDir"); err != nil {
 		return d, err
@@ -53,7 +58,7 @@ func (d VersionDir) Pin() (VersionDir, error) {
 	if err != nil {
 		return d, err
 	}
-	d.Version = &v
+	d.Version, d.chosen = &v, true
 	return d, nil
 }
 
@@ -108,6 +113,6 @@ func (d VersionDir) pinFor(owner string) (VersionDir, error) {
 // WithDir returns cfg with SaveDir, Name, Version and VersionName taken from
 // d, so the CSV logger writes into d's directory.
 func (cfg CSVConfig) WithDir(d VersionDir) CSVConfig {
-	cfg.SaveDir, cfg.Name, cfg.Version, cfg.VersionName = d.SaveDir, d.Name, d.Version, d.VersionName
+	cfg.SaveDir, cfg.Name, cfg.Version, cfg.VersionName, cfg.chosen = d.SaveDir, d.Name, d.Version, d.VersionName, d.chosen
 	return cfg
 }

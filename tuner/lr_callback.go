@@ -60,11 +60,11 @@ func saveCurveInRunDir(t *volt.Trainer, res *LRFindResult, opts LRFindOptions) e
 		return nil
 	}
 	for _, l := range t.Loggers() {
-		d, ok := l.(logger.Direr)
-		if !ok {
-			continue
+		if _, ok := l.(logger.Direr); ok {
+			// Trainer.LogDir claims the run's directory: the curve belongs
+			// to the run that follows.
+			return res.WriteCSVFile(filepath.Join(t.LogDir(), report.LRFindFileName))
 		}
-		return res.WriteCSVFile(filepath.Join(d.LogDir(), report.LRFindFileName))
 	}
 	return nil
 }

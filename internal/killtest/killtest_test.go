@@ -128,15 +128,22 @@ func TestSIGKILLResumesBitwise(t *testing.T) {
 // buildTrainee compiles the trainee command into a temporary directory.
 func buildTrainee(t *testing.T) string {
 	t.Helper()
+	return buildProgram(t, "trainee")
+}
+
+// buildProgram compiles the command in directory pkg (of this package)
+// into a temporary directory.
+func buildProgram(t *testing.T, pkg string) string {
+	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go command is not available to build the trainee")
+		t.Skipf("the go command is not available to build %s", pkg)
 	}
-	bin := filepath.Join(t.TempDir(), "trainee")
-	cmd := exec.Command(goBin, "build", "-o", bin, "./trainee")
+	bin := filepath.Join(t.TempDir(), pkg)
+	cmd := exec.Command(goBin, "build", "-o", bin, "./"+pkg)
 	cmd.Env = append(os.Environ(), "GOEXPERIMENT=simd")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the trainee: %v\n%s", err, out)
+		t.Fatalf("building %s: %v\n%s", pkg, err, out)
 	}
 	return bin
 }

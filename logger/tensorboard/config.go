@@ -38,12 +38,16 @@ type Config struct {
 	// the oldest buffered event older than this flushes. Zero means
 	// DefaultFlushInterval. It must not be negative.
 	FlushInterval time.Duration
+
+	// pinned is the directory WithDir took the directory fields from.
+	pinned *logger.VersionDir
 }
 
 // WithDir returns cfg with its directory fields taken from d, so the logger
 // shares d's directory with other loggers built from d.
 func (cfg Config) WithDir(d logger.VersionDir) Config {
 	cfg.SaveDir, cfg.Name, cfg.Version, cfg.VersionName = d.SaveDir, d.Name, d.Version, d.VersionName
+	cfg.pinned = &d
 	return cfg
 }
 
@@ -66,6 +70,9 @@ func (cfg Config) withDefaults() (Config, logger.VersionDir, error) {
 		cfg.FlushInterval = DefaultFlushInterval
 	}
 	dir := logger.VersionDir{SaveDir: cfg.SaveDir, Name: cfg.Name, Version: cfg.Version, VersionName: cfg.VersionName}
+	if p := cfg.pinned; p != nil && p.SaveDir == dir.SaveDir && p.Name == dir.Name && p.Version == dir.Version && p.VersionName == dir.VersionName {
+		dir = *p // keeps whether Pin chose the version
+	}
 	dir, err := dir.Pin()
 	if err != nil {
 		return cfg, dir, fmt.Errorf("tensorboard: Config: %w", err)

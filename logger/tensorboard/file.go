@@ -32,6 +32,7 @@ type eventFile struct {
 	path     string
 	f        *os.File
 	w        *bufio.Writer
+	size     int64     // bytes written to the file, buffered ones included
 	pending  int       // records buffered since the last flush
 	oldest   time.Time // when the oldest pending record was buffered
 	frameBuf []byte    // scratch for framing records
@@ -40,9 +41,6 @@ type eventFile struct {
 // createEventFile creates a new event file in dir, failing rather than
 // overwriting an existing one, and buffers its file_version record.
 func createEventFile(dir string, now time.Time) (*eventFile, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("tensorboard: create log directory %s: %w", dir, err)
-	}
 	path := filepath.Join(dir, eventFileName(now, hostname(), os.Getpid(), fileCounter.Add(1)-1))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
@@ -56,12 +54,38 @@ func createEventFile(dir string, now time.Time) (*eventFile, error) {
 	return ef, nil
 }
 
+// openEventFile continues the event file at path, written by a run that
+// was killed, cut back to its first size bytes (the records up to the
+// checkpoint being resumed). It reports fs.ErrNotExist when the file is
+// missing.
+func openEventFile(path string, size int64) (*eventFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return nil, fmt.Errorf("tensorboard: resume event file: %w", err)
+	}
+	info, err := f.Stat()
+	if err == nil && info.Size() > size {
+		err = f.Truncate(size)
+		if err == nil {
+			err = f.Sync()
+		}
+	} else if err == nil {
+		size = info.Size()
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("tensorboard: resume event file %s: %w", path, err)
+	}
+	return &eventFile{path: path, f: f, w: bufio.NewWriter(f), size: size}, nil
+}
+
 // write buffers event as one TFRecord.
 func (ef *eventFile) write(event []byte, now time.Time) error {
 	ef.frameBuf = appendRecord(ef.frameBuf[:0], event)
 	if _, err := ef.w.Write(ef.frameBuf); err != nil {
 		return fmt.Errorf("tensorboard: write %s: %w", ef.path, err)
 	}
+	ef.size += int64(len(ef.frameBuf))
 	if ef.pending == 0 {
 		ef.oldest = now
 	}

@@ -3,7 +3,9 @@ package tensorboard
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -12,18 +14,23 @@ import (
 )
 
 // Logger writes metrics, hyperparameters and text to a TensorBoard event
-// file in LogDir. The directory and file are created on the first write;
-// events are buffered and written every Config.FlushEvery events, when the
+// file in LogDir. The directory is claimed (logger.VersionDir.Claim) when a
+// run starts or on the first write, and the file created on the first
+// write; a run resumed from a checkpoint appends to the checkpoint's event
+// file instead (logger.Resumable). Events are buffered and written every Config.FlushEvery events, when the
 // oldest buffered event is older than Config.FlushInterval, and on Save and
 // Finalize. It is safe for concurrent use.
 type Logger struct {
 	mu         sync.Mutex
 	cfg        Config
-	dir        logger.VersionDir // pinned
+	dir        logger.VersionDir // pinned; fixed once claimed
+	claimed    bool              // dir is claimed (created)
+	resume     *logger.Position  // the killed run's event file to continue
 	now        func() time.Time
 	start      time.Time // session start time (first LogHyperparams)
 	file       *eventFile
 	lastPath   string
+	lastSize   int64          // length of lastPath when it was closed
 	hparams    map[string]any // merged top-level hyperparameters
 	hps        []hparam       // hparams flattened when last written
 	started    bool           // a session_start_info was written
@@ -43,15 +50,72 @@ func New(cfg Config) (*Logger, error) {
 }
 
 // LogDir returns the directory event files are written to:
-// SaveDir/Name/version_N (or SaveDir/Name/VersionName).
+// SaveDir/Name/version_N (or SaveDir/Name/VersionName), as
+// logger.CSVLogger.LogDir.
 func (l *Logger) LogDir() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.dir.Path()
 }
 
 // Version returns N of the version_N directory, or -1 when
 // Config.VersionName named it.
 func (l *Logger) Version() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return l.dir.Number()
+}
+
+// ClaimDir creates the log directory, claiming a new version_N atomically
+// when the version was chosen as the next free one (logger.VersionDir.Claim).
+func (l *Logger) ClaimDir() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.claimLocked()
+}
+
+// Mark writes the buffered events to the event file, syncs it and returns
+// the file's length in bytes. Before the first event it creates the file,
+// so that the position names the file a resumed run continues.
+func (l *Logger) Mark() (logger.Position, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.file == nil && l.resume == nil && l.lastPath == "" {
+		if err := l.openLocked(l.now()); err != nil {
+			return logger.Position{}, err
+		}
+	}
+	switch {
+	case l.file != nil:
+		if err := l.file.flush(true); err != nil {
+			return logger.Position{}, err
+		}
+		return logger.Position{Dir: l.dir.Path(), File: filepath.Base(l.file.path), Offset: l.file.size}, nil
+	case l.resume != nil:
+		return *l.resume, nil
+	}
+	return logger.Position{Dir: l.dir.Path(), File: filepath.Base(l.lastPath), Offset: l.lastSize}, nil
+}
+
+// Resume continues the run whose event file pos.File was pos.Offset bytes
+// long at a checkpoint: the logger writes into pos.Dir, and its first write
+// cuts that file back to that length and appends to it, so that TensorBoard
+// and other readers see one run whose every event appears once. See
+// logger.Resumable.
+func (l *Logger) Resume(pos logger.Position) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.claimed || l.file != nil || l.lastPath != "" || !l.dir.MayResume(pos.Dir) {
+		return false, nil
+	}
+	if pos.Offset < 0 || pos.File != filepath.Base(pos.File) {
+		return false, fmt.Errorf("tensorboard: cannot resume %s at byte %d of %q: not a file name and length", pos.Dir, pos.Offset, pos.File)
+	}
+	l.dir = logger.VersionDirAt(pos.Dir)
+	if pos.File != "" {
+		l.resume = &pos
+	}
+	return true, nil
 }
 
 // EventFile returns the path of the event file being written, or of the
@@ -161,8 +225,12 @@ func (l *Logger) Finalize(status string) error {
 		errs = append(errs, err)
 		l.ended = err == nil
 	}
+	if l.file == nil && l.resume != nil && status == logger.StatusSuccess {
+		errs = append(errs, l.openLocked(l.now())) // drop what a killed run logged after its checkpoint
+	}
 	if l.file != nil {
 		errs = append(errs, l.file.close())
+		l.lastSize = l.file.size
 		l.file = nil
 	}
 	return errors.Join(errs...)
@@ -173,12 +241,8 @@ func (l *Logger) Finalize(status string) error {
 // must be held.
 func (l *Logger) writeLocked(step int64, values ...[]byte) error {
 	now := l.now()
-	if l.file == nil {
-		f, err := createEventFile(l.dir.Path(), now)
-		if err != nil {
-			return err
-		}
-		l.file, l.lastPath = f, f.path
+	if err := l.openLocked(now); err != nil {
+		return err
 	}
 	if err := l.file.write(summaryEvent(wallTime(now), step, values...), now); err != nil {
 		return err
@@ -189,8 +253,54 @@ func (l *Logger) writeLocked(step int64, values ...[]byte) error {
 	return nil
 }
 
-// Logger implements logger.Logger and logger.Direr.
+// openLocked opens the event file when none is open: the killed run's
+// file being resumed, cut back to the resumed length, or a new one; l.mu
+// must be held.
+func (l *Logger) openLocked(now time.Time) error {
+	if l.file != nil {
+		return nil
+	}
+	if err := l.claimLocked(); err != nil {
+		return err
+	}
+	if r := l.resume; r != nil {
+		l.resume = nil
+		f, err := openEventFile(filepath.Join(l.dir.Path(), r.File), r.Offset)
+		if err == nil {
+			l.file, l.lastPath = f, f.path
+			return nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		// The resumed run's file is gone: start a new one.
+	}
+	f, err := createEventFile(l.dir.Path(), now)
+	if err != nil {
+		return err
+	}
+	l.file, l.lastPath = f, f.path
+	return nil
+}
+
+// claimLocked claims the log directory once; l.mu must be held.
+func (l *Logger) claimLocked() error {
+	if l.claimed {
+		return nil
+	}
+	dir, err := l.dir.Claim()
+	if err != nil {
+		return fmt.Errorf("tensorboard: %w", err)
+	}
+	l.dir, l.claimed = dir, true
+	return nil
+}
+
+// Logger implements logger.Logger, logger.Direr, logger.Resumable and
+// logger.DirClaimer.
 var (
-	_ logger.Logger = (*Logger)(nil)
-	_ logger.Direr  = (*Logger)(nil)
+	_ logger.Logger     = (*Logger)(nil)
+	_ logger.Direr      = (*Logger)(nil)
+	_ logger.Resumable  = (*Logger)(nil)
+	_ logger.DirClaimer = (*Logger)(nil)
 )
