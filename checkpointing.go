@@ -422,6 +422,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	}
 	t.progress = st.Progress
 	t.ckpt.resume = st.Resume
+	t.ckpt.resumedFrom = path
 	t.ckpt.restoredEpochs = int(st.Progress.Epoch.Total.Completed)
 	if r := st.Resume; r != nil {
 		e := int64(r.Epoch)

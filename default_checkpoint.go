@@ -37,7 +37,24 @@ func (t *Trainer) newDefaultCheckpoint() *defaultCheckpoint {
 	if dir == t.cfg.DefaultRootDir {
 		return nil // no logger directory to put it in
 	}
-	return &defaultCheckpoint{dir: filepath.Join(dir, "checkpoints")}
+	d := &defaultCheckpoint{dir: filepath.Join(dir, "checkpoints")}
+	// A Fit resumed from this directory's latest checkpoint continues the
+	// run that wrote it (its loggers continue the same directory): that
+	// file is the one the next save replaces, as the uninterrupted run's
+	// would be.
+	if from := t.ckpt.resumedFrom; from != "" && sameDir(filepath.Dir(from), d.dir) {
+		if ok, _ := filepath.Match("epoch=*-step=*.ckpt", filepath.Base(from)); ok {
+			d.last = from
+		}
+	}
+	return d
+}
+
+// sameDir reports whether a and b name the same directory.
+func sameDir(a, b string) bool {
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
 }
 
 // save writes the epoch's checkpoint and removes the previous one.

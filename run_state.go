@@ -94,6 +94,7 @@ func (l *logState) resetMetrics() {
 type checkpointState struct {
 	lastCheckpoint string       // the last file SaveCheckpoint wrote
 	resume         *resumePoint // where the next Fit continues, after a restore
+	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
 	loaded         *loadCheck   // what the last restore set, until the first trace checks it
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -39,10 +40,20 @@ func (d diff) String() string { return d.kind + " " + d.where + ": " + d.detail 
 // between an uninterrupted run and an interrupted, resumed one, after
 // every absolute path under a run's root is replaced by "<root>" (the runs
 // have different roots). Each names why.
-var stateExemptions = map[string]string{
-	// A new trainer (a new process after a crash) pins the next free
-	// version directory: the resumed run logs to version_1, version_2, ….
-	"log_dir": "the version directory of the process that saved the file",
+var stateExemptions = map[string]string{}
+
+// tensorBoardFileName matches the state field naming a logger's TensorBoard
+// event file, whose name holds the time and host it was created at: the
+// uninterrupted and the resumed run each created their own (the resumed run
+// continues the file its checkpoint names; the position in it is compared).
+var tensorBoardFileName = regexp.MustCompile(`^logs\.[0-9]+\.position\.file$`)
+
+// exempt reports whether field k of a trainer state may differ.
+func exempt(k, want, got string) bool {
+	if _, ok := stateExemptions[k]; ok {
+		return true
+	}
+	return tensorBoardFileName.MatchString(k) && strings.Contains(want, "events.out.tfevents") && strings.Contains(got, "events.out.tfevents")
 }
 
 // compareHistories returns every difference of got (the interrupted and
@@ -105,7 +116,7 @@ func compareCkpt(name string, want, got *checkpoint.File, wantRoot, gotRoot stri
 		return append(out, diff{diffState, name, err.Error()})
 	}
 	for _, k := range slices.Sorted(maps.Keys(union(ws, gs))) {
-		if _, exempt := stateExemptions[k]; exempt {
+		if exempt(k, ws[k], gs[k]) {
 			continue
 		}
 		if ws[k] != gs[k] {

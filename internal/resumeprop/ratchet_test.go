@@ -76,21 +76,6 @@ func stepValue(d diff) bool {
 // difference no entry explains fails the test, and so does an entry that
 // explains none in a run of every group.
 var knownBugs = []*knownBug{
-	{bug: "bug 8", signature: "norm clipping: every value after the resume differs (~1e-7 relative)",
-		explains: func(r run, d diff) bool { return r.sc.Clip == "norm" && valuesDiffer(d) }},
-	{bug: "bug 11", signature: "rows logged after the checkpoint and before the crash are in the history twice",
-		explains: func(r run, d diff) bool { return d.kind == diffRowsTwice }},
-	{bug: "bug 11", signature: "SIGKILL: rows logged before the checkpoint but not flushed are lost",
-		explains: func(r run, d diff) bool { return r.killed() && d.kind == diffRowsMissing }},
-	{bug: "bug 10", signature: "resumed from a validation-end checkpoint: the epoch's train-epoch end is skipped, so *_epoch values and what follows differ",
-		explains: func(r run, d diff) bool {
-			return r.resumedFrom(func(s savedAt) bool { return strings.HasPrefix(s.Stage, "validate") }) && valuesDiffer(d)
-		}},
-	{bug: "bug 9", signature: "plateau scheduler, resumed from a checkpoint at an epoch's last training batch: the epoch's plateau step is lost",
-		explains: func(r run, d diff) bool {
-			return r.sc.Scheduler == "plateau" && valuesDiffer(d) &&
-				r.resumedFrom(func(s savedAt) bool { return s.Stage == "train_batch_end" && s.Batch == r.sc.BatchesPerEpoch() })
-		}},
 	{bug: "new: logged values lag the hook", signature: "resumed from a checkpoint saved in OnTrainBatchEnd or OnTrainEpochEnd: its logged and callback metrics miss that batch's *_step (and a metric object's step) values or that epoch's *_epoch values (sent to the loggers after the hook); later checkpoints of the resumed run keep the stale ones",
 		explains: func(r run, d diff) bool {
 			return (stepValue(d) || d.kind == diffState && strings.Contains(d.where, " logged_metrics.")) &&
