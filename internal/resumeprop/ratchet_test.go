@@ -24,20 +24,6 @@ func (r run) resumedFrom(f func(savedAt) bool) bool {
 	return false
 }
 
-// killed reports whether a process was killed: by a SIGKILL, or, on 2
-// ranks, by mpirun aborting the job after one rank's error or panic.
-func (r run) killed() bool {
-	if r.sc.Ranks > 1 {
-		return true
-	}
-	for _, c := range r.fired {
-		if c.Kind == "sigkill" {
-			return true
-		}
-	}
-	return false
-}
-
 // knownBug is a difference expected until a fix merges: the bug (issue
 // 21's number, or "new: …" for one this test found, reported to the
 // lead), and which differences, in which runs, it explains.
