@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"maps"
 	"math"
 	"os"
@@ -175,44 +174,20 @@ func loadTrace(path string) (*trace, error) {
 
 // conformanceConfig turns a trace's Lightning Trainer arguments into a
 // Config (logger=False, no progress bar or summary, checkpointing only with
-// a ModelCheckpoint, as trace_hooks.py runs them).
+// a ModelCheckpoint, as trace_hooks.py runs them): genConfig's mapping, the
+// numbers written back as JSON numbers (these traces have no integer 1.0).
 func conformanceConfig(args map[string]any, root string) (volt.Config, error) {
-	cfg := volt.Config{MaxEpochs: 2, DisableLoggers: true, DisableModelSummary: true, DisableCheckpointing: true,
-		DefaultRootDir: root, Log: slog.New(slog.DiscardHandler)}
+	numbers := make(map[string]any, len(args))
 	for k, v := range args {
 		f, ok := v.(float64)
 		if !ok {
-			return cfg, fmt.Errorf("trainer argument %s: want a number, got %v", k, v)
+			return volt.Config{}, fmt.Errorf("trainer argument %s: want a number, got %v", k, v)
 		}
-		n := int(f)
-		switch k {
-		case "max_epochs":
-			cfg.MaxEpochs = n
-		case "min_epochs":
-			cfg.MinEpochs = n
-		case "num_sanity_val_steps":
-			cfg.NumSanityValSteps = volt.Ptr(n)
-		case "accumulate_grad_batches":
-			cfg.AccumulateGradBatches = n
-		case "check_val_every_n_epoch":
-			cfg.CheckValEveryNEpoch = n
-		case "gradient_clip_val":
-			cfg.GradientClipVal = f
-		case "val_check_interval":
-			if f == math.Trunc(f) && f > 1 {
-				cfg.ValCheckInterval = volt.Batches(n)
-			} else {
-				cfg.ValCheckInterval = volt.Fraction(f)
-			}
-		case "limit_train_batches":
-			cfg.LimitTrainBatches = volt.Batches(n)
-		case "limit_val_batches":
-			cfg.LimitValBatches = volt.Batches(n)
-		default:
-			return cfg, fmt.Errorf("trainer argument %s: not mapped to volt.Config in conformanceConfig", k)
-		}
+		numbers[k] = json.Number(strconv.FormatFloat(f, 'f', -1, 64))
 	}
-	return cfg, nil
+	cfg, err := genConfig(genSpec{Trainer: numbers}, root)
+	cfg.DisableLoggers = true
+	return cfg, err
 }
 
 // voltRun is what a volt run of a scenario recorded.
