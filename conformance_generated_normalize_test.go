@@ -63,24 +63,40 @@ func dropTeardownAfterException(_ genSpec, want, got []traceEvent) ([]traceEvent
 // dropSecondSaveOfLast drops, in Lightning's trace, the state hooks of a
 // last.ckpt save that follows another save in the same hook.
 func dropSecondSaveOfLast(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
+	return dropSaves(want, true, func(i int) bool { return want[i].File == "last.ckpt" && afterAnotherSave(want, i) }), got
+}
+
+// afterAnotherSave reports whether the save events[i] comes right after
+// another save and its state hooks (on_save_checkpoint).
+func afterAnotherSave(events []traceEvent, i int) bool {
+	j := i - 1
+	for j >= 0 && events[j].Hook == "on_save_checkpoint" {
+		j--
+	}
+	return j >= 0 && events[j].Who == "ModelCheckpoint"
+}
+
+// dropSaves drops the ModelCheckpoint saves of events that drop selects (by
+// index) with the state hooks right after each, or only those hooks with
+// keepSave.
+func dropSaves(events []traceEvent, keepSave bool, drop func(i int) bool) []traceEvent {
 	var out []traceEvent
-	lastSaved := false
-	for i, e := range want {
-		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			j := i - 1
-			for j >= 0 && want[j].Hook == "on_save_checkpoint" {
-				j--
+	dropping := false
+	for i, e := range events {
+		if e.Who == "ModelCheckpoint" {
+			dropping = drop(i)
+			if dropping && !keepSave {
+				continue
 			}
-			lastSaved = j >= 0 && want[j].Who == "ModelCheckpoint" && j < i-1
 		} else if e.Hook != "on_save_checkpoint" {
-			lastSaved = false
+			dropping = false
 		}
-		if lastSaved && e.Hook == "on_save_checkpoint" {
+		if dropping && e.Hook == "on_save_checkpoint" {
 			continue
 		}
 		out = append(out, e)
 	}
-	return out, got
+	return out
 }
 
 // forgetCountersBeforeResumedTraining zeroes the counters of both traces'
@@ -115,26 +131,18 @@ func slashInFileName(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEv
 // dropLastSavedAtTrainEnd drops volt's save of last.ckpt in OnTrainEnd (after
 // the recording callback's on_train_end) with the state hooks it ran.
 func dropLastSavedAtTrainEnd(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
-	var out []traceEvent
-	trainEnded, dropping := false, false
-	for _, e := range got {
+	trainEnded := make([]bool, len(got))
+	ended := false
+	for i, e := range got {
 		switch {
 		case e.Who == "Callback" && e.Hook == "setup":
-			trainEnded = false
+			ended = false
 		case e.Who == "Callback" && e.Hook == "on_train_end":
-			trainEnded = true
+			ended = true
 		}
-		if trainEnded && e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			dropping = true
-			continue
-		}
-		if dropping && e.Hook == "on_save_checkpoint" {
-			continue
-		}
-		dropping = false
-		out = append(out, e)
+		trainEnded[i] = ended
 	}
-	return want, out
+	return want, dropSaves(got, false, func(i int) bool { return trainEnded[i] && got[i].File == "last.ckpt" })
 }
 
 // dropRestoredMetrics drops, from volt's monitor records in a resumed Fit,
@@ -187,25 +195,8 @@ func dropLastWithoutSave(_ genSpec, want, got []traceEvent) ([]traceEvent, []tra
 			voltLast[at{e.Epoch, e.GlobalStep}] = true
 		}
 	}
-	var out []traceEvent
-	dropping := false
-	for i, e := range want {
-		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			j := i - 1
-			for j >= 0 && want[j].Hook == "on_save_checkpoint" {
-				j--
-			}
-			alone := j < 0 || want[j].Who != "ModelCheckpoint"
-			if alone && !voltLast[at{e.Epoch, e.GlobalStep}] {
-				dropping = true
-				continue
-			}
-		}
-		if dropping && e.Hook == "on_save_checkpoint" {
-			continue
-		}
-		dropping = false
-		out = append(out, e)
-	}
-	return out, got
+	return dropSaves(want, false, func(i int) bool {
+		e := want[i]
+		return e.File == "last.ckpt" && !afterAnotherSave(want, i) && !voltLast[at{e.Epoch, e.GlobalStep}]
+	}), got
 }
