@@ -144,6 +144,7 @@ func TestDistributed(t *testing.T) {
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
 	t.Run("devices_relaunches", func(t *testing.T) { t.Parallel(); testDevicesRelaunches(t, bin) })
+	t.Run("devices_launcher_forwards_signals", func(t *testing.T) { t.Parallel(); testDevicesLauncherForwardsSignals(t, bin) })
 	t.Run("prepare_data_once_per_machine", func(t *testing.T) { t.Parallel(); testPrepareDataOncePerMachine(t, bin) })
 	t.Run("profiles_every_rank", func(t *testing.T) { t.Parallel(); testProfilesEveryRank(t, bin) })
 	t.Run("time_validation_agreed", func(t *testing.T) { t.Parallel(); testTimeValidationAgreed(t, bin) })

@@ -57,6 +57,7 @@ type options struct {
 	accumulate    int
 	earlyStopRank int
 	signalAt      string
+	handleSignals bool
 	nanSample     int
 	predict       bool
 	out           string
@@ -89,6 +90,7 @@ func main() {
 	flag.IntVar(&o.accumulate, "accumulate", 1, "AccumulateGradBatches")
 	flag.IntVar(&o.earlyStopRank, "early-stop-rank", -1, "EarlyStopping on es_metric, which gets worse on this rank only")
 	flag.StringVar(&o.signalAt, "signal-at", "", "rank:epoch:batch where the rank sends itself SIGTERM (HandleSignals on; checkpoint <ckpt>/interrupted.ckpt)")
+	flag.BoolVar(&o.handleSignals, "handle-signals", false, "HandleSignals on (checkpoint <ckpt>/interrupted.ckpt); exit with volt.ExitCode after a signal, as a program should")
 	flag.IntVar(&o.nanSample, "nan-sample", -1, "make this training sample's first input NaN, with TerminateOnNaN on")
 	flag.StringVar(&o.prepareDir, "prepare-dir", "", "a data module whose PrepareData writes DIR/prepared.<rank> and DIR/data, and whose Setup fails without DIR/data")
 	flag.BoolVar(&o.predict, "predict", false, "only Predict over the training set and record the predictions")
@@ -388,7 +390,7 @@ func run(o options) error {
 	if o.valEvery > 0 {
 		cfg.ValCheckInterval = volt.Every(o.valEvery)
 	}
-	if sig != nil {
+	if sig != nil || o.handleSignals {
 		cfg.HandleSignals, cfg.SignalCheckpointPath = true, filepath.Join(o.ckptDir, "interrupted.ckpt")
 	}
 	if o.f64 {
@@ -495,7 +497,7 @@ func run(o options) error {
 		}
 	}
 	var interrupted *volt.InterruptedError
-	if errors.As(fitErr, &interrupted) {
+	if errors.As(fitErr, &interrupted) && !o.handleSignals {
 		return nil // a planned signal: the result says where it stopped
 	}
 	return fitErr
