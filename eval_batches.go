@@ -45,7 +45,7 @@ func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Load
 		out, err := step(b)
 		stopStep()
 		if err != nil {
-			return &StepError{Step: l.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+			return &StepError{Step: l.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: t.explainShapeClash(err)}
 		}
 		l.progress.processed()
 		if err := t.emit(l.batchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {

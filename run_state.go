@@ -83,6 +83,7 @@ type checkpointState struct {
 	lastCheckpoint string       // the last file SaveCheckpoint wrote
 	resume         *resumePoint // where the next Fit continues, after a restore
 	loaded         *loadCheck   // what the last restore set, until the first trace checks it
+	restoredFrom   *loadCheck   // what the last restore set, kept to explain a shape clash (explainShapeClash)
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.
 	restoredSchedulers *[][]byte

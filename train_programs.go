@@ -261,7 +261,9 @@ func (a *automaticOptimization) setAccumulationFactor(k int) error {
 
 // checkLoaded runs once, at the first trace after a restore: in strict mode
 // every trainable variable graph g uses must have come from the checkpoint
-// and every module variable of the checkpoint must be used by g.
+// and every module variable of the checkpoint must be used by g. A missing
+// scheduler state found when Fit started (l.schedulerErr) is reported
+// after the variables: a checkpoint of another model is named as such.
 func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
 	l := t.ckpt.loaded
 	if l == nil {
@@ -283,6 +285,9 @@ func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
 		}
 	}
 	if len(missing)+len(unexpected) == 0 {
+		if l.schedulerErr != nil {
+			panic(l.schedulerErr)
+		}
 		return
 	}
 	slices.Sort(missing)

@@ -178,7 +178,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		if errors.As(err, &nf) {
 			return false, err
 		}
-		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: t.explainShapeClash(err)}
 	}
 	stepped := steps > 0
 	stepsBefore := p.OptimizerSteps
