@@ -62,6 +62,9 @@ type fitLoop struct {
 	// plateauPending: in this epoch's OnTrainEpochEnd, before the plateau
 	// schedulers step.
 	plateauPending bool
+	// batchDTypes refuses a training batch whose dtypes differ from the
+	// run's first.
+	batchDTypes batchDTypes
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {

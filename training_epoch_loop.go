@@ -159,6 +159,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	defer t.profile(actTrainBatch)()
 	p := &t.progress
 	batchIdx := int(p.TrainBatch.Current.Ready)
+	if err := l.batchDTypes.check(b, batchIdx); err != nil {
+		return false, fmt.Errorf("volt: training loader, epoch %d, batch %d: %w", t.CurrentEpoch(), batchIdx, err)
+	}
 	p.TrainBatch.ready()
 	t.run.batchSize = b.Size
 	p.At = PointTrainBatchStart
