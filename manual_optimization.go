@@ -78,10 +78,10 @@ func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels [
 	if info.manualSteps == 0 {
 		t.sayOnce("manual-no-step", "volt: the manual TrainingStep called no OptimizerHandle.Step; nothing is trained")
 	}
-	info.logs = s.logs
+	info.logs, info.labelChecks = s.logs, s.labelChecks
 	outs := []*graph.Node{loss}
 	for _, l := range s.logs {
 		outs = append(outs, l.value)
 	}
-	return outs
+	return append(outs, s.labelCheckOutputs()...)
 }

@@ -32,6 +32,8 @@ type Step struct {
 	metricsOff bool
 	// outputs are the step's named outputs (Step.Output).
 	outputs []namedOutput
+	// labelChecks are the training step's ClassLabels checks (DetectAnomaly).
+	labelChecks []labelCheck
 }
 
 // stepLog is one value logged in a step function.

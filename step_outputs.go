@@ -45,6 +45,12 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		outs = outs[:len(outs)-info.numHidden]
 	}
 	rest := outs[1:]
+	if n := len(info.labelChecks); n > 0 {
+		if err := t.checkLabels(info.labelChecks, rest[len(info.metrics):len(info.metrics)+n]); err != nil {
+			return nil, nil, err
+		}
+		rest = append(rest[:len(info.metrics):len(info.metrics)], rest[len(info.metrics)+n:]...)
+	}
 	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, nil, err
 	}

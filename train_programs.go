@@ -68,8 +68,9 @@ type traceInfo struct {
 	metrics     []*metric
 	update      engine.UpdateTrace
 	normMetrics []*metric
-	manualSteps int // optimizer steps a manual TrainingStep takes
-	numHidden   int // TBPTT hidden-state outputs, last
+	manualSteps int          // optimizer steps a manual TrainingStep takes
+	numHidden   int          // TBPTT hidden-state outputs, last
+	labelChecks []labelCheck // ClassLabels checks, whose outputs follow the logged values
 	hiddenOut   []*tensors.Tensor
 }
 
@@ -126,12 +127,12 @@ func (a *automaticOptimization) forward(tp *trainProgram, s *Step, loss *graph.N
 	info := &traceInfo{numHidden: len(trailing)}
 	tp.traced, tp.tracing = info, s
 	return engine.Forward{Loss: loss, Trailing: trailing, Outputs: func() []*graph.Node {
-		info.logs = s.logs
+		info.logs, info.labelChecks = s.logs, s.labelChecks
 		outs := []*graph.Node{loss}
 		for _, l := range s.logs {
 			outs = append(outs, l.value)
 		}
-		return outs
+		return append(outs, s.labelCheckOutputs()...)
 	}}
 }
 
