@@ -18,24 +18,29 @@ import (
 	"github.com/voltml/volt/dist"
 )
 
-// testDevicesLauncherForwardsSignals: SIGTERM or SIGINT to a Devices=2
-// program started as one process (the launcher that runs mpirun) reaches
-// the ranks, which save one resumable checkpoint (HandleSignals) and end;
-// the launcher exits with their status (143 or 130, volt.ExitCode), no
+// testDevicesLauncherForwardsSignals: SIGTERM, SIGINT or SIGUSR1 to a
+// Devices=2 program started as one process (the launcher that runs mpirun)
+// reaches the ranks, which save one resumable checkpoint (HandleSignals)
+// and end; the launcher exits with their status (143, 130 or 99,
+// volt.ExitCode), no
 // rank is left running, and the checkpoint resumes on 2 ranks.
 func testDevicesLauncherForwardsSignals(t *testing.T, bin string) {
 	for _, tc := range []struct {
+		name     string
 		sig      syscall.Signal
+		group    bool // to the launcher's process group, as a terminal's Ctrl-C
 		exitCode int
 		says     string
 	}{
-		{syscall.SIGTERM, 143, "interrupted by terminated"},
-		{syscall.SIGINT, 130, "interrupted by interrupt"},
+		{"SIGTERM", syscall.SIGTERM, false, 143, "interrupted by terminated"},
+		{"SIGINT", syscall.SIGINT, false, 130, "interrupted by interrupt"},
+		{"ctrl-c", syscall.SIGINT, true, 130, "interrupted by interrupt"},
+		{"SIGUSR1", syscall.SIGUSR1, false, 99, "interrupted by user defined signal 1"}, // SLURM's requeue: volt.RequeueExitCode
 	} {
-		t.Run(tc.sig.String(), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			dataPath, _ := filepath.Abs(filepath.Join("testdata", "data.json"))
 			ckpt, out := t.TempDir(), t.TempDir()
-			code, pids, stderr := runLauncherSignalled(t, bin, tc.sig,
+			code, pids, stderr := runLauncherSignalled(t, bin, tc.sig, tc.group,
 				"-data", dataPath, "-devices", "2", "-epochs", "100000", "-slow", "10ms",
 				"-handle-signals", "-ckpt", ckpt, "-out", out)
 			for _, pid := range pids {
@@ -71,10 +76,11 @@ func testDevicesLauncherForwardsSignals(t *testing.T, bin string) {
 }
 
 // runLauncherSignalled starts bin args as one plain process (it relaunches
-// itself under mpirun), sends it sig once both ranks are training, and
+// itself under mpirun) in a process group of its own, sends it sig (to the
+// whole group when group is true) once both ranks are training, and
 // returns its exit status, the ranks' pids and its stderr. It kills
 // whatever rank outlives the test.
-func runLauncherSignalled(t *testing.T, bin string, sig syscall.Signal, args ...string) (int, []int, string) {
+func runLauncherSignalled(t *testing.T, bin string, sig syscall.Signal, group bool, args ...string) (int, []int, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -83,6 +89,7 @@ func runLauncherSignalled(t *testing.T, bin string, sig syscall.Signal, args ...
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = 2 * time.Second // an orphaned mpirun holds stderr open
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +124,11 @@ func runLauncherSignalled(t *testing.T, bin string, sig syscall.Signal, args ...
 		}
 	}
 	time.Sleep(300 * time.Millisecond) // inside training
-	if err := cmd.Process.Signal(sig); err != nil {
+	target := cmd.Process.Pid
+	if group {
+		target = -target
+	}
+	if err := syscall.Kill(target, sig); err != nil {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()
