@@ -91,7 +91,7 @@ type Config struct {
 	TerminateOnNaN bool
 	// DetectAnomaly also checks every gradient, naming the first variable
 	// whose gradient is not finite (implies TerminateOnNaN), and the class
-	// labels a training step passes through Step.ClassLabels.
+	// labels a step passes through Step.ClassLabels.
 	DetectAnomaly bool
 
 	// TruncatedBPTTSteps splits each training batch along its time axis

@@ -32,11 +32,27 @@ func (m *classifier) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return l
 }
 
+// loss is the mean sparse cross-entropy of an evaluation batch.
+func (m *classifier) loss(s *volt.Step, b volt.Batch) *graph.Node {
+	logits := layers.DenseWithBias(s.Scope().In("dense"), b.Input(0), 5)
+	labels := s.ClassLabels(b.Label(0), 5)
+	return graph.ReduceAllMean(loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{labels}, []*graph.Node{logits}))
+}
+
+func (m *classifier) ValidationStep(s *volt.Step, b volt.Batch) { s.Log("val_loss", m.loss(s, b)) }
+
+func (m *classifier) TestStep(s *volt.Step, b volt.Batch) { s.Log("test_loss", m.loss(s, b)) }
+
 func (m *classifier) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.SGD(0.1)) }
 
 // classData returns 16 examples in batches of 4 whose labels are i % 5,
-// except example bad (when >= 0), labelled badLabel.
+// except example bad (when >= 0), labelled badLabel, as a training loader.
 func classData(bad int, badLabel int32) volt.Loaders {
+	return volt.Loaders{Train: classLoader(bad, badLabel)}
+}
+
+// classLoader is classData's loader.
+func classLoader(bad int, badLabel int32) data.Loader {
 	ds := make(data.Slice, 16)
 	for i := range ds {
 		label := int32(i % 5)
@@ -46,31 +62,43 @@ func classData(bad int, badLabel int32) volt.Loaders {
 		x := []float32{float32(i) / 16, float32(i%3) / 3, 1, -float32(i) / 32}
 		ds[i] = data.Example{Inputs: []data.Field{{Value: x}}, Labels: []data.Field{{Value: []int32{label}}}}
 	}
-	return volt.Loaders{Train: &data.DataLoader{Dataset: ds, BatchSize: 4}}
+	return &data.DataLoader{Dataset: ds, BatchSize: 4}
 }
 
 // TestDetectAnomalyOutOfRangeClassLabel: with DetectAnomaly, a class label
-// out of [0, classes) in a training batch stops Fit with an error naming
-// the label and the batch (PyTorch: "Target 7 is out of bounds"), where
-// GoMLX's one-hot would train on a zero row.
+// out of [0, classes) in a training, validation or test batch stops the
+// run with an error naming the label and the batch (PyTorch: "Target 7 is
+// out of bounds"), where GoMLX's one-hot would train on a zero row.
 func TestDetectAnomalyOutOfRangeClassLabel(t *testing.T) {
+	fit := func(tr *volt.Trainer, dm volt.Loaders) error {
+		return tr.Fit(t.Context(), &classifier{check: true}, dm)
+	}
+	test := func(tr *volt.Trainer, dm volt.Loaders) error {
+		_, err := tr.Test(t.Context(), &classifier{check: true}, dm)
+		return err
+	}
+	const bounds = "is out of bounds for 5 classes (Step.ClassLabels: valid labels are 0 to 4)"
 	for _, tc := range []struct {
-		name     string
-		bad      int
-		badLabel int32
-		want     string // "" for no error
+		name string
+		run  func(*volt.Trainer, volt.Loaders) error
+		data volt.Loaders
+		want string // "" for no error
 	}{
-		{"label 7 of 5 classes in batch 2", 9, 7, "class label 7 is out of bounds for 5 classes (Step.ClassLabels: valid labels are 0 to 4) at epoch 0, batch 2"},
-		{"label -1 in batch 0", 1, -1, "class label -1 is out of bounds for 5 classes (Step.ClassLabels: valid labels are 0 to 4) at epoch 0, batch 0"},
-		{"label 5 (= classes) in batch 3", 15, 5, "class label 5 is out of bounds for 5 classes (Step.ClassLabels: valid labels are 0 to 4) at epoch 0, batch 3"},
-		{"all labels in range", -1, 0, ""},
+		{"training label 7 in batch 2", fit, classData(9, 7), "class label 7 " + bounds + " at epoch 0, batch 2"},
+		{"training label -1 in batch 0", fit, classData(1, -1), "class label -1 " + bounds + " at epoch 0, batch 0"},
+		{"training label 5 (= classes) in batch 3", fit, classData(15, 5), "class label 5 " + bounds + " at epoch 0, batch 3"},
+		{"validation label 9 in batch 1", fit, volt.Loaders{Train: classLoader(-1, 0), Val: []data.Loader{classLoader(6, 9)}},
+			"ValidationStep (epoch 0, batch 1): volt: DetectAnomaly: class label 9 " + bounds},
+		{"test label 8 in batch 3", test, volt.Loaders{Test: []data.Loader{classLoader(12, 8)}},
+			"TestStep (epoch 0, batch 3): volt: DetectAnomaly: class label 8 " + bounds},
+		{"all labels in range", fit, volt.Loaders{Train: classLoader(-1, 0), Val: []data.Loader{classLoader(-1, 0)}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DetectAnomaly: true}))
+			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DetectAnomaly: true, NumSanityValSteps: volt.Ptr(0)}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = tr.Fit(t.Context(), &classifier{check: true}, classData(tc.bad, tc.badLabel))
+			err = tc.run(tr, tc.data)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("Fit: %v", err)

@@ -67,7 +67,8 @@ func (s *Step) Optimizers() []*OptimizerHandle {
 // handles it wants to update.
 func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
 	t := a.t
-	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics}
+	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics,
+		checksLabels: t.cfg.DetectAnomaly}
 	for i := range a.opts {
 		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, setup: &a.opts[i], trace: info})
 	}

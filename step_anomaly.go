@@ -10,17 +10,19 @@ import (
 
 // ClassLabels returns labels, class indices for a sparse cross-entropy
 // (loss.SparseCategoricalCrossEntropyLogits), unchanged. With
-// Config.DetectAnomaly (Lightning's detect_anomaly) a training step also
-// checks that every label is in [0, numClasses): an out-of-range label,
-// which GoMLX's one-hot encoding turns into a zero row that trains on
-// silently (PyTorch raises "Target 7 is out of bounds"), stops Fit with an
-// error naming the label and the batch. Without DetectAnomaly, and in
-// other steps, it adds nothing to the graph.
+// Config.DetectAnomaly (Lightning's detect_anomaly) a training, validation
+// or test step also checks that every label is in [0, numClasses): an
+// out-of-range label, which GoMLX's one-hot encoding turns into a zero row
+// that trains on silently (PyTorch raises "Target 7 is out of bounds"),
+// stops the run with an error naming the label and the batch. A training
+// batch's optimizer step has been taken by then (the check is an output of
+// the compiled step). Without DetectAnomaly, and in predict steps, it adds
+// nothing to the graph.
 //
 //	labels := s.ClassLabels(b.Label(0), 10)
 //	l := loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
 func (s *Step) ClassLabels(labels *graph.Node, numClasses int) *graph.Node {
-	if s.trainer == nil || !s.trainer.cfg.DetectAnomaly || s.stage != RunningTrain {
+	if !s.checksLabels {
 		return labels
 	}
 	if numClasses < 1 {
@@ -52,8 +54,9 @@ func (s *Step) labelCheckOutputs() []*graph.Node {
 	return out
 }
 
-// checkLabels reads the label checks' outputs of a training step.
-func (t *Trainer) checkLabels(checks []labelCheck, bounds []*tensors.Tensor) error {
+// checkLabels reads the label checks' outputs of a step; where, appended
+// to the error, says which batch (the evaluation loops' StepError does).
+func checkLabels(checks []labelCheck, bounds []*tensors.Tensor, where string) error {
 	for i, c := range checks {
 		b := tensors.MustCopyFlatData[int64](bounds[i])
 		bad := b[0]
@@ -61,8 +64,8 @@ func (t *Trainer) checkLabels(checks []labelCheck, bounds []*tensors.Tensor) err
 			bad = b[1]
 		}
 		if bad < 0 || bad >= int64(c.numClasses) {
-			return fmt.Errorf("volt: DetectAnomaly: class label %d is out of bounds for %d classes (Step.ClassLabels: valid labels are 0 to %d) at epoch %d, batch %d (global step %d)",
-				bad, c.numClasses, c.numClasses-1, t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
+			return fmt.Errorf("volt: DetectAnomaly: class label %d is out of bounds for %d classes (Step.ClassLabels: valid labels are 0 to %d)%s",
+				bad, c.numClasses, c.numClasses-1, where)
 		}
 	}
 	return nil

@@ -46,7 +46,8 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	}
 	rest := outs[1:]
 	if n := len(info.labelChecks); n > 0 {
-		if err := t.checkLabels(info.labelChecks, rest[len(info.metrics):len(info.metrics)+n]); err != nil {
+		where := fmt.Sprintf(" at epoch %d, batch %d (global step %d)", t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
+		if err := checkLabels(info.labelChecks, rest[len(info.metrics):len(info.metrics)+n], where); err != nil {
 			return nil, nil, err
 		}
 		rest = append(rest[:len(info.metrics):len(info.metrics)], rest[len(info.metrics)+n:]...)

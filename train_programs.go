@@ -96,7 +96,8 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		})
 	} else {
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
-			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics}
+			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics,
+				checksLabels: t.cfg.DetectAnomaly}
 			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.run.parts})
 			return a.forward(tp, s, loss, nil)
 		}, a.updateFn(tp, opt), a.reduce)
