@@ -100,19 +100,24 @@ func rankPIDs(parent int) []int {
 	return pids
 }
 
-// parentPID reads a process's parent from /proc/<pid>/stat, whose fourth
-// field follows the command name in parentheses (which may hold spaces).
+// parentPID reads a process's parent from /proc/<pid>/stat.
 func parentPID(pid int) (int, bool) {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, false
 	}
-	s := string(raw)
-	i := strings.LastIndexByte(s, ')')
+	return statParentPID(string(raw))
+}
+
+// statParentPID returns the parent pid of a /proc/<pid>/stat line, whose
+// fourth field follows the command name in parentheses (which may itself
+// hold spaces and parentheses).
+func statParentPID(stat string) (int, bool) {
+	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
 		return 0, false
 	}
-	fields := strings.Fields(s[i+1:])
+	fields := strings.Fields(stat[i+1:])
 	if len(fields) < 2 {
 		return 0, false
 	}
