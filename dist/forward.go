@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,14 +31,27 @@ var ForwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGU
 // in a process group of its own (a Ctrl-C in a terminal reaches this
 // process only, not mpirun), and the ranks, mpirun's children running the
 // same program, get the signal directly. When none is found (the job is
-// still starting, or /proc is missing) mpirun gets it.
+// still starting, or /proc is missing) mpirun gets it. A signal this
+// process was started ignoring (nohup, a shell's background job) stays
+// ignored. On Linux, should this process die without passing a signal on
+// (SIGKILL, SIGHUP), mpirun gets SIGTERM and ends the job rather than
+// leave it running as an orphan.
 func RunForwardingSignals(cmd *exec.Cmd, told func(sig os.Signal, ranks int)) error {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	// The parent-death signal follows the thread that started mpirun:
+	// keep this goroutine on it until mpirun has ended.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	setParentDeathSignal(cmd.SysProcAttr, syscall.SIGTERM)
 	signals := make(chan os.Signal, 4)
-	signal.Notify(signals, ForwardedSignals...)
+	for _, s := range ForwardedSignals {
+		if !signal.Ignored(s) {
+			signal.Notify(signals, s)
+		}
+	}
 	defer signal.Stop(signals)
 	if err := cmd.Start(); err != nil {
 		return err
