@@ -46,7 +46,7 @@ func (d *batchDTypes) check(b *data.Batch, batchIdx int) error {
 		for i := range min(len(part.got), len(part.want)) {
 			if got := part.got[i]; got != nil && got.DType() != part.want[i] {
 				return fmt.Errorf("%s %d is %s, but it was %s in batch %d of this run; "+
-					"every batch must have the same dtypes (PyTorch fails on such a batch with a dtype mismatch): "+
+					"every batch must have the same dtypes (PyTorch's nn.Linear raises \"mat1 and mat2 must have the same dtype\"): "+
 					"convert it in the dataset or the collate function", part.what, i, got.DType(), part.want[i], f.batchIdx)
 			}
 		}
