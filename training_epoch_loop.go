@@ -230,7 +230,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 			return false, err
 		}
 	}
-	if s := t.run.signals.signalled(); s != nil {
+	if s := t.signalToHonour(); s != nil {
 		return false, t.interruptBySignal(s)
 	}
 	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {

@@ -58,6 +58,11 @@ func testDevicesLauncherForwardsSignals(t *testing.T, bin string) {
 			if tc.says == "" {
 				return
 			}
+			for r := range 2 {
+				if _, err := os.Stat(filepath.Join(out, "rank"+strconv.Itoa(r)+".json")); err != nil {
+					t.Fatalf("rank %d wrote no result: %v\n%s", r, err, stderr)
+				}
+			}
 			res := readResults(t, out, 2)
 			for _, r := range res {
 				if !strings.Contains(r.Err, tc.says) {

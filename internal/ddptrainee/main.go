@@ -510,8 +510,9 @@ func run(o options) error {
 		fmt.Printf("RESULT %s\n", line)
 	}
 	var nonFinite *volt.NonFiniteError
-	if errors.As(fitErr, &nonFinite) && t.WorldSize() > 1 {
-		// Every rank agreed on it: wait until all have written their
+	var stopped *volt.InterruptedError
+	if (errors.As(fitErr, &nonFinite) || errors.As(fitErr, &stopped)) && t.WorldSize() > 1 {
+		// Every rank agreed on it (a non-finite value, a signal): wait until all have written their
 		// result before any exits with it (mpirun then ends the others).
 		if err := t.Group().Barrier(); err != nil {
 			return err
