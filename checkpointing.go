@@ -337,6 +337,9 @@ type loadCheck struct {
 	path   string
 	loaded map[string]bool
 	strict bool
+	// schedulerErr is a scheduler state the checkpoint lacks, reported by
+	// checkLoaded once the variables match (startSchedulers).
+	schedulerErr error
 }
 
 // restore loads path into the trainer: tensors into the store (now for the
@@ -400,7 +403,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if len(mismatched) > 0 {
 		return fmt.Errorf("checkpoint %s does not fit the module: shape mismatch: %s", path, strings.Join(mismatched, "; "))
 	}
-	t.ckpt.loaded = l
+	t.ckpt.loaded, t.ckpt.restoredFrom = l, l
 	if fn != StageFit {
 		return nil
 	}

@@ -94,7 +94,8 @@ type Config struct {
 	// parameter becomes NaN or infinite.
 	TerminateOnNaN bool
 	// DetectAnomaly also checks every gradient, naming the first variable
-	// whose gradient is not finite (implies TerminateOnNaN).
+	// whose gradient is not finite (implies TerminateOnNaN), and the class
+	// labels a step passes through Step.ClassLabels.
 	DetectAnomaly bool
 
 	// TruncatedBPTTSteps splits each training batch along its time axis

@@ -38,6 +38,19 @@ func (t *Trainer) agreeAtEpochStart(ctx context.Context) error {
 	return t.agree(ctx)
 }
 
+// signalToHonour returns the handled signal that interrupts Fit after this
+// batch, or nil. In a data-parallel job it is one the ranks agreed on at
+// this batch's end: a signal that arrives after that agreement (the
+// launcher signals every rank at once, so one rank may see it a moment
+// later than another) waits for the next batch's, so that every rank
+// stops after the same batch and saves the checkpoint together.
+func (t *Trainer) signalToHonour() os.Signal {
+	if t.ddp.on && !t.ddp.agreedInterrupt {
+		return nil
+	}
+	return t.run.signals.signalled()
+}
+
 // agreeBeforeEpoch shares the stop requests made at an epoch's end
 // (EarlyStopping, ModelCheckpoint's hooks) before Fit decides whether to
 // run another epoch.
@@ -100,6 +113,21 @@ func (t *Trainer) agree(ctx context.Context) error {
 // or cancellation): the others would otherwise wait in their next
 // collective call. Group.Abort prints the rank and the error and does not
 // return. Nothing happens in a single process, or when err is nil.
+// leaveAgreedStopTogether makes the ranks of a run that ended on an
+// agreed signal, cancellation or non-finite value (abortOnFailure let them
+// return) leave it together, after every rank's teardown: the program then
+// exits non-zero, and mpirun ends the other ranks one second after the
+// first such exit, which must not cut rank 0's loggers short.
+func (t *Trainer) leaveAgreedStopTogether(err error) error {
+	if err == nil || !t.ddp.on || !(t.ddp.agreedInterrupt || t.ddp.agreedNonFinite) {
+		return nil
+	}
+	if berr := t.ddp.group.Barrier(); berr != nil {
+		return fmt.Errorf("volt: waiting for the other ranks to end the %s they agreed to stop: %w", t.state.Fn, berr)
+	}
+	return nil
+}
+
 func (t *Trainer) abortOnFailure(err error) {
 	if err == nil || !t.ddp.on {
 		return

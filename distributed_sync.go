@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -50,7 +51,8 @@ func (t *Trainer) syncStepValue(m *metric) error {
 }
 
 // syncEntry is one epoch value reduced across ranks: a scalar logged with
-// SyncDist, or the states of a metric object.
+// SyncDist, or the states of a metric object (fixed-size states are
+// all-reduced, growing ones gathered).
 type syncEntry struct {
 	Key    string
 	States []syncState `json:",omitempty"` // a metric object's fixed-size states
@@ -71,7 +73,8 @@ type syncBuffers struct {
 
 // syncResults reduces r's epoch accumulators across ranks before the epoch
 // values are computed: scalars logged with SyncDist, and the state of every
-// metric object. Rank 0's list of entries is used on every rank (a rank
+// metric object (logged or only updated, so that Trainer.MetricValue at
+// the epoch's end and after the run covers every rank's shard). Rank 0's list of entries is used on every rank (a rank
 // whose loader gave no batches contributes nothing), so the ranks make the
 // same calls.
 func (t *Trainer) syncResults(r *results) error {
@@ -82,8 +85,9 @@ func (t *Trainer) syncResults(r *results) error {
 	done := map[*metricSource]bool{}
 	for _, m := range r.order {
 		switch {
-		case !m.opts.onEpoch:
 		case m.src != nil:
+			// Every metric object, logged per epoch or not: Trainer.MetricValue
+			// (UpdateMetric's confusion matrices, curves) reads the state too.
 			if done[m.src] {
 				continue
 			}
@@ -93,6 +97,7 @@ func (t *Trainer) syncResults(r *results) error {
 				e.States = append(e.States, syncState{Reduce: spec.Reduce, Int: spec.DType == dtypes.Int64, Size: spec.Size()})
 			}
 			local = append(local, e)
+		case !m.opts.onEpoch:
 		case m.opts.syncDist:
 			local = append(local, syncEntry{Key: m.key})
 		case m.seen:
@@ -124,8 +129,84 @@ func (t *Trainer) syncResults(r *results) error {
 		if err := b.unpack(r.byKey[e.Key], e); err != nil {
 			return err
 		}
+		if err := gatherRows(t.ddp.group, r.byKey[e.Key], e); err != nil {
+			return fmt.Errorf("syncing logged metric %q across ranks: %w", e.Key, err)
+		}
 	}
 	return nil
+}
+
+// gatherRows replaces the rows of m's growing (ReduceCat) states by every
+// rank's, concatenated in rank order (torchmetrics' all-gather of "cat"
+// states). A rank without m contributes no rows and keeps none.
+func gatherRows(g dist.Group, m *metric, e syncEntry) error {
+	var src *metricSource
+	if m != nil && m.seen && m.src != nil && m.src.rows != nil {
+		src = m.src
+	}
+	gathered := map[int][]float64{}
+	for i, s := range e.States {
+		if s.Reduce != metrics.ReduceCat {
+			continue
+		}
+		var own []float64
+		if src != nil && i < len(src.specs) {
+			own = flatAsFloat64(src.rows.Tensors()[i])
+		}
+		lengths, err := g.AllGatherInt64([]int64{int64(len(own))})
+		if err != nil {
+			return err
+		}
+		longest := int(slices.Max(lengths))
+		padded := make([]float64, longest)
+		copy(padded, own)
+		all, err := g.AllGatherFloat64(padded)
+		if err != nil {
+			return err
+		}
+		var rows []float64
+		for r, n := range lengths {
+			rows = append(rows, all[r*longest:r*longest+int(n)]...)
+		}
+		gathered[i] = rows
+	}
+	if src == nil || len(gathered) == 0 {
+		return nil
+	}
+	merged, err := metrics.NewState(src.updater)
+	if err != nil {
+		return err
+	}
+	for i, rows := range gathered {
+		spec := src.specs[i]
+		dims := append([]int{len(rows) / max(spec.Size(), 1)}, spec.Dims...)
+		value := tensors.FromFlatDataAndDimensions(rows, dims...)
+		if spec.DType == dtypes.Int64 {
+			ints := make([]int64, len(rows))
+			for k, v := range rows {
+				ints[k] = int64(v)
+			}
+			value = tensors.FromFlatDataAndDimensions(ints, dims...)
+		}
+		if err := merged.Append(i, value); err != nil {
+			return err
+		}
+	}
+	*src.rows = *merged // shared by every graph's source of the metric
+	return nil
+}
+
+// flatAsFloat64 returns a float64 or int64 tensor's values as float64.
+func flatAsFloat64(t *tensors.Tensor) []float64 {
+	if t.DType() == dtypes.Int64 {
+		ints := tensors.MustCopyFlatData[int64](t)
+		out := make([]float64, len(ints))
+		for i, v := range ints {
+			out[i] = float64(v)
+		}
+		return out
+	}
+	return tensors.MustCopyFlatData[float64](t)
 }
 
 // opOf returns the dist.Op of a metric state reduction.
@@ -161,6 +242,9 @@ func (b *syncBuffers) pack(m *metric, e syncEntry) error {
 		src = m.src
 	}
 	for i, s := range e.States {
+		if s.Reduce == metrics.ReduceCat {
+			continue // gathered by gatherRows
+		}
 		op, err := opOf(s.Reduce)
 		if err != nil {
 			return fmt.Errorf("logged metric %q: %w", e.Key, err)
@@ -218,6 +302,9 @@ func (b *syncBuffers) unpack(m *metric, e syncEntry) error {
 	}
 	restored := map[string]*tensors.Tensor{}
 	for i, s := range e.States {
+		if s.Reduce == metrics.ReduceCat {
+			continue
+		}
 		op, _ := opOf(s.Reduce)
 		var ints []int64
 		var floats []float64

@@ -25,6 +25,7 @@ type batchLoop struct {
 // interruption checks.
 func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Loader, dl, limit int, step func(b *data.Batch) (*StepOutput, error)) error {
 	batchIdx := 0
+	var dts batchDTypes
 	for b, err := range t.profiledBatches(l.nextAction(), loader.Batches(ctx, 0, 0)) {
 		if limit >= 0 && batchIdx >= limit {
 			break
@@ -34,6 +35,9 @@ func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Load
 				return t.interrupted(ctx)
 			}
 			return fmt.Errorf("%s loader %d, batch %d: %w", l.what, dl, batchIdx, err)
+		}
+		if err := dts.check(b, batchIdx); err != nil {
+			return fmt.Errorf("volt: %s loader %d, batch %d: %w", l.what, dl, batchIdx, err)
 		}
 		t.run.batchSize = b.Size
 		l.progress.ready()
@@ -45,7 +49,7 @@ func (t *Trainer) evalBatches(ctx context.Context, l batchLoop, loader data.Load
 		out, err := step(b)
 		stopStep()
 		if err != nil {
-			return &StepError{Step: l.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+			return &StepError{Step: l.stepName, Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: t.explainShapeClash(err)}
 		}
 		l.progress.processed()
 		if err := t.emit(l.batchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx, dataloaderIdx: dl}); err != nil {

@@ -29,6 +29,9 @@ type evalProgram struct {
 	// outputNames are, per graph, the names of the named outputs it
 	// returns (empty when the run does not fetch them).
 	outputNames map[graph.GraphId][]string
+	// labelChecks are, per graph, its step's ClassLabels checks, whose
+	// outputs follow the logged values.
+	labelChecks map[graph.GraphId][]labelCheck
 }
 
 // evalProgramFor returns the compiled step of kind for loader i of n.
@@ -37,17 +40,22 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 	if ep, ok := t.evals[key]; ok {
 		return ep, nil
 	}
-	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable(), outputNames: map[graph.GraphId][]string{}}
+	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable(), outputNames: map[graph.GraphId][]string{},
+		labelChecks: map[graph.GraphId][]labelCheck{}}
 	var err error
 	ep.prog, err = t.eng.Compile(kind.stepName, engine.Evaluation, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		g := graphOf(inputs, labels)
-		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i, metrics: ep.table}
+		s := &Step{scope: scope, graph: g, stage: kind.stage, dataloaderIdx: i, metrics: ep.table, checksLabels: t.cfg.DetectAnomaly}
 		kind.step(s, Batch{Inputs: inputs, Labels: labels})
 		t.checkLoaded(g, engine.TrainableVariables(t.eng.Store, g))
 		ep.traced = s.logs
 		outs := []*graph.Node{graph.ScalarZero(g, t.eng.DType)}
 		for _, l := range s.logs {
 			outs = append(outs, l.value)
+		}
+		if len(s.labelChecks) > 0 {
+			ep.labelChecks[g.GraphId()] = s.labelChecks
+			outs = append(outs, s.labelCheckOutputs()...)
 		}
 		if key.outputs {
 			var names []string
@@ -88,6 +96,12 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 		return nil, err
 	}
 	outs = outs[1+len(ms):]
+	if checks := ep.labelChecks[gid]; len(checks) > 0 {
+		if err := checkLabels(checks, outs[:len(checks)], ""); err != nil {
+			return nil, err
+		}
+		outs = outs[len(checks):]
+	}
 	names := ep.outputNames[gid]
 	if err := ep.table.appendMetricRows(gid, outs[len(names):]); err != nil {
 		return nil, err

@@ -71,6 +71,9 @@ type fitLoop struct {
 	trainLoadEpoch int
 	valLoadEpoch   int
 	valLoadCounted bool
+	// batchDTypes refuses a training batch whose dtypes differ from the
+	// run's first.
+	batchDTypes batchDTypes
 }
 
 func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
@@ -96,7 +99,7 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 		t.auto = auto
 	}
 	if fresh || t.ckpt.restoredSchedulers != nil {
-		if err := t.startSchedulers(); err != nil {
+		if err := t.startSchedulers(fresh); err != nil {
 			return nil, err
 		}
 	}
@@ -385,7 +388,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 		return fmt.Errorf("training loader: %w", err)
 	}
 	if err := t.auto.prepare(b); err != nil {
-		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: err}
+		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: t.explainShapeClash(err)}
 	}
 	return t.startDistributedFit()
 }

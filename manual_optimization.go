@@ -67,7 +67,8 @@ func (s *Step) Optimizers() []*OptimizerHandle {
 // handles it wants to update.
 func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
 	t := a.t
-	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics}
+	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics,
+		checksLabels: t.cfg.DetectAnomaly}
 	for i := range a.opts {
 		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, setup: &a.opts[i], trace: info})
 	}
@@ -78,10 +79,10 @@ func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels [
 	if info.manualSteps == 0 {
 		t.sayOnce("manual-no-step", "volt: the manual TrainingStep called no OptimizerHandle.Step; nothing is trained")
 	}
-	info.logs = s.logs
+	info.logs, info.labelChecks = s.logs, s.labelChecks
 	outs := []*graph.Node{loss}
 	for _, l := range s.logs {
 		outs = append(outs, l.value)
 	}
-	return outs
+	return append(outs, s.labelCheckOutputs()...)
 }

@@ -11,7 +11,12 @@ import (
 // state accumulated so far in the current epoch of its loop, or in the last
 // one when its loop has ended: in an epoch-end hook, or after Validate or
 // Test, it is the epoch's value. With several evaluation loaders, name
-// carries the loader suffix ("val_roc/dataloader_idx_1"). It is an error
+// carries the loader suffix ("val_roc/dataloader_idx_1"). In a
+// data-parallel job the states of every metric object are reduced across
+// ranks at the end of its loop's epoch (summed, or gathered in rank order
+// for growing states, as torchmetrics syncs them), so the value there and
+// after the run covers every rank's shard, on every rank; inside an epoch
+// it covers this rank's batches so far. It is an error
 // when no step has logged a metric object under name since its loop's last
 // reset.
 func (t *Trainer) MetricValue(name string) (metrics.Value, error) {

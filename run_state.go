@@ -96,6 +96,7 @@ type checkpointState struct {
 	resume         *resumePoint // where the next Fit continues, after a restore
 	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
 	loaded         *loadCheck   // what the last restore set, until the first trace checks it
+	restoredFrom   *loadCheck   // what the last restore set, kept to explain a shape clash (explainShapeClash)
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.
 	restoredSchedulers *[][]byte

@@ -11,8 +11,11 @@ import (
 )
 
 // startSchedulers gives each scheduler its base learning rate at the start of
-// a fresh Fit, or restores the states a checkpoint saved.
-func (t *Trainer) startSchedulers() error {
+// a fresh Fit, or restores the states a checkpoint saved. In a trainer
+// whose first trace is still to come (fresh), a state the checkpoint lacks
+// is reported by that trace, after its check of the variables (checkLoaded):
+// a checkpoint of another model lacks both, and its variables say so best.
+func (t *Trainer) startSchedulers(fresh bool) error {
 	for i := range t.auto.opts {
 		o := &t.auto.opts[i]
 		if o.Scheduler == nil {
@@ -21,7 +24,15 @@ func (t *Trainer) startSchedulers() error {
 		if t.ckpt.restoredSchedulers != nil {
 			states := *t.ckpt.restoredSchedulers
 			if i >= len(states) || states[i] == nil {
-				return fmt.Errorf("volt: the checkpoint has no state for optimizer %d's scheduler", i)
+				err := fmt.Errorf("volt: the checkpoint has no state for optimizer %d's scheduler", i)
+				if l := t.ckpt.loaded; l != nil {
+					err = fmt.Errorf("volt: checkpoint %s has no state for optimizer %d's scheduler (saved by a run whose ConfigureOptimizers had none)", l.path, i)
+					if fresh && l.strict {
+						l.schedulerErr = err
+						continue
+					}
+				}
+				return err
 			}
 			if err := o.Scheduler.LoadState(states[i]); err != nil {
 				return fmt.Errorf("volt: restoring optimizer %d's scheduler: %w", i, err)

@@ -8,13 +8,16 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Signal handling (Config.HandleSignals): the first SIGTERM or SIGINT lets
 // the current optimization step finish, saves a resumable checkpoint, runs
 // the OnException hooks and makes Fit return an *InterruptedError naming the
 // file; a second signal stops the process at once, with one line on stderr
-// saying that nothing was saved. SIGUSR1 (SLURM's requeue
+// saying that nothing was saved (the same signal again within 250 ms is
+// the same request delivered twice, as a scheduler and a Devices=N
+// launcher may both deliver it). SIGUSR1 (SLURM's requeue
 // signal) does the same and the error matches ErrRequeue: a program exits
 // with ExitCode(err) (RequeueExitCode) so that its job script can requeue it.
 
@@ -74,12 +77,19 @@ type signalWatch struct {
 	done     chan struct{}
 }
 
+// sameRequestWithin is how soon after the first signal the same signal
+// again is taken as the same request delivered twice, not as a second
+// one: a cluster scheduler signals every process of a job, and a
+// Devices=N launcher passes its own copy on to the ranks.
+const sameRequestWithin = 250 * time.Millisecond
+
 // watchSignals starts handling SIGTERM, SIGINT and SIGUSR1; stop restores
 // the default handling.
 func watchSignals() *signalWatch {
 	w := &signalWatch{ch: make(chan os.Signal, 2), done: make(chan struct{})}
 	signal.Notify(w.ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	go func() {
+		var first time.Time
 		for {
 			select {
 			case <-w.done:
@@ -87,6 +97,10 @@ func watchSignals() *signalWatch {
 			case s := <-w.ch:
 				if w.received.Load() == nil {
 					w.received.Store(s)
+					first = time.Now()
+					continue
+				}
+				if s == w.received.Load() && time.Since(first) < sameRequestWithin {
 					continue
 				}
 				// A second signal stops at once, as the default handler would,

@@ -48,3 +48,34 @@ func TestSecondSignalSaysItStoppedWithoutSaving(t *testing.T) {
 		t.Errorf("%d lines about the second signal on stderr, want 1:\n%s", lines, stderr.String())
 	}
 }
+
+// TestSameSignalTwiceAtOnceIsOneRequest: the same signal delivered twice
+// within a moment (a scheduler signals every process of a job, and a
+// Devices=N launcher passes its copy on to the ranks) is one request: the
+// run saves its resumable checkpoint, instead of taking the copy as a
+// second signal and stopping without saving.
+func TestSameSignalTwiceAtOnceIsOneRequest(t *testing.T) {
+	if path := os.Getenv("VOLT_SAME_SIGNAL_CHILD"); path != "" {
+		cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
+			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}, gap: 20 * time.Millisecond}}})
+		tr, _ := volt.NewTrainer(cfg)
+		var interrupted *volt.InterruptedError
+		if err := tr.Fit(t.Context(), &boring{}, resumeData()); !errors.As(err, &interrupted) || interrupted.Checkpoint == "" {
+			t.Fatalf("Fit: %v, want an interruption with a checkpoint", err)
+		}
+		return
+	}
+	path := filepath.Join(t.TempDir(), "interrupted.ckpt")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSameSignalTwiceAtOnceIsOneRequest$")
+	cmd.Env = append(os.Environ(), "VOLT_SAME_SIGNAL_CHILD="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "second signal") {
+		t.Errorf("the copy was taken as a second signal:\n%s", out)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("no resumable checkpoint: %v", err)
+	}
+}

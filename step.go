@@ -32,6 +32,10 @@ type Step struct {
 	metricsOff bool
 	// outputs are the step's named outputs (Step.Output).
 	outputs []namedOutput
+	// checksLabels: ClassLabels adds its check (Config.DetectAnomaly, in a
+	// training, validation or test step); labelChecks are those checks.
+	checksLabels bool
+	labelChecks  []labelCheck
 }
 
 // stepLog is one value logged in a step function.

@@ -45,6 +45,13 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		outs = outs[:len(outs)-info.numHidden]
 	}
 	rest := outs[1:]
+	if n := len(info.labelChecks); n > 0 {
+		where := fmt.Sprintf(" at epoch %d, batch %d (global step %d)", t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
+		if err := checkLabels(info.labelChecks, rest[len(info.metrics):len(info.metrics)+n], where); err != nil {
+			return nil, nil, err
+		}
+		rest = append(rest[:len(info.metrics):len(info.metrics)], rest[len(info.metrics)+n:]...)
+	}
 	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, nil, err
 	}

@@ -148,7 +148,8 @@ func (tb *tbptt) program() (*trainProgram, error) {
 		if tb.numHiddens > 0 {
 			hiddens = inputs[n:]
 		}
-		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics}
+		s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics,
+			checksLabels: t.cfg.DetectAnomaly}
 		loss, newHiddens := tb.stepper.TBPTTTrainingStep(s, Batch{Inputs: inputs[:n], Labels: labels}, hiddens)
 		trailing := make([]*graph.Node, len(newHiddens))
 		for i, h := range newHiddens {

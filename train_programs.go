@@ -68,8 +68,9 @@ type traceInfo struct {
 	metrics     []*metric
 	update      engine.UpdateTrace
 	normMetrics []*metric
-	manualSteps int // optimizer steps a manual TrainingStep takes
-	numHidden   int // TBPTT hidden-state outputs, last
+	manualSteps int          // optimizer steps a manual TrainingStep takes
+	numHidden   int          // TBPTT hidden-state outputs, last
+	labelChecks []labelCheck // ClassLabels checks, whose outputs follow the logged values
 	hiddenOut   []*tensors.Tensor
 }
 
@@ -95,7 +96,8 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		})
 	} else {
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
-			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics}
+			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics,
+				checksLabels: t.cfg.DetectAnomaly}
 			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.run.parts})
 			return a.forward(tp, s, loss, nil)
 		}, a.updateFn(tp, opt), a.reduce)
@@ -126,12 +128,12 @@ func (a *automaticOptimization) forward(tp *trainProgram, s *Step, loss *graph.N
 	info := &traceInfo{numHidden: len(trailing)}
 	tp.traced, tp.tracing = info, s
 	return engine.Forward{Loss: loss, Trailing: trailing, Outputs: func() []*graph.Node {
-		info.logs = s.logs
+		info.logs, info.labelChecks = s.logs, s.labelChecks
 		outs := []*graph.Node{loss}
 		for _, l := range s.logs {
 			outs = append(outs, l.value)
 		}
-		return outs
+		return append(outs, s.labelCheckOutputs()...)
 	}}
 }
 
@@ -261,7 +263,9 @@ func (a *automaticOptimization) setAccumulationFactor(k int) error {
 
 // checkLoaded runs once, at the first trace after a restore: in strict mode
 // every trainable variable graph g uses must have come from the checkpoint
-// and every module variable of the checkpoint must be used by g.
+// and every module variable of the checkpoint must be used by g. A missing
+// scheduler state found when Fit started (l.schedulerErr) is reported
+// after the variables: a checkpoint of another model is named as such.
 func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
 	l := t.ckpt.loaded
 	if l == nil {
@@ -283,6 +287,9 @@ func (t *Trainer) checkLoaded(g *graph.Graph, vars []*model.Variable) {
 		}
 	}
 	if len(missing)+len(unexpected) == 0 {
+		if l.schedulerErr != nil {
+			panic(l.schedulerErr)
+		}
 		return
 	}
 	slices.Sort(missing)

@@ -283,6 +283,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 			err = errors.Join(err, t.finalizeLoggers())
 		}
 		err = errors.Join(err, t.stopProfiler())
+		err = errors.Join(err, t.leaveAgreedStopTogether(err))
 		t.run = &run{} // drop the run's state
 	}()
 

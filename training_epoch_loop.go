@@ -207,6 +207,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	defer t.profile(actTrainBatch)()
 	p := &t.progress
 	batchIdx := int(p.TrainBatch.Current.Ready)
+	if err := l.batchDTypes.check(b, batchIdx); err != nil {
+		return false, fmt.Errorf("volt: training loader, epoch %d, batch %d: %w", t.CurrentEpoch(), batchIdx, err)
+	}
 	p.TrainBatch.ready()
 	t.run.batchSize = b.Size
 	p.At = PointTrainBatchStart
@@ -226,7 +229,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		if errors.As(err, &nf) {
 			return false, err
 		}
-		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: err}
+		return false, &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), BatchIdx: batchIdx, Err: t.explainShapeClash(err)}
 	}
 	stepped := steps > 0
 	l.lastStepped = stepped
@@ -293,7 +296,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if err := t.stepSchedulers(IntervalStep, int64(batchIdx+1), true); err != nil {
 		return false, err
 	}
-	if s := t.run.signals.signalled(); s != nil {
+	if s := t.signalToHonour(); s != nil {
 		return false, t.interruptBySignal(s)
 	}
 	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps {

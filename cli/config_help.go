@@ -11,7 +11,7 @@ var configHelp = map[string]string{
 	"CheckValEveryNEpoch":           "CheckValEveryNEpoch runs validation in every n-th training epoch; 0 means 1.",
 	"CustomProfiler":                "Profiler names a profiler timing each hook call, batch wait, step, logging and checkpoint save of every run, its report and files going to the run's log directory: \"simple\", \"advanced\" or \"trace\" (see package profiler); \"\" is none.",
 	"DefaultRootDir":                "DefaultRootDir is where the default logger writes; \"\" means \".\".",
-	"DetectAnomaly":                 "DetectAnomaly also checks every gradient, naming the first variable whose gradient is not finite (implies TerminateOnNaN).",
+	"DetectAnomaly":                 "DetectAnomaly also checks every gradient, naming the first variable whose gradient is not finite (implies TerminateOnNaN), and the class labels a step passes through Step.ClassLabels.",
 	"DeviceIDs":                     "DeviceIDs lists the GPUs of a machine's ranks, Lightning's devices=[…]: local rank i runs on GPU DeviceIDs[i]; nil means local rank i on GPU i.",
 	"Devices":                       "Devices is the number of data-parallel ranks per machine (Lightning's devices with strategy=\"ddp\"): 0 or 1 runs one process; N > 1 run as a plain process re-executes the program under mpirun -np N (the binary must be built with -tags mpi) and exits with the job's status.",
 	"DisableCheckpointing":          "DisableCheckpointing turns off the default checkpointing: the latest state saved after each epoch in <log dir>/checkpoints (see Checkpointer).",

@@ -45,6 +45,8 @@ type ddpResult struct {
 	LastCheckpoint, BestPath, LogDir string
 	AllReduces                       int64
 	Predictions                      [][]float64
+	MetricValues                     map[string]float64
+	ValSamples                       []float64
 	Err                              string
 }
 
@@ -143,7 +145,9 @@ func TestDistributed(t *testing.T) {
 	t.Run("failure_aborts_all", func(t *testing.T) { t.Parallel(); testFailureAbortsAll(t, bin) })
 	t.Run("killed_rank_ends_job", func(t *testing.T) { t.Parallel(); testKilledRankEndsJob(t, bin) })
 	t.Run("resume_bitwise", func(t *testing.T) { t.Parallel(); testResumeBitwise(t, bin) })
+	t.Run("metric_value_reduced", func(t *testing.T) { t.Parallel(); testMetricValueReduced(t, bin) })
 	t.Run("devices_relaunches", func(t *testing.T) { t.Parallel(); testDevicesRelaunches(t, bin) })
+	t.Run("devices_launcher_forwards_signals", func(t *testing.T) { t.Parallel(); testDevicesLauncherForwardsSignals(t, bin) })
 	t.Run("prepare_data_once_per_machine", func(t *testing.T) { t.Parallel(); testPrepareDataOncePerMachine(t, bin) })
 	t.Run("profiles_every_rank", func(t *testing.T) { t.Parallel(); testProfilesEveryRank(t, bin) })
 	t.Run("time_validation_agreed", func(t *testing.T) { t.Parallel(); testTimeValidationAgreed(t, bin) })

@@ -57,6 +57,8 @@ type options struct {
 	accumulate    int
 	earlyStopRank int
 	signalAt      string
+	handleSignals bool
+	metricValues  bool
 	nanSample     int
 	predict       bool
 	out           string
@@ -89,6 +91,8 @@ func main() {
 	flag.IntVar(&o.accumulate, "accumulate", 1, "AccumulateGradBatches")
 	flag.IntVar(&o.earlyStopRank, "early-stop-rank", -1, "EarlyStopping on es_metric, which gets worse on this rank only")
 	flag.StringVar(&o.signalAt, "signal-at", "", "rank:epoch:batch where the rank sends itself SIGTERM (HandleSignals on; checkpoint <ckpt>/interrupted.ckpt)")
+	flag.BoolVar(&o.handleSignals, "handle-signals", false, "HandleSignals on (checkpoint <ckpt>/interrupted.ckpt); exit with volt.ExitCode after a signal, as a program should")
+	flag.BoolVar(&o.metricValues, "metric-values", false, "count the samples with UpdateMetric (train_seen, val_seen) and record Trainer.MetricValue of them and val_mae after Fit")
 	flag.IntVar(&o.nanSample, "nan-sample", -1, "make this training sample's first input NaN, with TerminateOnNaN on")
 	flag.StringVar(&o.prepareDir, "prepare-dir", "", "a data module whose PrepareData writes DIR/prepared.<rank> and DIR/data, and whose Setup fails without DIR/data")
 	flag.BoolVar(&o.predict, "predict", false, "only Predict over the training set and record the predictions")
@@ -177,8 +181,10 @@ type result struct {
 	LogDir                           string
 	AllReduces                       int64
 	ValRuns                          int64
-	ValAtSteps                       []int64     // the global step of each validation in Fit
-	Predictions                      [][]float64 // -predict: each batch's predictions, flat
+	ValAtSteps                       []int64            // the global step of each validation in Fit
+	Predictions                      [][]float64        // -predict: each batch's predictions, flat
+	MetricValues                     map[string]float64 // -metric-values: Trainer.MetricValue after Fit
+	ValSamples                       []float64          // -metric-values: MetricValue of a CatMetric of the validation sample indices
 	Err                              string
 }
 
@@ -223,6 +229,9 @@ func (m *module) mse(s *volt.Step, b volt.Batch) *graph.Node {
 func (m *module) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	l := m.mse(s, b)
 	s.Log("train_loss", l, volt.OnStep(true), volt.OnEpoch(true))
+	if m.o.metricValues {
+		s.UpdateMetric("train_seen", metrics.SumMetric{}, graph.OnesLike(b.Label(0)), nil)
+	}
 	return l
 }
 
@@ -234,6 +243,10 @@ func (m *module) ValidationStep(s *volt.Step, b volt.Batch) {
 	s.Log("val_loss_sync", l, volt.SyncDist)
 	// A metric object: its states are reduced across ranks before Compute.
 	s.LogMetric("val_mae", metrics.MeanAbsoluteError{}, preds, b.Label(0))
+	if m.o.metricValues {
+		s.UpdateMetric("val_seen", metrics.SumMetric{}, graph.OnesLike(b.Label(0)), nil)
+		s.UpdateMetric("val_samples", metrics.CatMetric{}, b.Input(1), nil)
+	}
 }
 
 // PredictStep implements volt.PredictStepper: the model's output, one row
@@ -388,7 +401,7 @@ func run(o options) error {
 	if o.valEvery > 0 {
 		cfg.ValCheckInterval = volt.Every(o.valEvery)
 	}
-	if sig != nil {
+	if sig != nil || o.handleSignals {
 		cfg.HandleSignals, cfg.SignalCheckpointPath = true, filepath.Join(o.ckptDir, "interrupted.ckpt")
 	}
 	if o.f64 {
@@ -460,6 +473,16 @@ func run(o options) error {
 		res.Weights = nil // JSON has no NaN; WeightBits keeps them
 	}
 	res.Callback = t.CallbackMetrics()
+	if o.metricValues {
+		if res.MetricValues, err = metricValues(t, "train_seen", "val_seen", "val_mae"); err != nil {
+			return err
+		}
+		samples, err := t.MetricValue("val_samples")
+		if err != nil {
+			return err
+		}
+		res.ValSamples = samples.Data
+	}
 	res.ValRuns = t.Progress().ValRuns
 	res.GlobalStep, res.Epoch = t.GlobalStep(), t.CurrentEpoch()
 	res.LastCheckpoint, res.LogDir = t.LastCheckpoint(), t.LogDir()
@@ -487,15 +510,16 @@ func run(o options) error {
 		fmt.Printf("RESULT %s\n", line)
 	}
 	var nonFinite *volt.NonFiniteError
-	if errors.As(fitErr, &nonFinite) && t.WorldSize() > 1 {
-		// Every rank agreed on it: wait until all have written their
+	var stopped *volt.InterruptedError
+	if (errors.As(fitErr, &nonFinite) || errors.As(fitErr, &stopped)) && t.WorldSize() > 1 {
+		// Every rank agreed on it (a non-finite value, a signal): wait until all have written their
 		// result before any exits with it (mpirun then ends the others).
 		if err := t.Group().Barrier(); err != nil {
 			return err
 		}
 	}
 	var interrupted *volt.InterruptedError
-	if errors.As(fitErr, &interrupted) {
+	if errors.As(fitErr, &interrupted) && !o.handleSignals {
 		return nil // a planned signal: the result says where it stopped
 	}
 	return fitErr
@@ -555,4 +579,19 @@ func (p preparing) Setup(volt.Stage) error {
 		return fmt.Errorf("Setup ran before PrepareData finished: %w", err)
 	}
 	return nil
+}
+
+// metricValues returns Trainer.MetricValue of each name, as a scalar.
+func metricValues(t *volt.Trainer, names ...string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for _, name := range names {
+		v, err := t.MetricValue(name)
+		if err != nil {
+			return nil, err
+		}
+		if out[name], err = v.Scalar(); err != nil {
+			return nil, fmt.Errorf("MetricValue(%q): %w", name, err)
+		}
+	}
+	return out, nil
 }

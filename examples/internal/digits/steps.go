@@ -45,7 +45,7 @@ func mustMetric(m *metrics.StatScoresMetric, err error) metrics.Metric {
 // mean cross-entropy.
 func evaluate(s *volt.Step, b volt.Batch, logitsOf LogitsFn) (logits, labels, l *graph.Node) {
 	logits = logitsOf(s, b.Input(0))
-	labels = graph.ConvertDType(b.Label(0), dtypes.Int32)
+	labels = s.ClassLabels(graph.ConvertDType(b.Label(0), dtypes.Int32), logits.Shape().Dimensions[1]) // checked with Config.DetectAnomaly
 	l = loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
 	return logits, labels, l
 }
