@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -61,6 +62,8 @@ func TestConformanceGenerated(t *testing.T) {
 		}
 	}
 	counts := map[string]int{}
+	normalizationsUsed = map[string]int{}
+	defer func() { normalizationsUsed = nil }()
 	for _, want := range traces {
 		name := fmt.Sprintf("seed_%d", want.Spec.Seed)
 		ok := t.Run(name, func(t *testing.T) {
@@ -79,7 +82,7 @@ func TestConformanceGenerated(t *testing.T) {
 					if got.built {
 						t.Errorf("designed refusal %s: volt accepted the Config; remove it from designedRefusals or refuse again", r.class.ID)
 					}
-					class = "designed"
+					class = "designed: " + r.class.ID
 					return
 				}
 			}
@@ -92,13 +95,13 @@ func TestConformanceGenerated(t *testing.T) {
 					continue
 				}
 				if r.aspects == nil {
-					class = "designed"
+					class = "designed: " + r.class.ID
 					return
 				}
 				for _, a := range r.aspects {
 					if _, ok := diffs[a]; ok {
 						delete(diffs, a)
-						class = "designed"
+						class = "designed: " + r.class.ID
 					}
 				}
 			}
@@ -112,7 +115,7 @@ func TestConformanceGenerated(t *testing.T) {
 				if kind := classKind(id, classes); strings.HasPrefix(kind, "unclassified") {
 					t.Errorf("%s: class %q of %s is not a designed class", name, id, aspect)
 				} else {
-					class = kind
+					class = kind + ": " + id
 				}
 			}
 			for aspect, id := range listed {
@@ -125,7 +128,7 @@ func TestConformanceGenerated(t *testing.T) {
 			counts["failing"]++
 		}
 	}
-	t.Logf("%d generated scenarios from %s: %v", len(traces), source, counts)
+	t.Logf("%d generated scenarios from %s: %v; designed differences normalized away (scenarios): %v", len(traces), source, counts, normalizationsUsed)
 }
 
 // genSpec is gen_scenarios.py's spec(seed).
@@ -532,13 +535,21 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
+// normalizationsUsed counts, per designed normalization, the scenarios it
+// changed (set by TestConformanceGenerated, for its summary).
+var normalizationsUsed map[string]int
+
 // compareGenerated returns the differing aspects, each with its first
 // difference: TestConformance's aspects, the logged rows, and whether both
 // accepted the Trainer's arguments.
 func compareGenerated(want *generatedTrace, got *generatedRun) map[string]string {
 	wantEvents, gotEvents := want.Events, got.events
 	for _, n := range designedNormalizations {
-		wantEvents, gotEvents = n.normalize(want.Spec, wantEvents, gotEvents)
+		w, g := n.normalize(want.Spec, wantEvents, gotEvents)
+		if normalizationsUsed != nil && (!reflect.DeepEqual(w, wantEvents) || !reflect.DeepEqual(g, gotEvents)) {
+			normalizationsUsed[n.class.ID]++
+		}
+		wantEvents, gotEvents = w, g
 	}
 	normalized := *got
 	normalized.events = gotEvents
