@@ -160,6 +160,7 @@ type genAction struct {
 	Hook  string `json:"hook"`
 	Epoch int    `json:"epoch"`
 	Batch *int   `json:"batch"`
+	By    string `json:"by"` // "module" (or "") or "callback"
 }
 
 func specJSON(s genSpec) string {
@@ -281,20 +282,54 @@ type genModule struct {
 
 // act stops or fails if the spec asks it at hook (Lightning's name), now.
 func (m *genModule) act(t *volt.Trainer, hook string, batch int) error {
+	return actAt(t, "module", m.stop, m.fail, hook, batch)
+}
+
+// actAt is gen_scenarios.py's act: stop or fail if the spec asks by (the
+// module or the callback) to at hook, now (never in the sanity check).
+func actAt(t *volt.Trainer, by string, stop, fail *genAction, hook string, batch int) error {
 	if t.State().Stage == volt.RunningSanityCheck {
 		return nil
 	}
 	due := func(a *genAction) bool {
-		return a != nil && a.Hook == hook && a.Epoch == t.CurrentEpoch() && (a.Batch == nil || (batch >= 0 && *a.Batch == batch))
+		return a != nil && orModule(a.By) == by && a.Hook == hook && a.Epoch == t.CurrentEpoch() &&
+			(a.Batch == nil || (batch >= 0 && *a.Batch == batch))
 	}
-	if due(m.stop) {
-		t.Stop("generated scenario: the module requested a stop in " + hook)
+	if due(stop) {
+		t.Stop("generated scenario: the " + by + " requested a stop in " + hook)
 	}
-	if due(m.fail) {
+	if due(fail) {
 		return errPlannedFailure
 	}
 	return nil
 }
+
+func orModule(by string) string {
+	if by == "" {
+		return "module"
+	}
+	return by
+}
+
+// genActor is gen_scenarios.py's Actor: the callback asking for the spec's
+// stop or failure when its By is "callback", right after the recorder.
+type genActor struct{ stop, fail *genAction }
+
+func (a *genActor) act(t *volt.Trainer, hook string, batch int) error {
+	return actAt(t, "callback", a.stop, a.fail, hook, batch)
+}
+func (a *genActor) OnTrainStart(t *volt.Trainer) error { return a.act(t, "on_train_start", -1) }
+func (a *genActor) OnTrainEpochStart(t *volt.Trainer) error {
+	return a.act(t, "on_train_epoch_start", -1)
+}
+func (a *genActor) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, i int) error {
+	return a.act(t, "on_train_batch_end", i)
+}
+func (a *genActor) OnTrainEpochEnd(t *volt.Trainer) error { return a.act(t, "on_train_epoch_end", -1) }
+func (a *genActor) OnValidationEpochEnd(t *volt.Trainer) error {
+	return a.act(t, "on_validation_epoch_end", -1)
+}
+func (a *genActor) OnValidationEnd(t *volt.Trainer) error { return a.act(t, "on_validation_end", -1) }
 
 func (m *genModule) OnTrainStart(t *volt.Trainer) error {
 	_ = m.hookRecorder.OnTrainStart(t)
@@ -382,10 +417,10 @@ func anyInt(m map[string]any, k string) int {
 }
 
 // genCallbacks builds the spec's callbacks in gen_scenarios.py's order
-// (Lightning's, checkpointing last): monitor spy, accumulation scheduler,
-// early stopping, checkpoint.
+// (Lightning's, checkpointing last): actor, monitor spy, accumulation
+// scheduler, early stopping, checkpoint.
 func genCallbacks(t *testing.T, sp genSpec, log *eventLog) ([]volt.Callback, *checkpointSpy, error) {
-	cbs := []volt.Callback{&monitorSpy{log}}
+	cbs := []volt.Callback{&genActor{stop: sp.Model.Stop, fail: sp.Model.Fail}, &monitorSpy{log}}
 	if s := sp.Callbacks.AccumulationScheduler; s != nil {
 		sched := map[int]int{}
 		for k, v := range s {

@@ -27,7 +27,7 @@ import (
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
-	generatorVersion = 1
+	generatorVersion = 2
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
 	generatedSeeds = 300
 )

@@ -39,7 +39,7 @@ from lightning.pytorch.loggers.logger import Logger  # noqa: E402
 
 # Bump when spec() draws differently or record() records differently: the
 # cached traces are keyed by it.
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: a stop or failure is asked by the module or by a callback
 
 # Hooks a stop (trainer.should_stop = True) or a failure (raise) may be
 # requested in, as (module hook, needs a batch index). training_step and
@@ -52,7 +52,7 @@ FAIL_HOOKS = STOP_HOOKS + [("training_step", True), ("validation_step", True), (
 
 def spec(seed):
     """The scenario of a seed: only JSON values, everything record() needs."""
-    r = random.Random(seed * 7919 + GENERATOR_VERSION)
+    r = random.Random(seed * 7919 + 1)  # version 1's draws, unchanged
     n_train = r.choice([16, 16, 20])
     n_batches = n_train // 4 + (n_train % 4 > 0)
     tr = {}
@@ -127,6 +127,13 @@ def spec(seed):
         hook, batched = r.choice(FAIL_HOOKS)
         model["fail"] = {"hook": hook, "epoch": r.randint(0, 2), "batch": r.randint(0, 2) if batched else None}
 
+    # Who asks (version 2), from a stream of its own so that the rest of the
+    # scenario is version 1's: the module, or a callback (steps are the
+    # module's).
+    who = random.Random(seed * 104729 + 2)
+    for a in (model.get("stop"), model.get("fail")):
+        if a is not None:
+            a["by"] = "module" if a["hook"].endswith("_step") else who.choice(["module", "callback"])
     callbacks = {}
     if r.random() < 0.35:
         es = {"monitor": r.choice(monitors), "patience": r.randint(0, 2), "mode": r.choice(["min", "min", "max"])}
@@ -180,6 +187,48 @@ class PlannedFailure(RuntimeError):
     pass
 
 
+def act(t, by, stop, fail, hook, batch_idx):
+    """Stops or fails if the spec asks `by` (module or callback) to in hook,
+    now (never in the sanity check)."""
+    if t.sanity_checking:
+        return
+    for kind, a in (("stop", stop), ("fail", fail)):
+        if a and a.get("by", "module") == by and a["hook"] == hook and a["epoch"] == t.current_epoch \
+                and a["batch"] in (None, batch_idx):
+            if a["batch"] is not None and batch_idx is None:
+                continue
+            if kind == "stop":
+                t.should_stop = True
+            else:
+                raise PlannedFailure("planned failure")
+
+
+class Actor(pl.Callback):
+    """The callback that asks for the spec's stop or failure when its "by"
+    is "callback"; it comes right after the Recorder."""
+
+    def __init__(self, spec_model):
+        self.stop, self.fail = spec_model.get("stop"), spec_model.get("fail")
+
+    def on_train_start(self, trainer, pl_module):
+        act(trainer, "callback", self.stop, self.fail, "on_train_start", None)
+
+    def on_train_epoch_start(self, trainer, pl_module):
+        act(trainer, "callback", self.stop, self.fail, "on_train_epoch_start", None)
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        act(trainer, "callback", self.stop, self.fail, "on_train_batch_end", batch_idx)
+
+    def on_train_epoch_end(self, trainer, pl_module):
+        act(trainer, "callback", self.stop, self.fail, "on_train_epoch_end", None)
+
+    def on_validation_epoch_end(self, trainer, pl_module):
+        act(trainer, "callback", self.stop, self.fail, "on_validation_epoch_end", None)
+
+    def on_validation_end(self, trainer, pl_module):
+        act(trainer, "callback", self.stop, self.fail, "on_validation_end", None)
+
+
 class GenModel(th.Model):
     """trace_hooks.py's Model with a stop or failure in any hook, a plateau
     patience, and one or two validation loaders."""
@@ -192,17 +241,7 @@ class GenModel(th.Model):
         self.n_val = n_val
 
     def _act(self, hook, batch_idx=None):
-        t = self.trainer
-        if t.sanity_checking:
-            return
-        for kind, a in (("stop", self.stop), ("fail", self.fail)):
-            if a and a["hook"] == hook and a["epoch"] == t.current_epoch and a["batch"] in (None, batch_idx):
-                if a["batch"] is not None and batch_idx is None:
-                    continue
-                if kind == "stop":
-                    t.should_stop = True
-                else:
-                    raise PlannedFailure("planned failure")
+        act(self.trainer, "module", self.stop, self.fail, hook, batch_idx)
 
     def training_step(self, batch, batch_idx):
         self._act("training_step", batch_idx)
@@ -289,7 +328,7 @@ class ESSpy(th.ESSpy):
 
 def _callbacks(sp):
     cb = sp["callbacks"]
-    out = [th.Monitor()]
+    out = [Actor(sp["model"]), th.Monitor()]
     if "accumulation_scheduler" in cb:
         out.append(GradientAccumulationScheduler({int(k): v for k, v in cb["accumulation_scheduler"].items()}))
     if "early_stopping" in cb:
