@@ -68,6 +68,21 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool {
 			return deferredStepSave(tr.Spec) && slices.Contains(tr.Spec.Stages, "resume")
 		}},
+	{divergenceClass{ID: "step-save-after-its-validation-failed", Reason: "the same, where the save fails (a monitored value not logged): volt fails after that validation, Lightning before it",
+		Guide: "behave as in Lightning 2.5.5 (its PR #21106"}, nil,
+		func(tr *generatedTrace) bool {
+			return deferredStepSave(tr.Spec) && tr.Error != nil && !strings.Contains(*tr.Error, "planned failure")
+		}},
+	{divergenceClass{ID: "resume-from-a-file-lightning-lacks", Reason: "volt's resumed Fit loads the last.ckpt it saved at the end of training (designed); Lightning's had no last.ckpt and trained from scratch",
+		Guide: "volt also brings `last.ckpt` up to the end of training"}, nil,
+		func(tr *generatedTrace) bool {
+			run := resumedRun(tr)
+			return run != nil && !slices.ContainsFunc(run, func(e traceEvent) bool { return e.Hook == "on_load_checkpoint" })
+		}},
+	{divergenceClass{ID: "resume-after-its-batch", Reason: "resumed from a checkpoint saved in OnTrainBatchEnd, volt goes on with the next batch; Lightning 2.2.5 trains that batch again",
+		Guide: "Lightning 2.2.5 trains that batch again"}, nil, lightningReplaysBatch},
+	{divergenceClass{ID: "stop-waits-for-window", Reason: "a stop asked inside an accumulation window ends training at the window's end; Lightning stops mid-window",
+		Guide: "ends training at the window's end; Lightning stops mid-window"}, nil, stopInsideWindow},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
 		Guide: "goes on after that validation"}, nil, lightningRepeatsValidation},
 	{divergenceClass{ID: "resumed-at-its-end", Reason: "a resumed Fit with nothing left to train ends with the counters of the run it resumes; Lightning reports the epoch its checkpoint was saved in",
@@ -111,6 +126,59 @@ func lightningRepeatsValidation(tr *generatedTrace) bool {
 		}
 	}
 	return false
+}
+
+// lightningReplaysBatch reports whether Lightning's resumed Fit starts with
+// a training batch that its first run had already trained and checkpointed
+// in on_train_batch_end (the last last.ckpt save of the first run came
+// after that batch's start and before the next one).
+func lightningReplaysBatch(tr *generatedTrace) bool {
+	run := resumedRun(tr)
+	if run == nil {
+		return false
+	}
+	first := slices.IndexFunc(run, func(e traceEvent) bool { return e.Who == "Callback" && e.Hook == "on_train_batch_start" })
+	if first < 0 {
+		return false
+	}
+	b := runBounds(tr.Events)
+	before := tr.Events[:b[slices.Index(tr.Spec.Stages, "resume")]]
+	lastSave := -1
+	for i, e := range before {
+		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
+			lastSave = i
+		}
+	}
+	for i, e := range before {
+		if e.Who == "Callback" && e.Hook == "on_train_batch_start" && e.Epoch == run[first].Epoch &&
+			e.BatchIdx != nil && run[first].BatchIdx != nil && *e.BatchIdx == *run[first].BatchIdx {
+			next := slices.IndexFunc(before[i+1:], func(x traceEvent) bool { return x.Who == "Callback" && x.Hook == "on_train_batch_start" })
+			return lastSave > i && (next < 0 || lastSave < i+1+next)
+		}
+	}
+	return false
+}
+
+// stopInsideWindow reports whether the spec asks for a stop in
+// on_train_batch_end after a batch that does not end an accumulation window.
+func stopInsideWindow(tr *generatedTrace) bool {
+	sp := tr.Spec
+	a := sp.Model.Stop
+	if a == nil || a.Hook != "on_train_batch_end" || a.Batch == nil {
+		return false
+	}
+	k := 1
+	if f, ok := anyFloat(sp.Trainer, "accumulate_grad_batches"); ok {
+		k = int(f)
+	}
+	for e, f := range sp.Callbacks.AccumulationScheduler {
+		var epoch int
+		fmt.Sscan(e, &epoch)
+		if epoch <= a.Epoch {
+			k = max(k, f)
+		}
+	}
+	return k > 1 && (*a.Batch+1)%k != 0
 }
 
 // lightningSkippedResumedTraining reports whether Lightning's resumed Fit

@@ -1,6 +1,7 @@
 package volt_test
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -26,6 +27,8 @@ var designedNormalizations = []struct {
 		Guide: "A resumed `Fit` starts with the checkpoint's callback metrics"}, dropRestoredMetrics},
 	{divergenceClass{ID: "last-only-with-a-save", Reason: "SaveLast rewrites last.ckpt only with a due save; Lightning also at every epoch or validation end",
 		Guide: "`SaveLast` rewrites `last.ckpt` only with a save"}, dropLastWithoutSave},
+	{divergenceClass{ID: "every-file-kept", Reason: "with SaveTopK -1 and no monitor a repeated file name gets -v1, -v2 (every save kept); Lightning overwrites its previous file",
+		Guide: "gets `-v1`, `-v2`, … so that every save is kept"}, versionedNames},
 	{divergenceClass{ID: "slash-in-file-name", Reason: "a / in a metric name becomes _ in a checkpoint file name; Lightning makes a folder",
 		Guide: "a `/` in a metric name becomes `_` in the file name"}, slashInFileName},
 }
@@ -199,4 +202,20 @@ func dropLastWithoutSave(_ genSpec, want, got []traceEvent) ([]traceEvent, []tra
 		e := want[i]
 		return e.File == "last.ckpt" && !afterAnotherSave(want, i) && !voltLast[at{e.Epoch, e.GlobalStep}]
 	}), got
+}
+
+var versionSuffix = regexp.MustCompile(`-v[0-9]+\.ckpt$`)
+
+// versionedNames drops volt's -vN from its checkpoint names where the spec
+// keeps every file without a monitor (Lightning reuses the name).
+func versionedNames(sp genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
+	mc := sp.Callbacks.Checkpoint
+	if mc == nil || anyString(mc, "monitor") != "" || anyInt(mc, "save_top_k") != -1 {
+		return want, got
+	}
+	got = slices.Clone(got)
+	for i := range got {
+		got[i].File = versionSuffix.ReplaceAllString(got[i].File, ".ckpt")
+	}
+	return want, got
 }

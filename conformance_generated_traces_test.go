@@ -23,13 +23,16 @@ import (
 // runs, the cache must hold exactly what it recorded, so that a `go test`
 // without Python checks the same facts; VOLT_LIGHTNING_UPDATE=1 rewrites it.
 // VOLT_REQUIRE_LIGHTNING=1 (set by .ci/run) turns a missing Lightning into a
-// failure; VOLT_LIGHTNING_PYTHON names another python3 than /usr/bin/python3.
+// failure; VOLT_LIGHTNING_PYTHON names another python3 than /usr/bin/python3;
+// VOLT_GENERATED_SEEDS=first:count explores other seeds (recorded, not
+// cached: a difference found there becomes a fixed test once its seed is in
+// the fixed set or a focused test).
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
 	generatorVersion = 2
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
-	generatedSeeds = 300
+	generatedSeeds = 1000
 )
 
 var generatedDir = filepath.Join("testdata", "lightning", "generated")
@@ -101,6 +104,26 @@ func lastLines(s string, n int) string {
 func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 	cache := generatedCachePath()
 	run, ok, why := lightningRunner(t)
+	if seeds := os.Getenv("VOLT_GENERATED_SEEDS"); seeds != "" {
+		// Exploring beyond the fixed set (first:count): recorded now, not
+		// cached.
+		var first, count int
+		if _, err := fmt.Sscanf(seeds, "%d:%d", &first, &count); err != nil || count <= 0 {
+			t.Fatalf("VOLT_GENERATED_SEEDS=%q: want first:count, e.g. 1000:1000", seeds)
+		}
+		if !ok {
+			t.Fatalf("VOLT_GENERATED_SEEDS needs Lightning: %s", why)
+		}
+		out := filepath.Join(t.TempDir(), "traces.json.gz")
+		if err := run(filepath.Join(generatedDir, "gen_scenarios.py"), "--first", fmt.Sprint(first), "--count", fmt.Sprint(count), "--out", out); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decodeGeneratedTraces(t, out, b, count), fmt.Sprintf("Lightning 2.2.5, seeds %d..%d recorded now", first, first+count-1)
+	}
 	if !ok {
 		if v := testenv.Required("VOLT_REQUIRE_LIGHTNING"); v != "" {
 			t.Fatalf("%s=1 and Lightning cannot run here: %s", v, why)
@@ -110,7 +133,7 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return decodeGeneratedTraces(t, cache, b), "cache " + cache
+		return decodeGeneratedTraces(t, cache, b, generatedSeeds), "cache " + cache
 	}
 	fresh := filepath.Join(t.TempDir(), "traces.json.gz")
 	if err := run(filepath.Join(generatedDir, "gen_scenarios.py"), "--first", "0", "--count", fmt.Sprint(generatedSeeds), "--out", fresh); err != nil {
@@ -132,7 +155,7 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 	case !sameGzipContent(cached, got):
 		t.Errorf("%s differs from what Lightning records now (gen_scenarios.py changed without a new cache, or GENERATOR_VERSION without generatorVersion): rewrite it with VOLT_LIGHTNING_UPDATE=1 go test -run TestConformanceGenerated .", cache)
 	}
-	return decodeGeneratedTraces(t, fresh, got), "Lightning 2.2.5, recorded now"
+	return decodeGeneratedTraces(t, fresh, got, generatedSeeds), "Lightning 2.2.5, recorded now"
 }
 
 func gunzip(b []byte) ([]byte, error) {
@@ -149,7 +172,7 @@ func sameGzipContent(a, b []byte) bool {
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
-func decodeGeneratedTraces(t *testing.T, name string, b []byte) []generatedTrace {
+func decodeGeneratedTraces(t *testing.T, name string, b []byte, want int) []generatedTrace {
 	raw, err := gunzip(b)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -172,8 +195,8 @@ func decodeGeneratedTraces(t *testing.T, name string, b []byte) []generatedTrace
 	if err := sc.Err(); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if len(out) != generatedSeeds {
-		t.Fatalf("%s: %d traces, want %d", name, len(out), generatedSeeds)
+	if len(out) != want {
+		t.Fatalf("%s: %d traces, want %d", name, len(out), want)
 	}
 	return out
 }
