@@ -142,6 +142,15 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			return nil, err
 		}
 		for _, m := range t.logs.trainRes.order {
+			// A metric object's step value is computed when it is sent: one
+			// still to be sent (a checkpoint taken in OnTrainBatchEnd) is
+			// computed now, from the batch's state, which the checkpoint does
+			// not hold.
+			if m.src != nil && m.fresh && m.opts.onStep {
+				if err := m.computeStepValue(); err != nil {
+					return nil, err
+				}
+			}
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
 				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh,

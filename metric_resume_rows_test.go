@@ -1,0 +1,149 @@
+package volt_test
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"maps"
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/logger"
+)
+
+// TestLogMetricResumeLogsTheSameRows: a training metric object logged per
+// step and per epoch, a checkpoint taken in OnTrainBatchEnd (mid-epoch, or
+// at the epoch's last batch) or in OnTrainEpochEnd, and a run resumed from it: the rows the
+// resumed run logs are bitwise those the uninterrupted run logged after the
+// checkpoint. (The batch's step value, still to be sent when the checkpoint
+// was taken, is the batch's own; the next epoch's state starts empty.)
+func TestLogMetricResumeLogsTheSameRows(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	tests := []struct {
+		name    string
+		atBatch int64
+		when    string // saver.when
+	}{
+		{"mid-epoch", 2, "batch"},
+		{"the epoch's last batch", int64(len(batches)), "batch"},
+		{"the epoch's end", int64(len(batches)), "epoch"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "metric.ckpt")
+			dm := volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches[:1]}}}
+			opts := []volt.LogOption{volt.OnStep(true), volt.OnEpoch(true)}
+			cfg := func(mem *memLogger, cbs ...volt.Callback) volt.Config {
+				c := quiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1, AccumulateGradBatches: 2, Loggers: []logger.Logger{mem}, Callbacks: cbs})
+				c.DisableLoggers = false
+				return c
+			}
+			full := &memLogger{}
+			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: full}
+			u, err := volt.NewTrainer(cfg(full, sv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := u.Fit(t.Context(), newMetricModule(t, opts...), dm); err != nil {
+				t.Fatal(err)
+			}
+			if !sv.saved {
+				t.Fatal("the checkpoint was not saved")
+			}
+			resumed := &memLogger{}
+			r, err := volt.NewTrainer(cfg(resumed))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches[:1]}}}, volt.FromCheckpoint(path)); err != nil {
+				t.Fatal(err)
+			}
+			want := full.rows[sv.mark:]
+			if len(resumed.rows) != len(want) {
+				t.Fatalf("the resumed run logged %d rows, the uninterrupted one %d after the checkpoint", len(resumed.rows), len(want))
+			}
+			for i, row := range want {
+				if got := rowString(resumed.rows[i]); got != rowString(row) {
+					t.Errorf("row %d (step %d): resumed %s, uninterrupted %s", i, full.steps[sv.mark+i], got, rowString(row))
+				}
+			}
+		})
+	}
+}
+
+// rowString writes a row's values with their bits, in name order.
+func rowString(row map[string]float64) string {
+	s := ""
+	for _, k := range slices.Sorted(maps.Keys(row)) {
+		s += fmt.Sprintf("%s=%v(%x) ", k, row[k], math.Float64bits(row[k]))
+	}
+	return s
+}
+
+// dirLogger is a memLogger with a log directory, so that the trainer's
+// default checkpointing is on.
+type dirLogger struct {
+	memLogger
+	dir string
+}
+
+func (l *dirLogger) LogDir() string { return l.dir }
+
+// rotatingLoader gives its batches starting one batch later each epoch,
+// so that an epoch's metric values differ from those of two epochs
+// together (a ratio of the same batches twice is the ratio of them once).
+type rotatingLoader struct{ batches []*data.Batch }
+
+func (l *rotatingLoader) NumBatches() int { return len(l.batches) - 1 }
+
+func (l *rotatingLoader) Batches(_ context.Context, epoch, skip int) iter.Seq2[*data.Batch, error] {
+	return func(yield func(*data.Batch, error) bool) {
+		for i := skip; i < l.NumBatches(); i++ {
+			if !yield(l.batches[(epoch+i)%len(l.batches)], nil) {
+				return
+			}
+		}
+	}
+}
+
+// TestLogMetricResumeFromDefaultCheckpoint: a run resumed from the default
+// checkpoint of an epoch's end (saved after that epoch's rows were sent)
+// starts the next epoch's training metric state empty, although no step of
+// the resumed run has logged the metric when that epoch starts: its rows are
+// bitwise the uninterrupted run's.
+func TestLogMetricResumeFromDefaultCheckpoint(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	opts := []volt.LogOption{volt.OnStep(true), volt.OnEpoch(true)}
+	fit := func(epochs int, l logger.Logger, fitOpts ...volt.RunOption) {
+		t.Helper()
+		cfg := quiet(volt.Config{MaxEpochs: epochs, LogEveryNSteps: 1, Loggers: []logger.Logger{l}})
+		cfg.DisableLoggers = false
+		tr, err := volt.NewTrainer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &rotatingLoader{batches}}, fitOpts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := &dirLogger{dir: t.TempDir()}
+	fit(2, full)
+	first := &dirLogger{dir: t.TempDir()}
+	fit(1, first)
+	path := filepath.Join(first.dir, "checkpoints", fmt.Sprintf("epoch=0-step=%d.ckpt", len(batches)-1))
+	resumed := &memLogger{}
+	fit(2, resumed, volt.FromCheckpoint(path))
+	want := full.rows[len(first.rows):]
+	if len(resumed.rows) != len(want) {
+		t.Fatalf("the resumed run logged %d rows, the uninterrupted one %d after the checkpoint", len(resumed.rows), len(want))
+	}
+	for i, row := range want {
+		if got := rowString(resumed.rows[i]); got != rowString(row) {
+			t.Errorf("row %d (step %d): resumed %s, uninterrupted %s", i, full.steps[len(first.rows)+i], got, rowString(row))
+		}
+	}
+}
