@@ -59,11 +59,14 @@ type metricState struct {
 	Reduce  Reduction `json:"reduce"`
 	Seen    bool      `json:"seen"`
 	Fresh   bool      `json:"fresh,omitempty"`
-	Step    jsonFloat `json:"step"`
-	Sum     jsonFloat `json:"sum"`
-	Weight  jsonFloat `json:"weight"`
-	Min     jsonFloat `json:"min"`
-	Max     jsonFloat `json:"max"`
+	// Object is set for a metric object (Step.LogMetric), whose step value
+	// reaches the callbacks when it is sent to the loggers.
+	Object bool      `json:"object,omitempty"`
+	Step   jsonFloat `json:"step"`
+	Sum    jsonFloat `json:"sum"`
+	Weight jsonFloat `json:"weight"`
+	Min    jsonFloat `json:"min"`
+	Max    jsonFloat `json:"max"`
 }
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
@@ -153,7 +156,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			}
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
 				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
@@ -455,7 +458,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		if err != nil {
 			return err
 		}
-		m.seen, m.fresh = ms.Seen, ms.Fresh
+		m.seen, m.fresh, m.restoredObject = ms.Seen, ms.Fresh, ms.Object
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
 	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)

@@ -147,3 +147,53 @@ func TestLogMetricResumeFromDefaultCheckpoint(t *testing.T) {
 		}
 	}
 }
+
+// stepValueRecorder records, in every OnTrainBatchEnd, the step value of a
+// metric object that the callbacks see, by global step.
+type stepValueRecorder struct {
+	name string
+	seen map[int64]float64
+}
+
+func (r *stepValueRecorder) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
+	if v, ok := t.CallbackMetrics()[r.name]; ok {
+		r.seen[t.GlobalStep()] = v
+	}
+	return nil
+}
+
+// TestLogMetricResumeCallbackMetrics: after a resume from a checkpoint
+// taken in OnTrainBatchEnd, the callbacks see the step value of a metric
+// object that the uninterrupted run's callbacks saw: the checkpointed
+// batch's, published when the resumed run sends that batch's row.
+func TestLogMetricResumeCallbackMetrics(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	path := filepath.Join(t.TempDir(), "metric.ckpt")
+	opts := []volt.LogOption{volt.OnStep(true), volt.OnEpoch(true)}
+	fit := func(cbs []volt.Callback, runOpts ...volt.RunOption) {
+		t.Helper()
+		cfg := quiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1, Loggers: []logger.Logger{&memLogger{}}, Callbacks: cbs})
+		cfg.DisableLoggers = false
+		tr, err := volt.NewTrainer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}}, runOpts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	full := &stepValueRecorder{name: "train_acc_step", seen: map[int64]float64{}}
+	sv := &saver{path: path, atBatch: 2, when: "batch", mem: &memLogger{}}
+	fit([]volt.Callback{sv, full})
+	resumed := &stepValueRecorder{name: "train_acc_step", seen: map[int64]float64{}}
+	fit([]volt.Callback{resumed}, volt.FromCheckpoint(path))
+	for step := sv.step + 1; step <= int64(2*len(batches)); step++ {
+		want, ok := full.seen[step]
+		if !ok {
+			t.Fatalf("step %d: the uninterrupted run's callbacks saw no train_acc_step", step)
+		}
+		if got, ok := resumed.seen[step]; !ok || math.Float64bits(got) != math.Float64bits(want) {
+			t.Errorf("step %d: the resumed run's callbacks saw train_acc_step %v (present %v), the uninterrupted run's %v", step, got, ok, want)
+		}
+	}
+}
