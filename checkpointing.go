@@ -88,7 +88,13 @@ type trainerState struct {
 	Frozen            []string       `json:"frozen,omitempty"`
 	Scaler            []byte         `json:"loss_scaler,omitempty"`
 	Schedulers        [][]byte       `json:"schedulers,omitempty"`
-	WeightsOnly       bool           `json:"weights_only,omitempty"`
+	// SchedulersAhead says, by optimizer, whether its scheduler's state
+	// holds a step taken after the saved learning rate (the plateau step
+	// following OnTrainEpochEnd): the resumed run takes the scheduler's
+	// rate, else the saved one. Absent in older checkpoints (the
+	// scheduler's rate).
+	SchedulersAhead []bool `json:"schedulers_ahead,omitempty"`
+	WeightsOnly     bool   `json:"weights_only,omitempty"`
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
@@ -182,7 +188,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			st.DataModule = b
 		}
 		var err error
-		if st.Schedulers, err = t.schedulerSnapshot(); err != nil {
+		if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
 			return nil, err
 		}
 		if t.scaler != nil {
@@ -478,6 +484,6 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
-	t.ckpt.restoredSchedulers = &st.Schedulers
+	t.ckpt.restoredSchedulers, t.ckpt.restoredSchedulersAhead = &st.Schedulers, st.SchedulersAhead
 	return nil
 }

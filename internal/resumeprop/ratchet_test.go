@@ -69,11 +69,6 @@ var knownBugs = []*knownBug{
 		explains: func(r run, d diff) bool {
 			return r.sc.Ranks > 1 && valuesDiffer(d) && slices.ContainsFunc(r.fired, func(c Crash) bool { return c.Kind == "sigkill" })
 		}},
-	{bug: "new: SWA learning rate", signature: "SWA, resumed from a checkpoint at an epoch's last training batch: the optimizer's lr differs afterwards",
-		explains: func(r run, d diff) bool {
-			return r.sc.Averaging == "swa" && valuesDiffer(d) &&
-				r.resumedFrom(func(s savedAt) bool { return s.Stage == "train_batch_end" && s.Batch == r.sc.BatchesPerEpoch() })
-		}},
 }
 
 // explain returns the known bug that explains d, or nil.
