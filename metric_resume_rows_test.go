@@ -8,9 +8,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/logger"
 )
@@ -194,6 +196,66 @@ func TestLogMetricResumeCallbackMetrics(t *testing.T) {
 		}
 		if got, ok := resumed.seen[step]; !ok || math.Float64bits(got) != math.Float64bits(want) {
 			t.Errorf("step %d: the resumed run's callbacks saw train_acc_step %v (present %v), the uninterrupted run's %v", step, got, ok, want)
+		}
+	}
+}
+
+// epochStartSaver saves a checkpoint in the first OnTrainEpochStart of its
+// run.
+type epochStartSaver struct {
+	path  string
+	saved bool
+}
+
+func (s *epochStartSaver) OnTrainEpochStart(t *volt.Trainer) error {
+	if s.saved {
+		return nil
+	}
+	s.saved = true
+	return t.SaveCheckpoint(s.path, false)
+}
+
+// TestLogMetricResumedCheckpointBeforeAStep: a checkpoint a resumed run
+// takes before its training step is traced (in OnTrainEpochStart of an
+// epoch resumed after its last batch: no batch is left to run) holds the
+// training metrics' state it restored, bitwise.
+func TestLogMetricResumedCheckpointBeforeAStep(t *testing.T) {
+	batches, _ := goldenF1(t, "mc_f1_macro")
+	dir := t.TempDir()
+	first, again := filepath.Join(dir, "first.ckpt"), filepath.Join(dir, "again.ckpt")
+	opts := []volt.LogOption{volt.OnStep(false), volt.OnEpoch(true)}
+	fit := func(cb volt.Callback, runOpts ...volt.RunOption) {
+		t.Helper()
+		tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{cb}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}}, runOpts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fit(&saver{path: first, atBatch: int64(len(batches)), when: "batch", mem: &memLogger{}})
+	fit(&epochStartSaver{path: again}, volt.FromCheckpoint(first))
+	state := func(path string) map[string]string {
+		f, err := checkpoint.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, ct := range f.Tensors {
+			if strings.HasPrefix(ct.Name, "/volt/metric_state/") {
+				out[ct.Name] = fmt.Sprintf("%v %x", ct.Shape, ct.Data)
+			}
+		}
+		return out
+	}
+	want, got := state(first), state(again)
+	if len(want) == 0 {
+		t.Fatal("the first checkpoint holds no training metric state")
+	}
+	for name, w := range want {
+		if g, ok := got[name]; !ok || g != w {
+			t.Errorf("%s: the resumed run's checkpoint has %q (present %v), the one it resumed from %q", name, g, ok, w)
 		}
 	}
 }
