@@ -59,11 +59,14 @@ type metricState struct {
 	Reduce  Reduction `json:"reduce"`
 	Seen    bool      `json:"seen"`
 	Fresh   bool      `json:"fresh,omitempty"`
-	Step    jsonFloat `json:"step"`
-	Sum     jsonFloat `json:"sum"`
-	Weight  jsonFloat `json:"weight"`
-	Min     jsonFloat `json:"min"`
-	Max     jsonFloat `json:"max"`
+	// Object is set for a metric object (Step.LogMetric), whose step value
+	// reaches the callbacks when it is sent to the loggers.
+	Object bool      `json:"object,omitempty"`
+	Step   jsonFloat `json:"step"`
+	Sum    jsonFloat `json:"sum"`
+	Weight jsonFloat `json:"weight"`
+	Min    jsonFloat `json:"min"`
+	Max    jsonFloat `json:"max"`
 }
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
@@ -85,7 +88,13 @@ type trainerState struct {
 	Frozen            []string       `json:"frozen,omitempty"`
 	Scaler            []byte         `json:"loss_scaler,omitempty"`
 	Schedulers        [][]byte       `json:"schedulers,omitempty"`
-	WeightsOnly       bool           `json:"weights_only,omitempty"`
+	// SchedulersAhead says, by optimizer, whether its scheduler's state
+	// holds a step taken after the saved learning rate (the plateau step
+	// following OnTrainEpochEnd): the resumed run takes the scheduler's
+	// rate, else the saved one. Absent in older checkpoints (the
+	// scheduler's rate).
+	SchedulersAhead []bool `json:"schedulers_ahead,omitempty"`
+	WeightsOnly     bool   `json:"weights_only,omitempty"`
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
@@ -142,9 +151,18 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			return nil, err
 		}
 		for _, m := range t.logs.trainRes.order {
+			// A metric object's step value is computed when it is sent: one
+			// still to be sent (a checkpoint taken in OnTrainBatchEnd) is
+			// computed now, from the batch's state, which the checkpoint does
+			// not hold.
+			if m.src != nil && m.fresh && m.opts.onStep {
+				if err := m.computeStepValue(); err != nil {
+					return nil, err
+				}
+			}
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh,
+				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
 				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
@@ -170,7 +188,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			st.DataModule = b
 		}
 		var err error
-		if st.Schedulers, err = t.schedulerSnapshot(); err != nil {
+		if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
 			return nil, err
 		}
 		if t.scaler != nil {
@@ -449,7 +467,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		if err != nil {
 			return err
 		}
-		m.seen, m.fresh = ms.Seen, ms.Fresh
+		m.seen, m.fresh, m.restoredObject = ms.Seen, ms.Fresh, ms.Object
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
 	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
@@ -469,6 +487,6 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
-	t.ckpt.restoredSchedulers = &st.Schedulers
+	t.ckpt.restoredSchedulers, t.ckpt.restoredSchedulersAhead = &st.Schedulers, st.SchedulersAhead
 	return nil
 }

@@ -73,7 +73,7 @@ func (t *Trainer) stepRow(res *results) (map[string]float64, error) {
 		return nil, err
 	}
 	for _, m := range res.order {
-		if _, ok := row[m.stepKey]; ok && m.src != nil {
+		if _, ok := row[m.stepKey]; ok && m.isObject() {
 			t.publishStep(m) // a metric object's step value exists on the cadence only
 		}
 	}

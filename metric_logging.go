@@ -330,14 +330,25 @@ func (src *metricSource) resetState() {
 // metricStateTensors returns the training metrics' carried state by slot
 // key (for checkpoints): states only, not the per-batch values.
 func (t *Trainer) metricStateTensors() map[string]*tensors.Tensor {
-	out := map[string]*tensors.Tensor{}
 	if t.logs.trainMetrics == nil {
-		return out
+		return map[string]*tensors.Tensor{}
 	}
-	for _, k := range t.logs.trainMetrics.carry.Keys("state/") {
-		out[k] = t.logs.trainMetrics.carry.Value(k)
+	// A run resumed from a checkpoint holds the restored state of a metric
+	// whose step it has not traced yet, and saves it likewise.
+	return t.logs.trainMetrics.carry.Values("state/")
+}
+
+// resetTrainMetricState starts a training epoch's metric state afresh: the
+// carried state of every metric object, those no step of this run has
+// logged yet included (a run resumed at an epoch's end restored theirs), and
+// the restored state of those whose step is not traced yet.
+func (t *Trainer) resetTrainMetricState() {
+	t.logs.trainRes.reset()
+	c := t.logs.trainMetrics.carry
+	for _, k := range c.Keys("state/") {
+		c.Reset(k)
 	}
-	return out
+	c.DiscardRestored()
 }
 
 // metricStatePrefix starts the names of the training metrics' carried state

@@ -26,7 +26,13 @@ type metric struct {
 	src    *metricSource
 	member string
 	epoch  float64
+	// restoredObject is set for a metric object restored from a checkpoint
+	// (src is nil until a step of this run logs it).
+	restoredObject bool
 }
+
+// isObject reports whether m is a metric object's (Step.LogMetric).
+func (m *metric) isObject() bool { return m.src != nil || m.restoredObject }
 
 // newMetric returns an empty metric for key. As in Lightning, a dataloader
 // suffix stays last: val_loss_step/dataloader_idx_1.

@@ -100,6 +100,8 @@ type checkpointState struct {
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.
 	restoredSchedulers *[][]byte
+	// restoredSchedulersAhead is the checkpoint's trainerState.SchedulersAhead.
+	restoredSchedulersAhead []bool
 	// restoredEpochs is the completed-epoch count the restored checkpoint
 	// recorded (an epoch-end checkpoint: the index of the epoch it ended),
 	// Lightning's current_epoch when a resumed Fit first asks for its

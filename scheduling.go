@@ -37,10 +37,15 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 			if err := o.Scheduler.LoadState(states[i]); err != nil {
 				return fmt.Errorf("volt: restoring optimizer %d's scheduler: %w", i, err)
 			}
-			// The state may hold a step taken after the checkpoint's
-			// weights were saved (a plateau step at epoch end).
-			if err := t.setLR(i, o.Scheduler.LR()); err != nil {
-				return err
+			// The checkpoint's learning rate is the run's (a callback,
+			// StochasticWeightAveraging, may have set it since the
+			// scheduler's last step), unless the state holds a step taken
+			// after it was saved (the plateau step at an epoch's end), or
+			// the checkpoint does not say (one from before it did).
+			if ahead := t.ckpt.restoredSchedulersAhead; ahead == nil || i >= len(ahead) || ahead[i] {
+				if err := t.setLR(i, o.Scheduler.LR()); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -48,7 +53,7 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 			return err
 		}
 	}
-	t.ckpt.restoredSchedulers = nil
+	t.ckpt.restoredSchedulers, t.ckpt.restoredSchedulersAhead = nil, nil
 	return nil
 }
 
@@ -93,54 +98,60 @@ func (t *Trainer) setLR(i int, lr float64) error {
 	return nil
 }
 
-// schedulerSnapshot returns each optimizer's scheduler state (nil without one).
-func (t *Trainer) schedulerSnapshot() ([][]byte, error) {
+// schedulerSnapshot returns each optimizer's scheduler state (nil without
+// one), and by optimizer whether that state holds the plateau step that
+// follows the checkpoint (a checkpoint taken in OnTrainEpochEnd): the
+// learning rate the run goes on with is then the scheduler's, not the one
+// saved.
+func (t *Trainer) schedulerSnapshot() ([][]byte, []bool, error) {
 	if t.auto == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	states := make([][]byte, len(t.auto.opts))
+	ahead := make([]bool, len(t.auto.opts))
 	for i, o := range t.auto.opts {
 		if o.Scheduler == nil {
 			continue
 		}
 		b, err := o.Scheduler.State()
 		if err != nil {
-			return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
+			return nil, nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 		}
 		if fit := t.run.fit; fit != nil && fit.plateauPending {
-			if b, err = t.withPendingPlateauStep(i, b); err != nil {
-				return nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
+			if b, ahead[i], err = t.withPendingPlateauStep(i, b); err != nil {
+				return nil, nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 			}
 		}
 		states[i] = b
 	}
-	return states, nil
+	return states, ahead, nil
 }
 
 // withPendingPlateauStep returns the state optimizer i's scheduler will have
-// after the plateau step that follows OnTrainEpochEnd, given its state now:
-// the state itself when no such step is due. The scheduler is left as it
-// was.
-func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, error) {
+// after the plateau step that follows OnTrainEpochEnd, given its state now,
+// and whether such a step is due: the state itself when none is. The
+// scheduler is left as it was.
+func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, bool, error) {
 	o := &t.auto.opts[i]
 	ms, ok := o.Scheduler.(optim.MetricScheduler)
 	if !ok || !ms.NeedsMetric() || orDefault(o.Interval, IntervalEpoch) != IntervalEpoch ||
 		int64(t.CurrentEpoch()+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {
-		return state, nil
+		return state, false, nil
 	}
 	metric, ok := t.logs.callbackM[o.Monitor]
 	if !ok {
-		return state, nil // the step will fail, saying so
+		return state, false, nil // the step will fail, saying so
 	}
 	if p, ok := o.Scheduler.(optim.StepPeeker); ok {
-		return p.StateAfterStep(metric)
+		stepped, err := p.StateAfterStep(metric)
+		return stepped, true, err
 	}
 	o.Scheduler.Step(metric)
 	stepped, err := o.Scheduler.State()
 	if rerr := o.Scheduler.LoadState(state); rerr != nil {
-		return nil, rerr
+		return nil, false, rerr
 	}
-	return stepped, err
+	return stepped, true, err
 }
 
 func orDefault[T comparable](v, def T) T {

@@ -49,7 +49,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		}
 		p.Epoch.ready()
 		p.TrainBatch.resetCurrent()
-		t.logs.trainRes.reset()
+		t.resetTrainMetricState()
 	}
 	// A run restored after the epoch's last batch has only the epoch's end
 	// left, its plateau step included. (A checkpoint without the flag is

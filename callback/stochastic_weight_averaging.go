@@ -70,6 +70,11 @@ type swaState struct {
 	LR0 []float64 `json:"lr0,omitempty"`
 	// LatestEpoch is the last epoch averaged (-1: none).
 	LatestEpoch int `json:"latest_update_epoch"`
+	// RatesSetEpoch is the last epoch whose learning rates it set (nil:
+	// none, or a checkpoint from before it was saved). A run resumed inside
+	// that epoch keeps the checkpoint's rates: a step scheduler may have
+	// changed them since.
+	RatesSetEpoch *int `json:"rates_set_epoch,omitempty"`
 }
 
 // NewStochasticWeightAveraging validates cfg and returns the callback.
@@ -162,6 +167,9 @@ func (s *StochasticWeightAveraging) OnTrainEpochStart(t *volt.Trainer) error {
 	if e < s.start || e > s.end {
 		return nil
 	}
+	if r := s.state.RatesSetEpoch; r != nil && *r == e {
+		return nil // resumed inside the epoch: the restored rates are the run's
+	}
 	if s.state.LR0 == nil {
 		s.state.LR0 = t.LearningRates()
 	}
@@ -170,6 +178,7 @@ func (s *StochasticWeightAveraging) OnTrainEpochStart(t *volt.Trainer) error {
 			return fmt.Errorf("StochasticWeightAveraging: %w", err)
 		}
 	}
+	s.state.RatesSetEpoch = &e
 	return nil
 }
 

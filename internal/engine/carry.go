@@ -138,6 +138,28 @@ func (c *Carry) Reset(key string) {
 	delete(c.pending, key)
 }
 
+// Values returns the current values of the slots whose keys start with
+// prefix, with the restored values of those not created yet (what a
+// checkpoint saves).
+func (c *Carry) Values(prefix string) map[string]*tensors.Tensor {
+	out := map[string]*tensors.Tensor{}
+	for _, s := range c.slots {
+		if strings.HasPrefix(s.key, prefix) {
+			out[s.key] = s.value
+		}
+	}
+	for key, v := range c.pending {
+		if strings.HasPrefix(key, prefix) {
+			out[key] = v
+		}
+	}
+	return out
+}
+
+// DiscardRestored forgets the restored values of the slots not created yet:
+// a slot created later starts from its initial value.
+func (c *Carry) DiscardRestored() { clear(c.pending) }
+
 // Restore sets the slots to values (a checkpoint's), now for those that
 // exist and on creation for the others. A value whose shape differs from the
 // existing slot's is an error naming the slot.

@@ -93,3 +93,59 @@ func TestCarryRestoreBeforeCreation(t *testing.T) {
 		t.Errorf("restored 40, two runs: %v, want 42", got)
 	}
 }
+
+// TestCarryRestoredValuesBeforeCreation: Values includes the restored
+// values of slots not created yet (a checkpoint saves them), and
+// DiscardRestored drops them, so that a slot created later starts from its
+// initial value.
+func TestCarryRestoredValuesBeforeCreation(t *testing.T) {
+	eng, err := New(goBackend(t), dtypes.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		discard bool
+		want    float64 // after one run
+	}{
+		{"kept", false, 41},
+		{"discarded", true, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := NewCarry()
+			restored := map[string]*tensors.Tensor{"state/n": tensors.FromValue(int64(40)), "other": tensors.FromValue(int64(7))}
+			if err := c.Restore(restored); err != nil {
+				t.Fatal(err)
+			}
+			vals := c.Values("state/")
+			if len(vals) != 1 || vals["state/n"] == nil {
+				t.Fatalf("Values(state/) before creation: %v, want the restored state/n only", vals)
+			}
+			if got, _ := Float64(vals["state/n"]); got != 40 {
+				t.Errorf("Values(state/)[state/n] = %v, want the restored 40", got)
+			}
+			if tc.discard {
+				c.DiscardRestored()
+				if vals := c.Values(""); len(vals) != 0 {
+					t.Errorf("Values after DiscardRestored: %v, want none", vals)
+				}
+			}
+			p, err := eng.Compile("count", Evaluation, func(_ *model.Scope, inputs, _ []*graph.Node) []*graph.Node {
+				n := c.Node(inputs[0].Graph(), "state/n", tensors.FromValue(int64(0)))
+				c.Set("state/n", graph.AddScalar(n, 1))
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.SetCarry(c)
+			if _, _, err := p.Run(&data.Batch{Inputs: []*tensors.Tensor{tensors.FromValue([]float32{1})}}); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := Float64(c.Values("state/")["state/n"]); got != tc.want {
+				t.Errorf("after one run: %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
