@@ -14,15 +14,6 @@ type run struct {
 	from  []savedAt
 }
 
-func (r run) resumedFrom(f func(savedAt) bool) bool {
-	for _, s := range r.from {
-		if f(s) {
-			return true
-		}
-	}
-	return false
-}
-
 // knownBug is a difference expected until a fix merges: the bug (issue
 // 21's number, or "new: …" for one this test found, reported to the
 // lead), and which differences, in which runs, it explains.
