@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import random
+import shutil
 import sys
 import tempfile
 import warnings
@@ -326,7 +327,7 @@ class ESSpy(th.ESSpy):
         return super()._run_early_stopping_check(trainer)
 
 
-def _callbacks(sp):
+def _callbacks(sp, root):
     cb = sp["callbacks"]
     out = [Actor(sp["model"]), th.Monitor()]
     if "accumulation_scheduler" in cb:
@@ -334,7 +335,7 @@ def _callbacks(sp):
     if "early_stopping" in cb:
         out.append(ESSpy(**cb["early_stopping"]))
     if "checkpoint" in cb:
-        out.append(CkptSpy(dirpath=tempfile.mkdtemp(), **cb["checkpoint"]))
+        out.append(CkptSpy(dirpath=tempfile.mkdtemp(dir=root), **cb["checkpoint"]))
     return out
 
 
@@ -347,7 +348,7 @@ def record(sp):
     kw = dict(max_epochs=2, enable_progress_bar=False, enable_model_summary=False, enable_checkpointing=False,
               default_root_dir=root, accelerator="cpu", devices=1, num_sanity_val_steps=2)
     kw.update(sp["trainer"])
-    callbacks = _callbacks(sp)
+    callbacks = _callbacks(sp, root)
     if "checkpoint" in sp["callbacks"]:
         kw["enable_checkpointing"] = True
     spy = SpyLogger()
@@ -379,6 +380,7 @@ def record(sp):
                 trainer.fit(model, train, val, ckpt_path=ckpt or None)
     except Exception as e:  # noqa: BLE001 - recorded: failures are part of the scenarios
         error = f"{type(e).__name__}: {e}"
+    shutil.rmtree(root, ignore_errors=True)  # the run's files: checkpoints, Lightning's logs
     final = None
     if trainer is not None:
         final = {"epoch": trainer.current_epoch, "global_step": trainer.global_step,
@@ -399,7 +401,7 @@ def main():
     logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
     logging.getLogger("lightning").setLevel(logging.ERROR)
     # mtime=0: the same traces give the same bytes, so the cache diffs cleanly.
-    with open(args.out + ".tmp", "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    with open(args.out + ".tmp", "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
         for seed in range(args.first, args.first + args.count):
             sp = spec(seed)
             if args.specs_only:
