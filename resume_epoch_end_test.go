@@ -2,13 +2,11 @@ package volt_test
 
 import (
 	"maps"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
-	"github.com/voltml/volt/logger"
 )
 
 // epochLogged is adamBoring logging epoch values: the step's loss on step
@@ -51,33 +49,8 @@ func TestResumeFinishesTheEpochItWasTakenIn(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.MaxEpochs = 3
-			cfg = quiet(cfg)
-			cfg.DisableLoggers = false
-			path := filepath.Join(t.TempDir(), "resume.ckpt")
-			volt.SeedEverything(11)
-			defer volt.SeedEverything(0)
-			full := &memLogger{}
-			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: full}
-			cfg.Loggers, cfg.Callbacks = []logger.Logger{full}, []volt.Callback{sv}
-			u, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), &epochLogged{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
-			if !sv.saved {
-				t.Fatal("the checkpoint was not saved")
-			}
-			resumed := &memLogger{}
-			cfg.Loggers, cfg.Callbacks = []logger.Logger{resumed}, nil
-			r, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &epochLogged{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			p := fitAndResume(t, quiet(cfg), func() volt.Module { return &epochLogged{} }, tc.atBatch, tc.when)
+			u, r, full, resumed, sv := p.u, p.r, p.full, p.resumed, p.sv
 			if r.GlobalStep() != u.GlobalStep() || r.CurrentEpoch() != u.CurrentEpoch() {
 				t.Errorf("resumed run ends at step %d epoch %d, uninterrupted at %d, %d", r.GlobalStep(), r.CurrentEpoch(), u.GlobalStep(), u.CurrentEpoch())
 			}

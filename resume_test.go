@@ -91,38 +91,10 @@ func TestResumeParity(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := quiet(volt.Config{MaxEpochs: 3, AccumulateGradBatches: tc.accumulate, LogEveryNSteps: 2, ValCheckInterval: tc.val})
-			cfg.DisableLoggers = false
-			path := filepath.Join(t.TempDir(), "resume.ckpt")
-
-			// The uninterrupted run, which saves a checkpoint on the way.
-			volt.SeedEverything(11)
-			defer volt.SeedEverything(0)
-			full := &memLogger{}
-			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: full}
-			cfg.Loggers, cfg.Callbacks = []logger.Logger{full}, []volt.Callback{sv}
-			u, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
-			if !sv.saved {
-				t.Fatal("the checkpoint was not saved")
-			}
-
-			// A fresh trainer (other seed: the checkpoint must bring it back)
-			// resumes from the checkpoint.
-			volt.SeedEverything(999)
-			resumed := &memLogger{}
-			cfg.Loggers, cfg.Callbacks = []logger.Logger{resumed}, nil
-			r, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &adamBoring{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			// The uninterrupted run saves a checkpoint on the way; a fresh
+			// trainer resumes from it.
+			p := fitAndResume(t, cfg, func() volt.Module { return &adamBoring{} }, tc.atBatch, tc.when)
+			u, r, full, resumed, sv := p.u, p.r, p.full, p.resumed, p.sv
 			if r.GlobalStep() != u.GlobalStep() || r.CurrentEpoch() != u.CurrentEpoch() {
 				t.Errorf("resumed run ends at step %d epoch %d, uninterrupted at %d, %d", r.GlobalStep(), r.CurrentEpoch(), u.GlobalStep(), u.CurrentEpoch())
 			}
@@ -281,4 +253,45 @@ func TestLastCheckpointInANewProcess(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no checkpoint directory is configured") {
 		t.Errorf("Fit from \"last\" with nothing saved = %v, want an error saying where volt looked", err)
 	}
+}
+
+// resumedPair is an uninterrupted Fit that saved a checkpoint on the way
+// (where its saver says) and a new trainer's Fit resumed from that file.
+type resumedPair struct {
+	u, r          *volt.Trainer
+	full, resumed *memLogger // the rows each run logged
+	sv            *saver
+}
+
+// fitAndResume runs cfg (loggers on) to the end with a saver at atBatch and
+// when, then resumes a new trainer, seeded otherwise (the checkpoint must
+// bring the seed back), from the saved file; each run gets a new module.
+func fitAndResume(t *testing.T, cfg volt.Config, newModule func() volt.Module, atBatch int64, when string) resumedPair {
+	t.Helper()
+	cfg.DisableLoggers = false
+	path := filepath.Join(t.TempDir(), "resume.ckpt")
+	volt.SeedEverything(11)
+	t.Cleanup(func() { volt.SeedEverything(0) })
+	p := resumedPair{full: &memLogger{}, resumed: &memLogger{}}
+	p.sv = &saver{path: path, atBatch: atBatch, when: when, mem: p.full}
+	cfg.Loggers, cfg.Callbacks = []logger.Logger{p.full}, []volt.Callback{p.sv}
+	var err error
+	if p.u, err = volt.NewTrainer(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.u.Fit(t.Context(), newModule(), resumeData()); err != nil {
+		t.Fatal(err)
+	}
+	if !p.sv.saved {
+		t.Fatal("the checkpoint was not saved")
+	}
+	volt.SeedEverything(999)
+	cfg.Loggers, cfg.Callbacks = []logger.Logger{p.resumed}, nil
+	if p.r, err = volt.NewTrainer(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.r.Fit(t.Context(), newModule(), resumeData(), volt.FromCheckpoint(path)); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

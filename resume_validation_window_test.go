@@ -1,12 +1,10 @@
 package volt_test
 
 import (
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"github.com/voltml/volt"
-	"github.com/voltml/volt/logger"
 )
 
 // TestResumeValidatesAfterTheSameBatch: with accumulation, a validation due
@@ -33,32 +31,8 @@ func TestResumeValidatesAfterTheSameBatch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: 3, ValCheckInterval: volt.Fraction(0.5)})
-			cfg.DisableLoggers = false
-			path := filepath.Join(t.TempDir(), "resume.ckpt")
-			volt.SeedEverything(11)
-			defer volt.SeedEverything(0)
-			full := &memLogger{}
-			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: full}
-			cfg.Loggers, cfg.Callbacks = []logger.Logger{full}, []volt.Callback{sv}
-			u, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), &epochLogged{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
-			if !sv.saved {
-				t.Fatal("the checkpoint was not saved")
-			}
-			resumed := &memLogger{}
-			cfg.Loggers, cfg.Callbacks = []logger.Logger{resumed}, nil
-			r, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &epochLogged{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			p := fitAndResume(t, cfg, func() volt.Module { return &epochLogged{} }, tc.atBatch, tc.when)
+			u, r, full, resumed, sv := p.u, p.r, p.full, p.resumed, p.sv
 			if !equalWeights(weights(t, u), weights(t, r)) {
 				t.Error("weights differ after resuming")
 			}
