@@ -647,32 +647,11 @@ func formatRow(r loggedRow) string {
 	return fmt.Sprintf("step %d {%s}", r.Step, strings.Join(parts, " "))
 }
 
-func sameRow(w, g loggedRow) bool {
-	if w.Step != g.Step || len(w.Metrics) != len(g.Metrics) {
-		return false
-	}
-	for k, v := range w.Metrics {
-		gv, ok := g.Metrics[k]
-		if !ok || !near(v, gv) {
-			return false
-		}
-	}
-	return true
-}
+func sameRow(w, g loggedRow) bool { return w.Step == g.Step && nearMetrics(w.Metrics, g.Metrics) }
 
 // compareLogged compares the rows the loggers received, in order.
 func compareLogged(want, got []loggedRow) string {
-	ws, gs := make([]string, len(want)), make([]string, len(got))
-	for i := range want {
-		ws[i] = formatRow(want[i])
-	}
-	for i := range got {
-		gs[i] = formatRow(got[i])
-		if i < len(want) && sameRow(want[i], got[i]) {
-			gs[i] = ws[i]
-		}
-	}
-	return firstDifference(ws, gs)
+	return compareFormatted(want, got, formatRow, sameRow)
 }
 
 // dropResentRows drops, from the rows of a resumed Fit (from index start),

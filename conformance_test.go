@@ -469,13 +469,19 @@ func compareMonitors(want *trace, got *voltRun) string {
 			g = append(g, e)
 		}
 	}
-	ws, gs := make([]string, len(w)), make([]string, len(g))
-	for i := range w {
-		ws[i] = formatMetrics(w[i])
+	return compareFormatted(w, g, formatMetrics, sameMetrics)
+}
+
+// compareFormatted compares two sequences as their formatted lines, a pair
+// that same accepts (within rounding) counting as equal.
+func compareFormatted[T any](want, got []T, format func(T) string, same func(w, g T) bool) string {
+	ws, gs := make([]string, len(want)), make([]string, len(got))
+	for i := range want {
+		ws[i] = format(want[i])
 	}
-	for i := range g {
-		gs[i] = formatMetrics(g[i])
-		if i < len(w) && sameMetrics(w[i], g[i]) {
+	for i := range got {
+		gs[i] = format(got[i])
+		if i < len(want) && same(want[i], got[i]) {
 			gs[i] = ws[i]
 		}
 	}
@@ -483,11 +489,17 @@ func compareMonitors(want *trace, got *voltRun) string {
 }
 
 func sameMetrics(w, g traceEvent) bool {
-	if w.Hook != g.Hook || w.Epoch != g.Epoch || w.GlobalStep != g.GlobalStep || len(w.Metrics) != len(g.Metrics) {
+	return w.Hook == g.Hook && w.Epoch == g.Epoch && w.GlobalStep == g.GlobalStep && nearMetrics(w.Metrics, g.Metrics)
+}
+
+// nearMetrics reports whether two metric maps have the same names and
+// values within rounding.
+func nearMetrics(w, g map[string]float64) bool {
+	if len(w) != len(g) {
 		return false
 	}
-	for k, v := range w.Metrics {
-		gv, ok := g.Metrics[k]
+	for k, v := range w {
+		gv, ok := g[k]
 		if !ok || !near(v, gv) {
 			return false
 		}
