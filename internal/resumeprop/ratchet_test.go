@@ -1,7 +1,6 @@
 package resumeprop
 
 import (
-	"slices"
 	"testing"
 )
 
@@ -27,26 +26,10 @@ type knownBug struct {
 	seen  int // differences explained in this run of the test
 }
 
-// valuesDiffer: a difference in values (tensors, trainer state, rows),
-// as a wrong number propagates to everything after it.
-func valuesDiffer(d diff) bool {
-	switch d.kind {
-	case diffTensor, diffState, diffRowsMissing, diffRowsExtra, diffRowsTwice, diffRowsOrder:
-		return true
-	}
-	return false
-}
-
 // knownBugs is the ratchet: remove an entry when its fix merges. A
 // difference no entry explains fails the test, and so does an entry that
 // explains none in a run of every group.
-var knownBugs = []*knownBug{
-	{bug: "new: 2-rank SIGKILL", signature: "2 ranks, one rank killed by SIGKILL at a random moment: the resumed run's weights and everything after differ (seen once: mpi seed 2002 plan 0, killed after step 11 + 509µs, resumed from ckpt_steps/last.ckpt at train_batch_end, epoch 1 batch 4)",
-		flaky: true,
-		explains: func(r run, d diff) bool {
-			return r.sc.Ranks > 1 && valuesDiffer(d) && slices.ContainsFunc(r.fired, func(c Crash) bool { return c.Kind == "sigkill" })
-		}},
-}
+var knownBugs = []*knownBug{}
 
 // explain returns the known bug that explains d, or nil.
 func explain(r run, d diff) *knownBug {
