@@ -273,8 +273,8 @@ func (t *Trainer) resumePointNow() *resumePoint {
 			pending := l.valDue || p.At == PointTrainBatchEnd && l.valAfterBatch
 			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, pending
 		}
-		if s := t.run.batchEndStepLogs; s != nil {
-			due := *s
+		if t.run.inBatchEnd {
+			due := t.run.batchEndStepLogs
 			r.StepLogs = &due
 		}
 		return r

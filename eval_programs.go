@@ -97,7 +97,7 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 	}
 	outs = outs[1+len(ms):]
 	if checks := ep.labelChecks[gid]; len(checks) > 0 {
-		if err := checkLabels(checks, outs[:len(checks)], ""); err != nil {
+		if err := checkLabels(checks, outs[:len(checks)]); err != nil {
 			return nil, err
 		}
 		outs = outs[len(checks):]

@@ -17,9 +17,11 @@ type run struct {
 	signals     *signalWatch  // Config.HandleSignals, during Fit
 	evalLoaders []data.Loader // the loaders of the evaluation or prediction in progress
 	skipEpoch   bool          // SkipRestOfEpoch was called
-	// batchEndStepLogs is set during OnTrainBatchEnd: whether the batch's
-	// step values go to the loggers after it (true) or are dropped.
-	batchEndStepLogs *bool
+	// inBatchEnd is set during OnTrainBatchEnd, and batchEndStepLogs
+	// then says whether the batch's step values go to the loggers after it
+	// (a checkpoint taken in the hook records it: resumePoint.StepLogs).
+	// Values, not a pointer: nothing is allocated per batch.
+	inBatchEnd, batchEndStepLogs bool
 	// epochEndLogs is set from OnTrainEpochEnd until the epoch's values
 	// are sent to the loggers.
 	epochEndLogs bool

@@ -54,9 +54,9 @@ func (s *Step) labelCheckOutputs() []*graph.Node {
 	return out
 }
 
-// checkLabels reads the label checks' outputs of a step; where, appended
-// to the error, says which batch (the evaluation loops' StepError does).
-func checkLabels(checks []labelCheck, bounds []*tensors.Tensor, where string) error {
+// checkLabels reads the label checks' outputs of a step; the caller says
+// which batch (the evaluation loops' StepError does).
+func checkLabels(checks []labelCheck, bounds []*tensors.Tensor) error {
 	for i, c := range checks {
 		b := tensors.MustCopyFlatData[int64](bounds[i])
 		bad := b[0]
@@ -64,8 +64,8 @@ func checkLabels(checks []labelCheck, bounds []*tensors.Tensor, where string) er
 			bad = b[1]
 		}
 		if bad < 0 || bad >= int64(c.numClasses) {
-			return fmt.Errorf("volt: DetectAnomaly: class label %d is out of bounds for %d classes (Step.ClassLabels: valid labels are 0 to %d)%s",
-				bad, c.numClasses, c.numClasses-1, where)
+			return fmt.Errorf("volt: DetectAnomaly: class label %d is out of bounds for %d classes (Step.ClassLabels: valid labels are 0 to %d)",
+				bad, c.numClasses, c.numClasses-1)
 		}
 	}
 	return nil

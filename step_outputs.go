@@ -46,9 +46,9 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	}
 	rest := outs[1:]
 	if n := len(info.labelChecks); n > 0 {
-		where := fmt.Sprintf(" at epoch %d, batch %d (global step %d)", t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
-		if err := checkLabels(info.labelChecks, rest[len(info.metrics):len(info.metrics)+n], where); err != nil {
-			return nil, nil, err
+		if err := checkLabels(info.labelChecks, rest[len(info.metrics):len(info.metrics)+n]); err != nil {
+			// Where, said only on failure (nothing formatted per step).
+			return nil, nil, fmt.Errorf("%w at epoch %d, batch %d (global step %d)", err, t.CurrentEpoch(), t.progress.TrainBatch.Current.Ready-1, t.GlobalStep())
 		}
 		rest = append(rest[:len(info.metrics):len(info.metrics)], rest[len(info.metrics)+n:]...)
 	}

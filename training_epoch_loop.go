@@ -265,7 +265,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	// steps, and at every step once a stop is requested (MinEpochs or
 	// MinSteps may keep training going; also when the hook asks it).
 	stepLogsDue := stepped && (p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery || t.stop.requested)
-	t.run.batchEndStepLogs = &stepLogsDue // a checkpoint taken now records it
+	t.run.inBatchEnd, t.run.batchEndStepLogs = true, stepLogsDue // a checkpoint taken now records it
 	err = t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx})
 	validate := l.valAfterBatch
 	l.valAfterBatch = false
@@ -276,7 +276,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	if err := t.agreeAtBatchEnd(ctx); err != nil {
 		return false, err
 	}
-	t.run.batchEndStepLogs = nil
+	t.run.inBatchEnd = false
 	stepLogsDue = stepLogsDue || stepped && t.stop.requested
 	if err := t.endStepLogs(stepLogsDue); err != nil {
 		return false, err
