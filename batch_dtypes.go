@@ -38,17 +38,20 @@ func (d *batchDTypes) check(b *data.Batch, batchIdx int) error {
 		d.first[b.DataloaderIdx] = firstDTypes{batchIdx: batchIdx, inputs: dtypesOf(b.Inputs), labels: dtypesOf(b.Labels)}
 		return nil
 	}
-	for _, part := range []struct {
-		what string
-		got  []*tensors.Tensor
-		want []dtypes.DType
-	}{{"input", b.Inputs, f.inputs}, {"label", b.Labels, f.labels}} {
-		for i := range min(len(part.got), len(part.want)) {
-			if got := part.got[i]; got != nil && got.DType() != part.want[i] {
-				return fmt.Errorf("%s %d is %s, but it was %s in batch %d of this run; "+
-					"every batch must have the same dtypes (PyTorch's nn.Linear raises \"mat1 and mat2 must have the same dtype\"): "+
-					"convert it in the dataset or the collate function", part.what, i, got.DType(), part.want[i], f.batchIdx)
-			}
+	if err := sameDTypes("input", b.Inputs, f.inputs, f.batchIdx); err != nil {
+		return err
+	}
+	return sameDTypes("label", b.Labels, f.labels, f.batchIdx)
+}
+
+// sameDTypes compares a batch's tensors (inputs or labels: what) with the
+// dtypes of the loader's first batch, firstIdx.
+func sameDTypes(what string, got []*tensors.Tensor, want []dtypes.DType, firstIdx int) error {
+	for i := range min(len(got), len(want)) {
+		if g := got[i]; g != nil && g.DType() != want[i] {
+			return fmt.Errorf("%s %d is %s, but it was %s in batch %d of this run; "+
+				"every batch must have the same dtypes (PyTorch's nn.Linear raises \"mat1 and mat2 must have the same dtype\"): "+
+				"convert it in the dataset or the collate function", what, i, g.DType(), want[i], firstIdx)
 		}
 	}
 	return nil
