@@ -6,19 +6,14 @@ import (
 	"strings"
 )
 
-// divergenceClass is one kind of difference between volt and Lightning that
-// the generated scenarios show: a design (Guide is text of the
-// docs/from-lightning.md line that tells users; the test checks it is there)
-// or a known bug still open (Issue names it).
+// divergenceClass is one kind of designed difference between volt and
+// Lightning that the generated scenarios show: Guide is text of the
+// docs/from-lightning.md line that tells users (the test checks it is there).
 type divergenceClass struct {
 	ID     string
 	Reason string
 	Guide  string
-	Issue  string
 }
-
-// divergenceClasses are the classes generatedDivergences refers to.
-var divergenceClasses = []divergenceClass{}
 
 // designedRefusals are configurations volt refuses where Lightning runs:
 // a scenario they apply to must fail in NewTrainer, and is not compared.
@@ -262,22 +257,3 @@ func validationInsideWindow(sp genSpec) bool {
 	}
 	return false
 }
-
-// classKind is "designed" or "known bug (issue)" for a class ID among
-// classes, or "unclassified".
-func classKind(id string, classes []divergenceClass) string {
-	for _, c := range classes {
-		if c.ID == id {
-			if c.Guide != "" {
-				return "designed"
-			}
-			return "known bug (" + strings.TrimSpace(c.Issue) + ")"
-		}
-	}
-	return "unclassified " + id
-}
-
-// generatedDivergences maps a seed to its differing aspects and their class,
-// for a difference no rule above describes (none now): a known bug (a class
-// with an Issue) or a designed difference seen in one scenario only.
-var generatedDivergences = map[int]map[string]string{}
