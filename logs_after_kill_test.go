@@ -1,13 +1,11 @@
 package volt_test
 
 import (
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
@@ -133,7 +131,7 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 		if err := trainer(refRoot).Fit(t.Context(), &epochLogging{}, loaders()); err != nil {
 			t.Fatal(err)
 		}
-		want := readRecords(t, filepath.Join(refRoot, "volt_logs", "version_0", "metrics.csv"))
+		want := testutil.ReadCSV(t, filepath.Join(refRoot, "volt_logs", "version_0", "metrics.csv"))
 		for _, step := range tt.kills {
 			t.Run(fmt.Sprintf("%s, killed before step %d", tt.name, step+1), func(t *testing.T) {
 				root := filepath.Join(t.TempDir(), "run")
@@ -145,9 +143,9 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 				if err := trainer(root).Fit(t.Context(), &epochLogging{}, loaders(), volt.FromCheckpoint("last")); err != nil {
 					t.Fatal(err)
 				}
-				got := readRecords(t, filepath.Join(root, "volt_logs", "version_0", "metrics.csv"))
+				got := testutil.ReadCSV(t, filepath.Join(root, "volt_logs", "version_0", "metrics.csv"))
 				if !slices.EqualFunc(got, want, slices.Equal) {
-					t.Errorf("metrics.csv after the kill and resume:\n%s\nwant (uninterrupted):\n%s", joinRecords(got), joinRecords(want))
+					t.Errorf("metrics.csv after the kill and resume:\n%s\nwant (uninterrupted):\n%s", testutil.JoinCSV(got), testutil.JoinCSV(want))
 				}
 				if versions, _ := filepath.Glob(filepath.Join(root, "volt_logs", "version_*")); len(versions) != 1 {
 					t.Errorf("version directories %v, want the one run's", versions)
@@ -159,30 +157,6 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 			})
 		}
 	}
-}
-
-// readRecords parses a CSV file.
-func readRecords(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return recs
-}
-
-// joinRecords renders records one per line.
-func joinRecords(recs [][]string) string {
-	var b strings.Builder
-	for _, r := range recs {
-		b.WriteString(strings.Join(r, ",") + "\n")
-	}
-	return b.String()
 }
 
 // TestFilesWrittenToLogDirBeforeFitStayInTheRun: a program that asks

@@ -2,9 +2,9 @@ package killtest
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"github.com/voltml/volt/internal/testutil"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -45,7 +45,7 @@ func readUserRun(t *testing.T, stdout []byte) userRun {
 	if !ok || !found {
 		t.Fatalf("userprog printed %q, want \"logged to DIR at global step N\"", stdout)
 	}
-	return userRun{dir: dir, csv: readMetricsCSV(t, filepath.Join(dir, "metrics.csv")), scalars: eventScalars(t, dir)}
+	return userRun{dir: dir, csv: testutil.ReadCSV(t, filepath.Join(dir, "metrics.csv")), scalars: eventScalars(t, dir)}
 }
 
 // TestSIGKILLKeepsEveryLoggedRowOnce runs userprog, a program written from
@@ -117,7 +117,7 @@ func TestSIGKILLKeepsEveryLoggedRowOnce(t *testing.T) {
 			dropped += rowsAfterLastCheckpoint(t, root)
 		}
 		if !slices.EqualFunc(got.csv, want.csv, slices.Equal) {
-			t.Errorf("trial %d: %s/metrics.csv differs from the uninterrupted run's:\n%s\nwant:\n%s", trial, got.dir, joinCSV(got.csv), joinCSV(want.csv))
+			t.Errorf("trial %d: %s/metrics.csv differs from the uninterrupted run's:\n%s\nwant:\n%s", trial, got.dir, testutil.JoinCSV(got.csv), testutil.JoinCSV(want.csv))
 		}
 		if !slices.Equal(got.scalars, want.scalars) {
 			t.Errorf("trial %d: the event files of %s hold %d scalars, differing from the uninterrupted run's %d:\n%v\nwant:\n%v",
@@ -180,7 +180,7 @@ func TestProgramsStartedAtOnceGetTheirOwnVersion(t *testing.T) {
 		}
 		dirs[got.dir] = true
 		if !slices.EqualFunc(got.csv, alone.csv, slices.Equal) || !slices.Equal(got.scalars, alone.scalars) {
-			t.Errorf("program %d: the logs in %s differ from those of a run alone:\n%s", i, got.dir, joinCSV(got.csv))
+			t.Errorf("program %d: the logs in %s differ from those of a run alone:\n%s", i, got.dir, testutil.JoinCSV(got.csv))
 		}
 		if _, err := checkpoint.Verify(filepath.Join(got.dir, "checkpoints", "last.ckpt")); err != nil {
 			t.Errorf("program %d: %v", i, err)
@@ -197,26 +197,42 @@ func checkpoints(root string) []string {
 	return files
 }
 
-// newestCheckpointStep returns the global step of the newest checkpoint
-// under root, or 0 when there is none.
-func newestCheckpointStep(t *testing.T, root string) int64 {
+// newestState is the part of the newest checkpoint's trainer state these
+// tests read: its step, and where its first logger's rows ended.
+type newestState struct {
+	Progress struct {
+		OptimizerSteps int64 `json:"optimizer_steps"`
+	} `json:"progress"`
+	Logs []struct {
+		Position *struct {
+			Dir    string `json:"dir"`
+			Offset int    `json:"offset"`
+		} `json:"position"`
+	} `json:"logs"`
+}
+
+// readNewestState reads the trainer state of the newest checkpoint under
+// root (ok false when there is none).
+func readNewestState(t *testing.T, root string) (st newestState, ok bool) {
 	t.Helper()
 	newest := newestCheckpoint(root)
 	if newest == "" {
-		return 0
+		return st, false
 	}
 	h, err := checkpoint.ReadHeader(newest)
 	if err != nil {
 		t.Fatalf("%s after a kill: %v", newest, err)
 	}
-	var st struct {
-		Progress struct {
-			OptimizerSteps int64 `json:"optimizer_steps"`
-		} `json:"progress"`
-	}
 	if err := json.Unmarshal(h.State(), &st); err != nil {
 		t.Fatalf("%s: state: %v", newest, err)
 	}
+	return st, true
+}
+
+// newestCheckpointStep returns the global step of the newest checkpoint
+// under root, or 0 when there is none.
+func newestCheckpointStep(t *testing.T, root string) int64 {
+	st, _ := readNewestState(t, root)
 	return st.Progress.OptimizerSteps
 }
 
@@ -238,54 +254,11 @@ func newestCheckpoint(root string) string {
 // (the one FromCheckpoint("last") resumes): rows the resumed run drops.
 // The count is a figure for the log, not a check.
 func rowsAfterLastCheckpoint(t *testing.T, root string) int {
-	t.Helper()
-	newest := newestCheckpoint(root)
-	if newest == "" {
-		return 0
-	}
-	h, err := checkpoint.ReadHeader(newest)
-	if err != nil {
-		t.Fatalf("%s after a kill: %v", newest, err)
-	}
-	var st struct {
-		Logs []struct {
-			Position *struct {
-				Dir    string `json:"dir"`
-				Offset int    `json:"offset"`
-			} `json:"position"`
-		} `json:"logs"`
-	}
-	if err := json.Unmarshal(h.State(), &st); err != nil {
-		t.Fatalf("%s: state: %v", newest, err)
-	}
-	if len(st.Logs) == 0 || st.Logs[0].Position == nil {
-		return 0 // the checkpoint does not record it
+	st, ok := readNewestState(t, root)
+	if !ok || len(st.Logs) == 0 || st.Logs[0].Position == nil {
+		return 0 // no checkpoint, or it does not record the position
 	}
 	pos := st.Logs[0].Position
 	b, _ := os.ReadFile(filepath.Join(pos.Dir, "metrics.csv"))
 	return max(bytes.Count(b, []byte("\n"))-1-pos.Offset, 0)
-}
-
-// readMetricsCSV parses a metrics.csv file.
-func readMetricsCSV(t *testing.T, path string) [][]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return recs
-}
-
-// joinCSV renders records one per line.
-func joinCSV(recs [][]string) string {
-	var b strings.Builder
-	for _, r := range recs {
-		b.WriteString(strings.Join(r, ",") + "\n")
-	}
-	return b.String()
 }
