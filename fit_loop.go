@@ -224,16 +224,6 @@ func emptyTrainingError(train data.Loader, what string) error {
 	return fmt.Errorf("volt: Fit: the training loader %s (%s); give it training data, or set Config.LimitTrainBatches to volt.Batches(0) to turn training off", what, desc)
 }
 
-// ValidatesOncePerEpoch reports whether Fit's validation is set to run once
-// per training epoch, after its last batch: Config.ValCheckInterval unset
-// (or Fraction(1)) and CheckValEveryNEpoch 1. Lightning's monitoring
-// callbacks (EarlyStopping, ModelCheckpoint) then act at the end of the
-// training epoch rather than at the end of validation.
-func (t *Trainer) ValidatesOncePerEpoch() bool {
-	v := t.cfg.ValCheckInterval
-	return (v == nil || v == Fraction(1)) && t.cfg.valEveryEpochs == 1
-}
-
 // MonitorsAtTrainEpochEnd reports whether, by Lightning's rule, the
 // monitoring callbacks (callback.EarlyStopping, callback.ModelCheckpoint)
 // act at OnTrainEpochEnd rather than at OnValidationEnd: validation in

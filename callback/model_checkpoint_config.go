@@ -52,9 +52,9 @@ type ModelCheckpointConfig struct {
 	TrainTimeInterval time.Duration
 	// SaveOnTrainEpochEnd chooses the hook of the epoch cadence: true for
 	// OnTrainEpochEnd, false for OnValidationEnd; nil chooses as Lightning
-	// does: OnTrainEpochEnd when CheckValEveryNEpoch is 1 and Fit validates
-	// once per epoch after its last batch (Trainer.ValidatesOncePerEpoch) or
-	// not at all, OnValidationEnd otherwise.
+	// does: OnTrainEpochEnd when Trainer.MonitorsAtTrainEpochEnd says so
+	// (CheckValEveryNEpoch 1, ValCheckInterval unset, Fraction(1) or
+	// Batches(1)) or Fit does not validate, OnValidationEnd otherwise.
 	SaveOnTrainEpochEnd *bool
 	// SaveWeightsOnly writes the module's weights only (such files load in
 	// Validate, Test and Predict; Fit cannot resume from them).
