@@ -41,6 +41,11 @@ var designedScenarios = []struct {
 	aspects []string // the aspects it changes; nil: all
 	applies func(*generatedTrace) bool
 }{
+	{divergenceClass{ID: "two-optimizers-lightning-refuses", Reason: "two optimizers with frequencies in automatic optimization run in volt, each for its Frequency consecutive batches (Lightning 1.x); Lightning 2.x refuses them",
+		Guide: "Lightning 2.x refuses several optimizers in automatic optimization"}, nil,
+		func(tr *generatedTrace) bool {
+			return tr.Spec.Model.TwoOptimizers != nil && tr.Error != nil && strings.Contains(*tr.Error, "multiple optimizers is only supported with manual optimization")
+		}},
 	{divergenceClass{ID: "overfit-validates-on-train", Reason: "OverfitBatches validates on the training batches; Lightning 2.x on the validation loaders",
 		Guide: "trains and validates on the same first training batches"}, nil,
 		func(tr *generatedTrace) bool { _, ok := tr.Spec.Trainer["overfit_batches"]; return ok }},

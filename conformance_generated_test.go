@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,13 +19,16 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/optim"
 )
 
 // TestConformanceGenerated runs the generated scenarios of
 // testdata/lightning/generated (gen_scenarios.py draws each one from its
 // seed: limits, validation cadence, sanity steps, epochs and steps,
 // accumulation and its scheduler, clipping, schedulers, EarlyStopping and
-// ModelCheckpoint options, a stop or failure in a random hook, several
+// ModelCheckpoint options (EarlyStopping's check_finite on a logged value
+// that turns NaN or infinite), two optimizers with frequencies, a stop or
+// failure in a random hook, several
 // validation loaders, reloading, fast_dev_run, overfit_batches, sequences of
 // Fit/Validate/Test/Predict and a resume from the run's last.ckpt) in volt
 // and compares them with real Lightning 2.2.5 as TestConformance does, plus
@@ -61,59 +65,38 @@ func TestConformanceGenerated(t *testing.T) {
 			t.Errorf("divergence class %s: docs/from-lightning.md has no line containing %q", c.ID, c.Guide)
 		}
 	}
-	counts := map[string]int{}
+	counts, everyCounts := map[string]int{}, map[string]int{}
 	normalizationsUsed = map[string]int{}
 	defer func() { normalizationsUsed = nil }()
 	for _, want := range traces {
 		name := fmt.Sprintf("seed_%d", want.Spec.Seed)
 		ok := t.Run(name, func(t *testing.T) {
-			class := "identical"
-			defer func() {
-				if !t.Failed() {
-					counts[class]++
-				}
-			}()
-			got, err := runGeneratedScenario(t, &want, init)
-			if err != nil {
-				t.Fatalf("spec %s: %v", specJSON(want.Spec), err)
-			}
-			for _, r := range designedRefusals {
-				if r.applies(want.Spec) {
-					if got.built {
-						t.Errorf("designed refusal %s: volt accepted the Config; remove it from designedRefusals or refuse again", r.class.ID)
-					}
-					class = "designed: " + r.class.ID
-					return
-				}
-			}
-			diffs := compareGenerated(&want, got)
-			if os.Getenv("VOLT_CONFORMANCE_DUMP") != "" {
-				dumpHooks(t, &trace{Events: want.Events}, &got.voltRun)
-			}
-			for _, r := range designedScenarios {
-				if !r.applies(&want) || len(diffs) == 0 {
-					continue
-				}
-				if r.aspects == nil {
-					class = "designed: " + r.class.ID
-					return
-				}
-				for _, a := range r.aspects {
-					if _, ok := diffs[a]; ok {
-						delete(diffs, a)
-						class = "designed: " + r.class.ID
-					}
-				}
-			}
-			for aspect, d := range diffs {
-				t.Errorf("new difference from Lightning in %s (fix it, or add a designed class with its guide line):\n%s\nspec %s", aspect, d, specJSON(want.Spec))
+			if class := compareScenario(t, &want, init, nil); !t.Failed() {
+				counts[class]++
 			}
 		})
 		if !ok {
 			counts["failing"]++
 		}
+		// Every(d) is training time, which Lightning 2.2.5 has no form of;
+		// Every(1ns) validates after every batch, so it must give what
+		// Lightning gives for val_check_interval=1.
+		if validatesEveryBatch(want.Spec) {
+			ok := t.Run(name+"_every_1ns", func(t *testing.T) {
+				if class := compareScenario(t, &want, init, volt.Every(time.Nanosecond)); !t.Failed() {
+					everyCounts[class]++
+				}
+			})
+			if !ok {
+				everyCounts["failing"]++
+			}
+		}
 	}
 	t.Logf("%d generated scenarios from %s: %v; designed differences normalized away (scenarios): %v", len(traces), source, counts, normalizationsUsed)
+	t.Logf("of those with val_check_interval=1, run again with ValCheckInterval Every(1ns): %v", everyCounts)
+	if len(everyCounts) == 0 && os.Getenv("VOLT_GENERATED_SEEDS") == "" {
+		t.Error("no scenario has val_check_interval=1: the Every(1ns) comparison ran on none")
+	}
 	// Over the whole fixed set, a designed class that explains no scenario
 	// is stale: the difference it states is gone (remove it, and its guide
 	// line if volt now matches Lightning) or the rule no longer matches it.
@@ -130,6 +113,61 @@ func TestConformanceGenerated(t *testing.T) {
 	}
 }
 
+// compareScenario runs a generated scenario in volt (with valCheckInterval
+// instead of the spec's, if not nil) and compares it with Lightning's trace:
+// every difference is a test error unless a designed class explains it. It
+// returns the scenario's class: "identical" or "designed: <ID>".
+func compareScenario(t *testing.T, want *generatedTrace, init *conformanceData, valCheckInterval volt.ValInterval) (class string) {
+	class = "identical"
+	got, err := runGeneratedScenario(t, want, init, valCheckInterval)
+	if err != nil {
+		t.Fatalf("spec %s: %v", specJSON(want.Spec), err)
+	}
+	for _, r := range designedRefusals {
+		if r.applies(want.Spec) {
+			if got.built {
+				t.Errorf("designed refusal %s: volt accepted the Config; remove it from designedRefusals or refuse again", r.class.ID)
+			}
+			class = "designed: " + r.class.ID
+			return
+		}
+	}
+	diffs := compareGenerated(want, got)
+	if os.Getenv("VOLT_CONFORMANCE_DUMP") != "" {
+		dumpHooks(t, &trace{Events: want.Events}, &got.voltRun)
+	}
+	for _, r := range designedScenarios {
+		if !r.applies(want) || len(diffs) == 0 {
+			continue
+		}
+		if r.aspects == nil {
+			class = "designed: " + r.class.ID
+			return
+		}
+		for _, a := range r.aspects {
+			if _, ok := diffs[a]; ok {
+				delete(diffs, a)
+				class = "designed: " + r.class.ID
+			}
+		}
+	}
+	for aspect, d := range diffs {
+		t.Errorf("new difference from Lightning in %s (fix it, or add a designed class with its guide line):\n%s\nspec %s", aspect, d, specJSON(want.Spec))
+	}
+	return class
+}
+
+// validatesEveryBatch reports whether a spec validates after every training
+// batch: an integer val_check_interval of 1.
+func validatesEveryBatch(sp genSpec) bool {
+	v, ok := sp.Trainer["val_check_interval"]
+	if !ok {
+		return false
+	}
+	f, isInt, err := number(v)
+	return err == nil && isInt && f == 1
+}
+
 // genSpec is gen_scenarios.py's spec(seed).
 type genSpec struct {
 	Seed             int            `json:"seed"`
@@ -143,6 +181,8 @@ type genSpec struct {
 		Sched           []any      `json:"sched"`
 		Stop            *genAction `json:"stop"`
 		Fail            *genAction `json:"fail"`
+		Guard           *genGuard  `json:"guard"`
+		TwoOptimizers   []int      `json:"two_optimizers"` // their frequencies
 	} `json:"model"`
 	Callbacks struct {
 		EarlyStopping         map[string]any `json:"early_stopping"`
@@ -160,6 +200,27 @@ type genAction struct {
 	Epoch int    `json:"epoch"`
 	Batch *int   `json:"batch"`
 	By    string `json:"by"` // "module" (or "") or "callback"
+}
+
+// genGuard is a value the module logs as "guard" at each validation's epoch
+// end (not in the sanity check): Values[epoch] (the last one from epoch 7),
+// but NaN or ±infinity (NonFinite: "nan", "inf", "-inf") in NonFiniteEpoch.
+type genGuard struct {
+	Values         []float64 `json:"values"`
+	NonFiniteEpoch int       `json:"nonfinite_epoch"`
+	NonFinite      string    `json:"nonfinite"`
+}
+
+// at is the guard's value in an epoch.
+func (g *genGuard) at(epoch int) float64 {
+	if epoch == g.NonFiniteEpoch {
+		v, err := strconv.ParseFloat(g.NonFinite, 64)
+		if err != nil {
+			panic(fmt.Sprintf("generated spec: guard nonfinite %q: %v", g.NonFinite, err))
+		}
+		return v
+	}
+	return g.Values[min(epoch, len(g.Values)-1)]
 }
 
 func specJSON(s genSpec) string {
@@ -276,7 +337,22 @@ func mapsKeys[V any](m map[string]V) []string {
 // spec's stop or failure in a module hook (not in the sanity check).
 type genModule struct {
 	*conformanceModule
-	stop, fail *genAction
+	stop, fail    *genAction
+	guard         *genGuard
+	twoOptimizers []int
+}
+
+// ConfigureOptimizers is the conformance module's, or two SGD optimizers
+// (lr 0.1 and 0.05) over all variables with the spec's frequencies.
+func (m *genModule) ConfigureOptimizers() volt.Optimizers {
+	if m.twoOptimizers == nil {
+		return m.conformanceModule.ConfigureOptimizers()
+	}
+	m.rec("ConfigureOptimizers")
+	return volt.Optimizers{
+		{Optimizer: optim.SGD(0.1), Frequency: m.twoOptimizers[0]},
+		{Optimizer: optim.SGD(0.05), Frequency: m.twoOptimizers[1]},
+	}
 }
 
 // act stops or fails if the spec asks it at hook (Lightning's name), now.
@@ -369,6 +445,9 @@ func (m *genModule) OnValidationBatchStart(t *volt.Trainer, b *data.Batch, i, dl
 
 func (m *genModule) OnValidationEpochEnd(t *volt.Trainer) error {
 	_ = m.hookRecorder.OnValidationEpochEnd(t)
+	if m.guard != nil && t.State().Stage != volt.RunningSanityCheck {
+		t.Log("guard", m.guard.at(t.CurrentEpoch()))
+	}
 	return m.act(t, "on_validation_epoch_end", -1)
 }
 
@@ -418,7 +497,16 @@ func anyInt(m map[string]any, k string) int {
 // genCallbacks builds the spec's callbacks in gen_scenarios.py's order
 // (Lightning's, checkpointing last): actor, monitor spy, accumulation
 // scheduler, early stopping, checkpoint.
-func genCallbacks(t *testing.T, sp genSpec, log *eventLog) ([]volt.Callback, *checkpointSpy, error) {
+//
+// With monitorsAtTrainEpochEnd set, EarlyStopping and ModelCheckpoint get
+// Lightning's inferred check_on_train_epoch_end and save_on_train_epoch_end
+// for val_check_interval=1 (true where check_val_every_n_epoch is 1) unless
+// the spec sets them: Lightning infers them from val_check_interval == 1.0,
+// which an integer 1 equals, and the Every(1ns) run that stands for that
+// cadence does not.
+func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochEnd bool) ([]volt.Callback, *checkpointSpy, error) {
+	checkValEvery, set := sp.Trainer["check_val_every_n_epoch"]
+	inferred := !set || checkValEvery != nil && anyInt(sp.Trainer, "check_val_every_n_epoch") == 1
 	cbs := []volt.Callback{&genActor{stop: sp.Model.Stop, fail: sp.Model.Fail}, &monitorSpy{log}}
 	if s := sp.Callbacks.AccumulationScheduler; s != nil {
 		sched := map[int]int{}
@@ -448,6 +536,11 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog) ([]volt.Callback, *ch
 		}
 		if v, ok := es["check_on_train_epoch_end"].(bool); ok {
 			cfg.CheckOnTrainEpochEnd = &v
+		} else if monitorsAtTrainEpochEnd {
+			cfg.CheckOnTrainEpochEnd = volt.Ptr(inferred)
+		}
+		if v, ok := es["check_finite"].(bool); ok {
+			cfg.CheckFinite = &v
 		}
 		c, err := callback.NewEarlyStopping(cfg)
 		if err != nil {
@@ -463,6 +556,9 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog) ([]volt.Callback, *ch
 			cfg.SaveTopK = volt.Ptr(anyInt(mc, "save_top_k"))
 		}
 		cfg.SaveLast, _ = mc["save_last"].(bool)
+		if monitorsAtTrainEpochEnd {
+			cfg.SaveOnTrainEpochEnd = volt.Ptr(inferred)
+		}
 		c, err := callback.NewModelCheckpoint(cfg)
 		if err != nil {
 			return nil, nil, err
@@ -483,16 +579,19 @@ type generatedRun struct {
 	resumedRows int
 }
 
-func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceData) (*generatedRun, error) {
+func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceData, valCheckInterval volt.ValInterval) (*generatedRun, error) {
 	sp := want.Spec
 	cfg, err := genConfig(sp, t.TempDir())
 	if err != nil {
 		return nil, err
 	}
+	if valCheckInterval != nil {
+		cfg.ValCheckInterval = valCheckInterval
+	}
 	log := &eventLog{}
 	spy := &loggerSpy{}
 	cfg.Loggers = []logger.Logger{spy}
-	others, ckpt, err := genCallbacks(t, sp, log)
+	others, ckpt, err := genCallbacks(t, sp, log, valCheckInterval != nil)
 	run := &generatedRun{resumedRows: -1}
 	if err != nil {
 		run.err = err
@@ -525,7 +624,7 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 	}
 	m := &genModule{conformanceModule: &conformanceModule{hookRecorder: hookRecorder{"Model", log}, init: init,
 		args: modelArgs{Sched: sched}, logTrainEpoch: sp.Model.LogTrainEpoch, plateauPatience: sp.Model.PlateauPatience, generated: true},
-		stop: sp.Model.Stop, fail: sp.Model.Fail}
+		stop: sp.Model.Stop, fail: sp.Model.Fail, guard: sp.Model.Guard, twoOptimizers: sp.Model.TwoOptimizers}
 	ctx := t.Context()
 	for _, stage := range sp.Stages {
 		switch stage {

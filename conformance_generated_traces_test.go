@@ -30,7 +30,7 @@ import (
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
-	generatorVersion = 2
+	generatorVersion = 3
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
 	generatedSeeds = 1000
 )

@@ -161,7 +161,9 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		t.logs.evalRes[kind.stage] = res
 	}
 	res.reset()
-	t.run.res, t.run.numLoaders, t.run.loader, t.run.batchSize = res, len(loaders), 0, 1
+	// Outside a loader's batches (start and epoch-end hooks) a value logged
+	// gets no /dataloader_idx_N suffix, as in Lightning 2.2.5.
+	t.run.res, t.run.numLoaders, t.run.loader, t.run.batchSize = res, len(loaders), -1, 1
 	t.run.evalLoaders = loaders
 	kind.progress.resetCurrent()
 	if err := t.emit(kind.hooks.start, hookArgs{}); err != nil {
@@ -176,6 +178,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 			return nil, err
 		}
 	}
+	t.run.loader = -1
 	if err := t.syncResults(res); err != nil {
 		return nil, err
 	}

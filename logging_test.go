@@ -134,3 +134,55 @@ func equalInts(a, b []int64) bool {
 	}
 	return true
 }
+
+// loaderHookModule logs host values in the validation hooks around and
+// inside the loaders' batches.
+type loaderHookModule struct{ boring }
+
+func (m *loaderHookModule) OnValidationEpochStart(t *volt.Trainer) error {
+	t.Log("epoch_start", 2)
+	return nil
+}
+
+func (m *loaderHookModule) OnValidationBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _, _ int) error {
+	t.Log("batch_end", 3)
+	return nil
+}
+
+func (m *loaderHookModule) OnValidationEpochEnd(t *volt.Trainer) error {
+	t.Log("epoch_end", 4)
+	return nil
+}
+
+// TestLogOutsideLoaderBatchesHasNoLoaderSuffix: with two validation loaders,
+// a value logged in a loader's batch hook is named per loader, one logged in
+// the epoch's start or end hook is not (Lightning 2.2.5: "be/dataloader_idx_0",
+// "be/dataloader_idx_1", "ee", "es"). volt named the epoch-end value after
+// the last loader.
+func TestLogOutsideLoaderBatchesHasNoLoaderSuffix(t *testing.T) {
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dm := volt.Loaders{
+		Train: &data.DataLoader{Dataset: regression(4, 1), BatchSize: 2},
+		Val: []data.Loader{
+			&data.DataLoader{Dataset: regression(4, 2), BatchSize: 2},
+			&data.DataLoader{Dataset: regression(4, 3), BatchSize: 2},
+		},
+	}
+	if err := tr.Fit(t.Context(), &loaderHookModule{}, dm); err != nil {
+		t.Fatal(err)
+	}
+	cm := tr.CallbackMetrics()
+	for _, name := range []string{"epoch_start", "epoch_end", "batch_end/dataloader_idx_0", "batch_end/dataloader_idx_1"} {
+		if _, ok := cm[name]; !ok {
+			t.Errorf("CallbackMetrics has no %q: %v", name, cm)
+		}
+	}
+	for _, name := range []string{"epoch_start/dataloader_idx_0", "epoch_end/dataloader_idx_1", "batch_end"} {
+		if _, ok := cm[name]; ok {
+			t.Errorf("CallbackMetrics has %q: %v", name, cm)
+		}
+	}
+}

@@ -159,9 +159,9 @@ func (r *results) epochValues(out map[string]float64, forLogger map[string]float
 }
 
 // dataloaderSuffix is appended to evaluation metric names when a run has
-// several loaders, as Lightning does.
+// several loaders, as Lightning does; idx -1 (no loader's batch) has none.
 func dataloaderSuffix(idx, numLoaders int) string {
-	if numLoaders <= 1 {
+	if numLoaders <= 1 || idx < 0 {
 		return ""
 	}
 	return fmt.Sprintf("/dataloader_idx_%d", idx)

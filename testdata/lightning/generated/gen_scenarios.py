@@ -20,6 +20,7 @@ import io
 import gzip
 import json
 import logging
+import math
 import os
 import random
 import shutil
@@ -40,7 +41,8 @@ from lightning.pytorch.loggers.logger import Logger  # noqa: E402
 
 # Bump when spec() draws differently or record() records differently: the
 # cached traces are keyed by it.
-GENERATOR_VERSION = 2  # 2: a stop or failure is asked by the module or by a callback
+GENERATOR_VERSION = 3  # 2: a stop or failure is asked by the module or by a callback
+# 3: a logged value that turns non-finite (EarlyStopping's check_finite), two optimizers with frequencies
 
 # Hooks a stop (trainer.should_stop = True) or a failure (raise) may be
 # requested in, as (module hook, needs a batch index). training_step and
@@ -179,6 +181,22 @@ def spec(seed):
         callbacks.setdefault("checkpoint", {"save_top_k": 1, "filename": "{epoch}-{step}"})["save_last"] = True
         stages = ["fit", "resume"]
     resume_max_epochs = tr.get("max_epochs", 1) + r.randint(0, 2)
+
+    # Version 3, from a stream of its own so that the rest is version 2's:
+    # "guard", a value the module logs at each validation's epoch end that
+    # is NaN or infinite in one epoch, often EarlyStopping's monitor (with
+    # or without check_finite); and two optimizers with frequencies.
+    v3 = random.Random(seed * 15485863 + 3)
+    if v3.random() < 0.15:
+        model["guard"] = {"values": [round(v3.uniform(0.1, 3.0), 3) for _ in range(8)],
+                          "nonfinite_epoch": v3.randint(0, 3), "nonfinite": v3.choice(["nan", "inf", "-inf"])}
+        if v3.random() < 0.7:
+            es = callbacks.setdefault("early_stopping", {"patience": v3.randint(0, 2),
+                                                         "mode": v3.choice(["min", "max"])})
+            es["monitor"] = "guard"
+            es["check_finite"] = v3.choice([True, True, False])
+    if v3.random() < 0.04:
+        model["two_optimizers"] = [v3.randint(1, 3), v3.randint(1, 3)]
     return {"seed": seed, "generator_version": GENERATOR_VERSION, "n_train": n_train, "n_val_loaders": n_val,
             "trainer": tr, "model": model, "callbacks": callbacks, "stages": stages,
             "resume_max_epochs": resume_max_epochs}
@@ -239,6 +257,8 @@ class GenModel(th.Model):
         super().__init__(sched=tuple(sched) if sched else None, log_train_epoch=spec_model["log_train_epoch"])
         self.stop, self.fail = spec_model.get("stop"), spec_model.get("fail")
         self.plateau_patience = spec_model.get("plateau_patience", 0)
+        self.guard = spec_model.get("guard")
+        self.two_optimizers = spec_model.get("two_optimizers")
         self.n_val = n_val
 
     def _act(self, hook, batch_idx=None):
@@ -258,7 +278,19 @@ class GenModel(th.Model):
     def test_step(self, batch, batch_idx, dataloader_idx=0):
         return super().test_step(batch, batch_idx)
 
+    def on_validation_epoch_end(self):
+        super().on_validation_epoch_end()
+        g = self.guard
+        if g is not None and not self.trainer.sanity_checking:
+            e = self.trainer.current_epoch
+            self.log("guard", float(g["nonfinite"]) if e == g["nonfinite_epoch"] else g["values"][min(e, 7)])
+
     def configure_optimizers(self):
+        if self.two_optimizers:
+            th.ev("Model", "configure_optimizers", self.trainer)
+            (f0, f1), ps = self.two_optimizers, list(self.parameters())
+            return [{"optimizer": torch.optim.SGD(ps, lr=0.1), "frequency": f0},
+                    {"optimizer": torch.optim.SGD(ps, lr=0.05), "frequency": f1}]
         out = super().configure_optimizers()
         if isinstance(out, dict) and isinstance(out["lr_scheduler"]["scheduler"],
                                                 torch.optim.lr_scheduler.ReduceLROnPlateau):
@@ -390,6 +422,18 @@ def record(sp):
             "final": final, "events": list(th.EVENTS), "logged": spy.rows}
 
 
+def finite_json(v):
+    """v with every NaN or infinite float written as the string "NaN",
+    "Infinity" or "-Infinity" (JSON has no such numbers)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, dict):
+        return {k: finite_json(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [finite_json(x) for x in v]
+    return v
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--first", type=int, default=0)
@@ -409,7 +453,8 @@ def main():
             else:
                 with contextlib.redirect_stdout(io.StringIO()):  # Lightning's result tables
                     out = record(sp)
-            gz.write((json.dumps(out, sort_keys=True, separators=(",", ":")) + "\n").encode())
+            line = json.dumps(finite_json(out), sort_keys=True, separators=(",", ":"), allow_nan=False)
+            gz.write((line + "\n").encode())
     os.replace(args.out + ".tmp", args.out)
 
 
