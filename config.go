@@ -25,7 +25,8 @@ type Config struct {
 	// MaxSteps stops training after this many optimization steps; 0 or -1
 	// means no limit.
 	MaxSteps int64
-	// MinSteps keeps training at least this many optimization steps.
+	// MinSteps keeps training at least this many optimization steps; as
+	// in Lightning, with MinEpochs 0 it also keeps the first epoch.
 	MinSteps int64
 
 	// CheckValEveryNEpoch runs validation in every n-th training epoch;

@@ -338,13 +338,18 @@ func (l *fitLoop) done() string {
 }
 
 // canStopEarly reports whether MinEpochs and MinSteps are met, saying once
-// when a stop request has to wait for them.
+// when a stop request has to wait for them. As in Lightning, MinSteps
+// without MinEpochs also keeps the first epoch (its min_epochs becomes 1).
 func (t *Trainer) canStopEarly() bool {
 	p := &t.progress
-	ok := p.Epoch.Total.Completed >= int64(t.cfg.MinEpochs) && p.OptimizerSteps >= t.cfg.MinSteps
+	minEpochs := t.cfg.MinEpochs
+	if minEpochs == 0 && t.cfg.MinSteps > 0 {
+		minEpochs = 1
+	}
+	ok := p.Epoch.Total.Completed >= int64(minEpochs) && p.OptimizerSteps >= t.cfg.MinSteps
 	if !ok {
 		t.sayOnce("stop-before-min", fmt.Sprintf("volt: stop requested (%s) but MinEpochs=%d / MinSteps=%d not reached; training continues",
-			t.stop.reason, t.cfg.MinEpochs, t.cfg.MinSteps))
+			t.stop.reason, minEpochs, t.cfg.MinSteps))
 	}
 	return ok
 }

@@ -21,6 +21,16 @@ func (s stopAt) OnTrainEpochEnd(t *volt.Trainer) error {
 	return nil
 }
 
+// stopAtBatch asks to stop after a given batch of the first epoch.
+type stopAtBatch struct{ batch int }
+
+func (s stopAtBatch) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, i int) error {
+	if t.CurrentEpoch() == 0 && i == s.batch {
+		t.Stop("test asked")
+	}
+	return nil
+}
+
 // skipAfter ends every epoch before batch n.
 type skipAfter struct{ n int }
 
@@ -55,6 +65,10 @@ func TestStopping(t *testing.T) {
 		{"stop honoured", volt.Config{MaxEpochs: 10}, stopAt{0}, 1, 4},
 		{"stop waits for MinEpochs", volt.Config{MaxEpochs: 10, MinEpochs: 3}, stopAt{0}, 3, 12},
 		{"stop waits for MinSteps, then ends the epoch", volt.Config{MaxEpochs: 10, MinSteps: 6}, stopAt{0}, 2, 6},
+		{"stop mid-epoch honoured", volt.Config{MaxEpochs: 10}, stopAtBatch{1}, 1, 2},
+		// Lightning 2.2.5 sets min_epochs=1 when only min_steps is given:
+		// a stop in the first epoch waits for its end (generated seed 1204).
+		{"MinSteps alone keeps the first epoch", volt.Config{MaxEpochs: 10, MinSteps: 1}, stopAtBatch{1}, 1, 4},
 		{"MaxSteps mid-epoch", volt.Config{MaxSteps: 5}, stopAt{100}, 2, 5},
 		{"SkipRestOfEpoch", volt.Config{MaxEpochs: 3}, skipAfter{2}, 3, 6},
 	}
