@@ -176,13 +176,9 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 			return nil, err
 		}
 	}
-	if err := t.syncResults(res); err != nil {
+	if err := t.publishEpochValues(res, nil); err != nil {
 		return nil, err
 	}
-	if err := res.computeMetrics(nil); err != nil {
-		return nil, err
-	}
-	res.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	t.progress.At = kind.epochEndPoint
 	if sanity {
 		t.progress.At = PointSanityCheckEpochEnd
@@ -194,8 +190,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if err := t.emit(kind.hooks.epochEnd, hookArgs{}); err != nil {
 		return nil, err
 	}
-	logged := map[string]float64{}
-	res.epochValues(t.logs.callbackM, logged, t.logs.progBarM)
+	logged := t.epochRow(res)
 	perLoader := make([]map[string]float64, len(loaders))
 	for dl := range loaders {
 		perLoader[dl] = map[string]float64{}
@@ -206,7 +201,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		}
 	}
 	if !sanity {
-		if err := t.sendToLoggers(logged); err != nil {
+		if err := t.sendRow(logged, rowAt{step: t.logStep(), epoch: t.CurrentEpoch()}); err != nil {
 			return nil, err
 		}
 	}
@@ -236,7 +231,7 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 			if !res.stepLogged {
 				return nil
 			}
-			return t.flushEvalStepLogs(res, seen+ran-1)
+			return t.sendEvalStepRow(res, seen+ran-1)
 		}
 	}
 	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {

@@ -104,13 +104,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
-	if err := t.syncResults(t.logs.trainRes); err != nil {
+	if err := t.publishEpochValues(t.logs.trainRes, t.logs.trainMetrics); err != nil {
 		return err
 	}
-	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
-		return err
-	}
-	t.logs.trainRes.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	p.At = PointTrainEpochEnd
 	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
 	// follows it (schedulerSnapshot), so that a run resumed from it goes on
