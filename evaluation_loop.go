@@ -141,11 +141,11 @@ func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits
 type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }
 
 func (t *Trainer) snapshotMetrics() metricsSnapshot {
-	return metricsSnapshot{maps.Clone(t.logs.callbackM), maps.Clone(t.logs.loggedM), maps.Clone(t.logs.progBarM)}
+	return metricsSnapshot{maps.Clone(t.logs.callbackMetrics), maps.Clone(t.logs.loggedMetrics), maps.Clone(t.logs.progressBarMetrics)}
 }
 
 func (t *Trainer) restoreMetrics(s metricsSnapshot) {
-	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = s.callback, s.logged, s.progBar
+	t.logs.callbackMetrics, t.logs.loggedMetrics, t.logs.progressBarMetrics = s.callback, s.logged, s.progBar
 }
 
 // runEvaluation runs kind over loaders (at most limits[i] batches of loader

@@ -42,7 +42,7 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
 		return
 	}
-	batchLevel := t.run.fx == hookOnTrainBatchStart || t.run.fx == hookOnTrainBatchEnd
+	batchLevel := t.run.inHook == hookOnTrainBatchStart || t.run.inHook == hookOnTrainBatchEnd
 	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
 	key := name + dataloaderSuffix(t.run.loader, t.run.numLoaders)
 	m, err := t.run.res.entry(key, o)
@@ -93,13 +93,13 @@ func (t *Trainer) publishStep(m *metric) {
 		return
 	}
 	if m.opts.progBar {
-		t.logs.progBarM[m.stepKey] = m.step
+		t.logs.progressBarMetrics[m.stepKey] = m.step
 	}
 	if t.state.Stage != RunningTrain {
 		return
 	}
-	t.logs.callbackM[m.stepKey] = m.step
-	t.logs.callbackM[m.key] = m.step
+	t.logs.callbackMetrics[m.stepKey] = m.step
+	t.logs.callbackMetrics[m.key] = m.step
 }
 
 // endStepLogs ends the step values of the training batch that just ended:
@@ -155,7 +155,7 @@ func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
 	if err := res.computeMetrics(table); err != nil {
 		return err
 	}
-	res.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
+	res.epochValues(t.logs.callbackMetrics, nil, t.logs.progressBarMetrics)
 	return nil
 }
 
@@ -163,7 +163,7 @@ func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
 // publishes them again with those the epoch-end hooks logged.
 func (t *Trainer) epochRow(res *results) map[string]float64 {
 	row := map[string]float64{}
-	res.epochValues(t.logs.callbackM, row, t.logs.progBarM)
+	res.epochValues(t.logs.callbackMetrics, row, t.logs.progressBarMetrics)
 	return row
 }
 
@@ -232,7 +232,7 @@ func (t *Trainer) sendRow(values map[string]float64, at rowAt) error {
 	defer t.profile(actLogMetrics)()
 	var errs []error
 	if len(values) > 0 {
-		maps.Copy(t.logs.loggedM, values)
+		maps.Copy(t.logs.loggedMetrics, values)
 		if len(t.logs.loggers) > 0 {
 			row := maps.Clone(values)
 			if at.epoch != noEpoch {
@@ -259,15 +259,17 @@ func (t *Trainer) sendRow(values map[string]float64, at rowAt) error {
 // those kept out of the loggers: what callbacks such as early stopping monitor.
 // As in Lightning, validation and test values appear once their epoch ends
 // (their per-step values are not kept here).
-func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.logs.callbackM) }
+func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.logs.callbackMetrics) }
 
 // LoggedMetrics returns the latest values sent to the loggers.
-func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.logs.loggedM) }
+func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.logs.loggedMetrics) }
 
 // ProgressBarMetrics returns the latest values logged with ProgBar, under
 // Lightning's names: a value logged both per step and per epoch appears as
 // name_step and name_epoch.
-func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.logs.progBarM) }
+func (t *Trainer) ProgressBarMetrics() map[string]float64 {
+	return maps.Clone(t.logs.progressBarMetrics)
+}
 
 // logHyperparams records the module's and data module's hyperparameters once.
 func (t *Trainer) logHyperparams(dm DataModule) error {
