@@ -64,7 +64,6 @@ type logState struct {
 	// trainMetrics holds the metric objects the training steps log and the
 	// state they carry.
 	trainMetrics *metricTable
-	evalRes      map[RunningStage]*results
 
 	// The latest values, as Lightning's trainer keeps them:
 	// callbackMetrics every logged value (what callbacks monitor;
@@ -82,7 +81,6 @@ type logState struct {
 func newLogState() logState {
 	l := logState{
 		trainRes: newResults(),
-		evalRes:  map[RunningStage]*results{},
 		saidOnce: map[string]bool{},
 	}
 	l.resetMetrics()

@@ -32,6 +32,9 @@ type Trainer struct {
 	auto   *automaticOptimization
 	evals  map[evalKey]*evalProgram
 	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
+	// The validation and test loops, with their results, kept across runs
+	// for module.
+	evalLoops map[RunningStage]*evalLoop
 
 	logs logState
 	ckpt checkpointState
@@ -169,7 +172,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 	t.evals = map[evalKey]*evalProgram{}
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()
-	t.logs.evalRes = map[RunningStage]*results{}
+	t.evalLoops = map[RunningStage]*evalLoop{}
 	return nil
 }
 

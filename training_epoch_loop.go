@@ -375,7 +375,7 @@ func (l *fitLoop) validate(ctx context.Context) error {
 			return nil
 		}
 	}
-	if _, err := t.runEvaluation(ctx, t.valKind(), l.val, l.valLimits); err != nil {
+	if _, err := t.evalLoop(RunningValidate).run(ctx, l.val, l.valLimits); err != nil {
 		return err
 	}
 	l.lastVal = time.Now()
