@@ -24,8 +24,9 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 	var out []map[string]float64
 	err := t.lifecycle(ctx, fn, m, dm, opts, func(ctx context.Context) error {
 		var loaders []data.Loader
-		loop := t.evalLoop(RunningValidate)
+		var loop *evalLoop
 		if fn == StageValidate {
+			loop = t.evalLoop(RunningValidate)
 			if p, ok := dm.(ValDataloaders); ok {
 				loaders = p.ValDataloaders()
 			}
@@ -95,9 +96,19 @@ func (t *Trainer) evalLoop(stage RunningStage) *evalLoop {
 	}
 	l := &evalLoop{t: t, res: newResults()}
 	if stage == RunningTest {
-		l.kind, l.progress = t.testKind(), &t.progress.TestBatch
+		l.progress = &t.progress.TestBatch
+		l.kind = evalKind{stage: RunningTest, stepName: "TestStep",
+			epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd, hooks: testHooks}
+		if ts, ok := t.module.(TestStepper); ok {
+			l.kind.step = ts.TestStep
+		}
 	} else {
-		l.kind, l.progress = t.valKind(), &t.progress.ValBatch
+		l.progress = &t.progress.ValBatch
+		l.kind = evalKind{stage: RunningValidate, stepName: "ValidationStep",
+			epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd, hooks: validationHooks}
+		if vs, ok := t.module.(ValidationStepper); ok {
+			l.kind.step = vs.ValidationStep
+		}
 	}
 	t.evalLoops[stage] = l
 	return l
@@ -126,24 +137,6 @@ var (
 	testHooks = evalHooks{hookOnTestStart, hookOnTestEpochStart,
 		hookOnTestBatchStart, hookOnTestBatchEnd, hookOnTestEpochEnd, hookOnTestEnd}
 )
-
-func (t *Trainer) valKind() evalKind {
-	k := evalKind{stage: RunningValidate, stepName: "ValidationStep",
-		epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd, hooks: validationHooks}
-	if vs, ok := t.module.(ValidationStepper); ok {
-		k.step = vs.ValidationStep
-	}
-	return k
-}
-
-func (t *Trainer) testKind() evalKind {
-	k := evalKind{stage: RunningTest, stepName: "TestStep",
-		epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd, hooks: testHooks}
-	if ts, ok := t.module.(TestStepper); ok {
-		k.step = ts.TestStep
-	}
-	return k
-}
 
 // sanityCheck runs a few batches of the (validation) loop before training,
 // with the sanity-check hooks; its values are neither logged nor kept, and
