@@ -94,7 +94,7 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 	}
 	err = t.recordOutputs(ms, outs[1:], b.Size)
 	if err == nil {
-		err = t.recordMetricLogs(ep.table, gid, res, dl, n)
+		err = ep.table.record(gid, res, dl, n)
 	}
 	if err != nil {
 		return nil, err

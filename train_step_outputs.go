@@ -54,7 +54,7 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 	if err := t.recordOutputs(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, nil, err
 	}
-	if err := t.recordMetricLogs(t.logs.trainMetrics, gid, t.logs.trainRes, 0, 1); err != nil {
+	if err := t.logs.trainMetrics.record(gid, t.logs.trainRes, 0, 1); err != nil {
 		return nil, nil, err
 	}
 	rest = rest[len(info.metrics):]
