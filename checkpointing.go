@@ -166,7 +166,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
 			})
 		}
-		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackM), toJSONFloats(t.logs.loggedM), toJSONFloats(t.logs.progBarM)
+		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackMetrics), toJSONFloats(t.logs.loggedMetrics), toJSONFloats(t.logs.progressBarMetrics)
 		st.Callbacks = map[string][]byte{}
 		for _, tg := range t.hooks.by[hookStateful] {
 			s := tg.value.(Stateful)
@@ -470,7 +470,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 		m.seen, m.fresh, m.restoredObject = ms.Seen, ms.Fresh, ms.Object
 		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
-	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
+	t.logs.callbackMetrics, t.logs.loggedMetrics, t.logs.progressBarMetrics = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
 	if err := t.restoreCallbackStates(path, st); err != nil {
 		return err
 	}

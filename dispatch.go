@@ -125,10 +125,10 @@ func (t *Trainer) emit(id hookID, a hookArgs) error {
 // dispatch is emit's loop.
 func (t *Trainer) dispatch(id hookID, targets []target, a hookArgs) (err error) {
 	r := t.run
-	i, prev := 0, r.fx
-	r.fx = id
+	i, prev := 0, r.inHook
+	r.inHook = id
 	defer func() {
-		r.fx = prev
+		r.inHook = prev
 		err = t.hookFailed(id, targets[min(i, len(targets)-1)], err, recover())
 	}()
 	for ; i < len(targets); i++ {

@@ -49,8 +49,8 @@ func TestBatchDispatchDoesNotAllocate(t *testing.T) {
 	if a.starts != 101 || b.ends != 101 {
 		t.Errorf("hooks called %d/%d times, want 101 (AllocsPerRun's warm-up and 100 runs)", a.starts, b.ends)
 	}
-	if tr.run.fx != hookNone {
-		t.Errorf("current hook after dispatch is %d, want none", tr.run.fx)
+	if tr.run.inHook != hookNone {
+		t.Errorf("current hook after dispatch is %d, want none", tr.run.inHook)
 	}
 }
 

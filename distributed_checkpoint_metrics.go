@@ -37,7 +37,7 @@ func (t *Trainer) ownMetrics() (*rankMetrics, error) {
 	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
 		return nil, err
 	}
-	m := &rankMetrics{CallbackMetrics: toJSONFloats(t.logs.callbackM), LoggedMetrics: toJSONFloats(t.logs.loggedM), ProgBarMetrics: toJSONFloats(t.logs.progBarM)}
+	m := &rankMetrics{CallbackMetrics: toJSONFloats(t.logs.callbackMetrics), LoggedMetrics: toJSONFloats(t.logs.loggedMetrics), ProgBarMetrics: toJSONFloats(t.logs.progressBarMetrics)}
 	for _, e := range t.logs.trainRes.order {
 		m.TrainMetrics = append(m.TrainMetrics, metricState{
 			Key: e.key, OnStep: e.opts.onStep, OnEpoch: e.opts.onEpoch, ProgBar: e.opts.progBar,

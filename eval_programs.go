@@ -85,12 +85,16 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 	if err != nil {
 		return nil, err
 	}
-	ms, err := t.metricsFor(ep.metrics, gid, ep.traced, res, dl, n)
-	if err == nil {
-		err = t.record(ms, outs[1:], b.Size)
+	ms, ok := ep.metrics[gid]
+	if !ok { // the graph's first run: bind its logs, those of the last trace
+		if ms, err = res.bind(ep.traced, dl, n); err != nil {
+			return nil, err
+		}
+		ep.metrics[gid] = ms
 	}
+	err = t.recordOutputs(ms, outs[1:], b.Size)
 	if err == nil {
-		err = t.recordMetricLogs(ep.table, gid, res, dl, n)
+		err = ep.table.record(gid, res, dl, n)
 	}
 	if err != nil {
 		return nil, err

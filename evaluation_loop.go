@@ -24,17 +24,19 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 	var out []map[string]float64
 	err := t.lifecycle(ctx, fn, m, dm, opts, func(ctx context.Context) error {
 		var loaders []data.Loader
-		kind := t.valKind()
+		var loop *evalLoop
 		if fn == StageValidate {
+			loop = t.evalLoop(RunningValidate)
 			if p, ok := dm.(ValDataloaders); ok {
 				loaders = p.ValDataloaders()
 			}
 		} else {
-			kind = t.testKind()
+			loop = t.evalLoop(RunningTest)
 			if p, ok := dm.(TestDataloaders); ok {
 				loaders = p.TestDataloaders()
 			}
 		}
+		kind := loop.kind
 		if kind.step == nil {
 			return fmt.Errorf("volt: %s needs a module with %s; %T has none", fn, kind.stepName, m)
 		}
@@ -64,19 +66,60 @@ func (t *Trainer) evaluate(ctx context.Context, fn Stage, m Module, dm DataModul
 			// run (Limit*Batches: Batches(0)): no hooks, no results.
 			return nil
 		}
-		out, err = t.runEvaluation(ctx, kind, loaders, limits)
+		out, err = loop.run(ctx, loaders, limits)
 		return err
 	})
 	return out, err
 }
 
-// evalKind describes one evaluation loop (validation, test, sanity check):
-// its stage, its step and its hooks.
+// evalLoop is an evaluation loop, validation or test (Lightning's
+// _EvaluationLoop): it runs its step over the loaders between its hooks,
+// and owns its result collection and its batch progress. The trainer keeps
+// one per stage for the engine's module (Trainer.evalLoop), so that the
+// results outlive a run: Trainer.MetricValue reads them after Validate or
+// Test, and the compiled steps keep their bindings to the metrics.
+type evalLoop struct {
+	t    *Trainer
+	kind evalKind
+	res  *results // reset when the loop starts
+	// progress counts the loop's batches: the loop's tracker in the
+	// trainer's Progress (ValBatch, TestBatch), which checkpoints save.
+	progress *Tracker
+}
+
+// evalLoop returns the trainer's evaluation loop of stage (RunningValidate,
+// which the sanity check runs too, or RunningTest), made on first use for
+// the engine's module.
+func (t *Trainer) evalLoop(stage RunningStage) *evalLoop {
+	if l, ok := t.evalLoops[stage]; ok {
+		return l
+	}
+	l := &evalLoop{t: t, res: newResults()}
+	if stage == RunningTest {
+		l.progress = &t.progress.TestBatch
+		l.kind = evalKind{stage: RunningTest, stepName: "TestStep",
+			epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd, hooks: testHooks}
+		if ts, ok := t.module.(TestStepper); ok {
+			l.kind.step = ts.TestStep
+		}
+	} else {
+		l.progress = &t.progress.ValBatch
+		l.kind = evalKind{stage: RunningValidate, stepName: "ValidationStep",
+			epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd, hooks: validationHooks}
+		if vs, ok := t.module.(ValidationStepper); ok {
+			l.kind.step = vs.ValidationStep
+		}
+	}
+	t.evalLoops[stage] = l
+	return l
+}
+
+// evalKind describes what an evaluation loop runs: its stage, its step and
+// its hooks.
 type evalKind struct {
 	stage    RunningStage
 	stepName string
 	step     func(s *Step, b Batch)
-	progress *Tracker
 	// epochEndPoint and endPoint are recorded before the epoch-end and
 	// end hooks.
 	epochEndPoint, endPoint LoopPoint
@@ -95,33 +138,17 @@ var (
 		hookOnTestBatchStart, hookOnTestBatchEnd, hookOnTestEpochEnd, hookOnTestEnd}
 )
 
-func (t *Trainer) valKind() evalKind {
-	k := evalKind{stage: RunningValidate, stepName: "ValidationStep", progress: &t.progress.ValBatch,
-		epochEndPoint: PointValidationEpochEnd, endPoint: PointValidationEnd, hooks: validationHooks}
-	if vs, ok := t.module.(ValidationStepper); ok {
-		k.step = vs.ValidationStep
-	}
-	return k
-}
-
-func (t *Trainer) testKind() evalKind {
-	k := evalKind{stage: RunningTest, stepName: "TestStep", progress: &t.progress.TestBatch,
-		epochEndPoint: PointTestEpochEnd, endPoint: PointTestEnd, hooks: testHooks}
-	if ts, ok := t.module.(TestStepper); ok {
-		k.step = ts.TestStep
-	}
-	return k
-}
-
-// sanityCheck runs a few validation batches before training, with the
-// sanity-check hooks; its metrics are neither logged nor kept.
-func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits []int) error {
+// sanityCheck runs a few batches of the (validation) loop before training,
+// with the sanity-check hooks; its values are neither logged nor kept, and
+// its batches are not counted.
+func (l *evalLoop) sanityCheck(ctx context.Context, loaders []data.Loader, limits []int) error {
+	t := l.t
 	t.state.Stage = RunningSanityCheck
 	if err := t.emit(hookOnSanityCheckStart, hookArgs{}); err != nil {
 		return err
 	}
-	saved := t.snapshotMetrics()
-	progress := t.progress.ValBatch
+	saved := t.logs.latest()
+	progress := *l.progress
 	sanity := make([]int, len(loaders))
 	for i := range sanity {
 		sanity[i] = limits[i]
@@ -129,43 +156,40 @@ func (t *Trainer) sanityCheck(ctx context.Context, loaders []data.Loader, limits
 			sanity[i] = t.cfg.sanitySteps
 		}
 	}
-	if _, err := t.runEvaluation(ctx, t.valKind(), loaders, sanity); err != nil {
+	if _, err := l.run(ctx, loaders, sanity); err != nil {
 		return err
 	}
-	t.progress.ValBatch = progress
-	t.restoreMetrics(saved)
+	*l.progress = progress
+	t.logs.restoreLatest(saved)
 	t.state.Stage = RunningSanityCheck
 	return t.emit(hookOnSanityCheckEnd, hookArgs{})
 }
 
-type metricsSnapshot struct{ callback, logged, progBar map[string]float64 }
+// latestValues is a copy of the latest values (logState).
+type latestValues struct{ callback, logged, progressBar map[string]float64 }
 
-func (t *Trainer) snapshotMetrics() metricsSnapshot {
-	return metricsSnapshot{maps.Clone(t.logs.callbackM), maps.Clone(t.logs.loggedM), maps.Clone(t.logs.progBarM)}
+func (l *logState) latest() latestValues {
+	return latestValues{maps.Clone(l.callbackMetrics), maps.Clone(l.loggedMetrics), maps.Clone(l.progressBarMetrics)}
 }
 
-func (t *Trainer) restoreMetrics(s metricsSnapshot) {
-	t.logs.callbackM, t.logs.loggedM, t.logs.progBarM = s.callback, s.logged, s.progBar
+func (l *logState) restoreLatest(v latestValues) {
+	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = v.callback, v.logged, v.progressBar
 }
 
-// runEvaluation runs kind over loaders (at most limits[i] batches of loader
-// i when limits[i] >= 0) and returns each loader's epoch metrics.
-func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []data.Loader, limits []int) ([]map[string]float64, error) {
+// run runs the loop over loaders (at most limits[i] batches of loader i
+// when limits[i] >= 0) and returns each loader's epoch metrics.
+func (l *evalLoop) run(ctx context.Context, loaders []data.Loader, limits []int) ([]map[string]float64, error) {
+	t, kind, res := l.t, l.kind, l.res
 	sanity := t.state.Stage == RunningSanityCheck
 	if !sanity {
 		t.state.Stage = kind.stage
-	}
-	res := t.logs.evalRes[kind.stage]
-	if res == nil {
-		res = newResults()
-		t.logs.evalRes[kind.stage] = res
 	}
 	res.reset()
 	// Outside a loader's batches (start and epoch-end hooks) a value logged
 	// gets no /dataloader_idx_N suffix, as in Lightning 2.2.5.
 	t.run.res, t.run.numLoaders, t.run.loader, t.run.batchSize = res, len(loaders), -1, 1
 	t.run.evalLoaders = loaders
-	kind.progress.resetCurrent()
+	l.progress.resetCurrent()
 	if err := t.emit(kind.hooks.start, hookArgs{}); err != nil {
 		return nil, err
 	}
@@ -174,18 +198,14 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	}
 	for dl, loader := range loaders {
 		t.run.loader = dl
-		if err := t.evalLoader(ctx, kind, res, loader, dl, len(loaders), limits[dl]); err != nil {
+		if err := l.runLoader(ctx, loader, dl, len(loaders), limits[dl]); err != nil {
 			return nil, err
 		}
 	}
 	t.run.loader = -1
-	if err := t.syncResults(res); err != nil {
+	if err := t.publishEpochValues(res, nil); err != nil {
 		return nil, err
 	}
-	if err := res.computeMetrics(nil); err != nil {
-		return nil, err
-	}
-	res.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	t.progress.At = kind.epochEndPoint
 	if sanity {
 		t.progress.At = PointSanityCheckEpochEnd
@@ -197,8 +217,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	if err := t.emit(kind.hooks.epochEnd, hookArgs{}); err != nil {
 		return nil, err
 	}
-	logged := map[string]float64{}
-	res.epochValues(t.logs.callbackM, logged, t.logs.progBarM)
+	logged := t.epochRow(res)
 	perLoader := make([]map[string]float64, len(loaders))
 	for dl := range loaders {
 		perLoader[dl] = map[string]float64{}
@@ -209,7 +228,7 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 		}
 	}
 	if !sanity {
-		if err := t.sendToLoggers(logged); err != nil {
+		if err := t.sendRow(logged, rowAt{step: t.logStep(), epoch: t.CurrentEpoch()}); err != nil {
 			return nil, err
 		}
 	}
@@ -224,9 +243,11 @@ func (t *Trainer) runEvaluation(ctx context.Context, kind evalKind, loaders []da
 	return perLoader, nil
 }
 
-// evalLoader runs the batches of one evaluation loader.
-func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, loader data.Loader, dl, n, limit int) error {
-	l := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: kind.progress,
+// runLoader runs the batches of loader dl of n (at most limit when
+// limit >= 0).
+func (l *evalLoop) runLoader(ctx context.Context, loader data.Loader, dl, n, limit int) error {
+	t, kind := l.t, l.kind
+	bl := batchLoop{what: string(kind.stage), stepName: kind.stepName, progress: l.progress,
 		batchStart: kind.hooks.batchStart, batchEnd: kind.hooks.batchEnd}
 	if t.state.Stage != RunningSanityCheck {
 		// As Lightning, a batch's step values go to the loggers at the
@@ -234,15 +255,15 @@ func (t *Trainer) evalLoader(ctx context.Context, kind evalKind, res *results, l
 		seen := t.run.evalBatchesSeen[evalLoaderKey{kind.stage, dl}]
 		ran := 0
 		defer func() { t.run.addEvalBatchesSeen(kind.stage, dl, ran) }()
-		l.afterBatch = func() error {
+		bl.afterBatch = func() error {
 			ran++
-			if !res.stepLogged {
+			if !l.res.stepLogged {
 				return nil
 			}
-			return t.flushEvalStepLogs(res, seen+ran-1)
+			return t.sendEvalStepRow(l.res, seen+ran-1)
 		}
 	}
-	return t.evalBatches(ctx, l, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
-		return t.evalSteps().evaluate(kind, res, dl, n, b)
+	return t.evalBatches(ctx, bl, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {
+		return t.evalSteps().evaluate(kind, l.res, dl, n, b)
 	})
 }

@@ -281,7 +281,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 	}
 	t.printSummary()
 	if l.validating && t.cfg.sanitySteps != 0 {
-		if err := t.sanityCheck(ctx, l.val, l.valLimits); err != nil {
+		if err := t.evalLoop(RunningValidate).sanityCheck(ctx, l.val, l.valLimits); err != nil {
 			return err
 		}
 	}

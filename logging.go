@@ -1,9 +1,32 @@
 package volt
 
+// This file is the logging pipeline: the one path a logged value takes to
+// the loggers, stage by stage, each calling only the next.
+//
+//  1. trace: Step.Log (step.go) makes the value an output of the compiled
+//     step; Trainer.Log takes a hook's value on the host.
+//  2. run: the loop runs the step (runTrainProgram, compiledEvalSteps.evaluate);
+//     a graph's first run binds its logged outputs to the loop's result
+//     collection (results.bind), and recordOutputs reads them on the host.
+//  3. accumulate: record adds each value to its metric (metric.add, in
+//     result_collection.go), reduces it across ranks (SyncDist) and
+//     publishes it to the callbacks and the progress bar (publishStep).
+//  4. cadence: training step values go to the loggers every LogEveryNSteps
+//     optimizer steps (endStepLogs, told by the epoch loop), evaluation step
+//     values after every batch (sendEvalStepRow), epoch values at the end of
+//     their loop's epoch (publishEpochValues before the epoch-end hooks,
+//     then sendEpochLogs or the evaluation loop's epochRow).
+//  5. emit: sendRow gives one row to every logger, at the step and epoch
+//     its caller passes.
+
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
+
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // HParamser is implemented by modules and data modules whose hyperparameters
@@ -11,9 +34,58 @@ import (
 // save_hyperparameters).
 type HParamser interface{ HParams() map[string]any }
 
+// Log records a value from a hook. In training batch hooks it defaults to
+// per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
+// Outside a run the call is ignored with a warning.
+func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
+	if t.run.res == nil {
+		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
+		return
+	}
+	batchLevel := t.run.inHook == hookOnTrainBatchStart || t.run.inHook == hookOnTrainBatchEnd
+	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
+	key := name + dataloaderSuffix(t.run.loader, t.run.numLoaders)
+	m, err := t.run.res.entry(key, o)
+	if err != nil {
+		t.sayOnce("log-"+key, "volt: "+err.Error())
+		return
+	}
+	if err := t.record(m, value, t.run.batchSize); err != nil {
+		t.sayOnce("log-sync-"+key, "volt: "+err.Error())
+	}
+}
+
+// recordOutputs records the logged values a compiled step returned:
+// values[i] is ms[i]'s (results.bind).
+func (t *Trainer) recordOutputs(ms []*metric, values []*tensors.Tensor, batchSize int) error {
+	for i, m := range ms {
+		v, err := engine.Float64(values[i])
+		if err != nil {
+			return fmt.Errorf("logged value %q: %w", m.key, err)
+		}
+		if err := t.record(m, v, batchSize); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// record adds one step value to its metric, reduces it across ranks when it
+// is logged with SyncDist, and publishes it. A failed reduction leaves the
+// local value, published, and is returned.
+func (t *Trainer) record(m *metric, v float64, batchSize int) error {
+	m.add(v, batchSize)
+	var err error
+	if m.opts.syncDist && t.ddp.on {
+		err = t.syncStepValue(m)
+	}
+	t.publishStep(m)
+	return err
+}
+
 // publishStep makes a freshly logged step value visible to callbacks and the
 // progress bar. The loggers get training step values at the logging cadence
-// (flushStepLogs), from the metrics themselves. As in Lightning, the progress
+// (endStepLogs), from the metrics themselves. As in Lightning, the progress
 // bar names a value logged both per step and per epoch name_step and
 // name_epoch, and evaluation step values do not reach CallbackMetrics.
 func (t *Trainer) publishStep(m *metric) {
@@ -21,48 +93,40 @@ func (t *Trainer) publishStep(m *metric) {
 		return
 	}
 	if m.opts.progBar {
-		t.logs.progBarM[m.stepKey] = m.step
+		t.logs.progressBarMetrics[m.stepKey] = m.step
 	}
 	if t.state.Stage != RunningTrain {
 		return
 	}
-	t.logs.callbackM[m.stepKey] = m.step
-	t.logs.callbackM[m.key] = m.step
+	t.logs.callbackMetrics[m.stepKey] = m.step
+	t.logs.callbackMetrics[m.key] = m.step
 }
 
-// logStep is the step at which metrics are recorded, Lightning's count of
-// batches that stepped (fit_loop.epoch_loop._batches_that_stepped): during
-// Fit the index of the last optimization step (so a step's values and its
-// epoch's values share a row); outside Fit (Validate, Test) the count as a
-// Fit leaves it, one past that index (0 before any Fit).
-func (t *Trainer) logStep() int64 {
-	if t.state.Fn != StageFit {
-		return t.progress.OptimizerSteps
+// endStepLogs ends the step values of the training batch that just ended:
+// sent to the loggers when due (at the LogEveryNSteps cadence), else
+// dropped.
+func (t *Trainer) endStepLogs(due bool) error {
+	if !due {
+		_ = t.logs.trainRes.stepValues(nil)
+		return nil
 	}
-	return max(t.progress.OptimizerSteps-1, 0)
-}
-
-// flushStepLogs sends the training step values logged since the last flush
-// (or skip) to the loggers.
-func (t *Trainer) flushStepLogs() error {
 	row, err := t.stepRow(t.logs.trainRes)
 	if err != nil {
 		return err
 	}
-	return t.sendToLoggers(row)
+	return t.sendRow(row, rowAt{step: t.logStep(), epoch: t.CurrentEpoch()})
 }
 
-// flushEvalStepLogs sends the evaluation step values of the batch just run
-// to the loggers, at every batch whatever Config.LogEveryNSteps, as
-// Lightning does: at step idx, the loader's count of evaluation batches
-// before this one in the run (Fit, Validate or Test), and without "epoch".
-func (t *Trainer) flushEvalStepLogs(res *results, idx int) error {
+// sendEvalStepRow sends the evaluation step values of the batch just run to
+// the loggers, at every batch whatever Config.LogEveryNSteps, as Lightning
+// does: at step idx, the loader's count of evaluation batches before this
+// one in the run (Fit, Validate or Test), and without "epoch".
+func (t *Trainer) sendEvalStepRow(res *results, idx int) error {
 	row, err := t.stepRow(res)
 	if err != nil {
 		return err
 	}
-	defer t.profile(actLogMetrics)()
-	return t.logRowAt(row, int64(idx), false)
+	return t.sendRow(row, rowAt{step: int64(idx), epoch: noEpoch})
 }
 
 // stepRow returns the step values of res logged since the last row, and
@@ -80,91 +144,131 @@ func (t *Trainer) stepRow(res *results) (map[string]float64, error) {
 	return row, nil
 }
 
-// sendEpochLogs sends, at a training epoch's end, the step values logged
-// since the last row, then the epoch values.
-func (t *Trainer) sendEpochLogs() error {
-	if err := t.flushStepLogs(); err != nil {
+// publishEpochValues makes the epoch values of res visible to the epoch-end
+// hooks (CallbackMetrics, the progress bar): reduced across ranks first,
+// metric objects computed. table, when not nil, gives their sources to
+// metric objects restored from a checkpoint (results.computeMetrics).
+func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
+	if err := t.syncResults(res); err != nil {
 		return err
 	}
-	epochLogs := map[string]float64{}
-	t.logs.trainRes.epochValues(t.logs.callbackM, epochLogs, t.logs.progBarM)
-	return t.sendToLoggers(epochLogs)
+	if err := res.computeMetrics(table); err != nil {
+		return err
+	}
+	res.epochValues(t.logs.callbackMetrics, nil, t.logs.progressBarMetrics)
+	return nil
 }
+
+// epochRow returns the epoch values of res that go to the loggers, and
+// publishes them again with those the epoch-end hooks logged.
+func (t *Trainer) epochRow(res *results) map[string]float64 {
+	row := map[string]float64{}
+	res.epochValues(t.logs.callbackMetrics, row, t.logs.progressBarMetrics)
+	return row
+}
+
+// sendEpochLogs sends, at a training epoch's end, the step values logged
+// since the last row, then the epoch values.
+func (t *Trainer) sendEpochLogs() error { return t.sendTrainEpochRows(t.CurrentEpoch()) }
 
 // sendEndedEpochLogs is sendEpochLogs for the epoch that a checkpoint
 // taken in its OnTrainEpochEnd ended, in the run resumed from it: the run
 // it resumes would have sent them after the checkpoint. The rows carry
-// that epoch's index, as they would have.
+// that epoch's index, as they would have: the one before the current
+// (the checkpoint counted the epoch completed).
 func (t *Trainer) sendEndedEpochLogs() error {
-	p := &t.progress
-	saved := p.Epoch.Total
-	at := p.At
-	defer func() { p.Epoch.Total, p.At = saved, at }()
-	p.Epoch.Total.Completed = max(p.Epoch.Total.Completed-1, 0)
-	p.At = PointTrainEpochEnd
 	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
 		return err
 	}
-	return t.sendEpochLogs()
+	return t.sendTrainEpochRows(max(t.CurrentEpoch()-1, 0))
 }
 
-// endStepLogs sends the step values of the batch that just ended to the
-// loggers when due (at the LogEveryNSteps cadence), else drops them.
-func (t *Trainer) endStepLogs(due bool) error {
-	if due {
-		return t.flushStepLogs()
+// sendTrainEpochRows sends the training step values logged since the last
+// row, then the epoch values, as rows of epoch, flushing the loggers after
+// each.
+func (t *Trainer) sendTrainEpochRows(epoch int) error {
+	at := rowAt{step: t.logStep(), epoch: epoch, flush: true}
+	row, err := t.stepRow(t.logs.trainRes)
+	if err != nil {
+		return err
 	}
-	t.skipStepLogs()
-	return nil
+	if err := t.sendRow(row, at); err != nil {
+		return err
+	}
+	return t.sendRow(t.epochRow(t.logs.trainRes), at)
 }
 
-// skipStepLogs drops the step values of a batch that is not at the cadence.
-func (t *Trainer) skipStepLogs() { _ = t.logs.trainRes.stepValues(nil) }
+// logStep is the step at which metrics are recorded, Lightning's count of
+// batches that stepped (fit_loop.epoch_loop._batches_that_stepped): during
+// Fit the index of the last optimization step (so a step's values and its
+// epoch's values share a row); outside Fit (Validate, Test) the count as a
+// Fit leaves it, one past that index (0 before any Fit).
+func (t *Trainer) logStep() int64 {
+	if t.state.Fn != StageFit {
+		return t.progress.OptimizerSteps
+	}
+	return max(t.progress.OptimizerSteps-1, 0)
+}
 
-// sendToLoggers adds the epoch (during Fit) and sends values to every logger.
-// At the end of a training epoch it also flushes them (Logger.Save), so that
-// a crash loses at most the current epoch's rows (the loggers also flush on
-// their own every n steps).
-func (t *Trainer) sendToLoggers(values map[string]float64) error {
+// noEpoch leaves the "epoch" column out of a row (evaluation step rows, as
+// in Lightning).
+const noEpoch = -1
+
+// rowAt is where a row goes in the loggers.
+type rowAt struct {
+	step  int64 // the loggers' step
+	epoch int   // the "epoch" column; noEpoch for none
+	// flush makes the loggers save after the row (Logger.Save): at a
+	// training epoch's end, so that a crash loses at most the current
+	// epoch's rows (the loggers also flush on their own every n steps).
+	flush bool
+}
+
+// sendRow is where a row of values reaches the loggers: every logger gets
+// it at at.step, with the epoch at.epoch, and the values become the latest
+// logged ones (LoggedMetrics). An empty row sends nothing, but still
+// flushes when at.flush.
+func (t *Trainer) sendRow(values map[string]float64, at rowAt) error {
 	defer t.profile(actLogMetrics)()
-	err := t.logRow(values)
-	if t.progress.At == PointTrainEpochEnd {
-		for _, l := range t.logs.loggers {
-			if serr := l.Save(); serr != nil {
-				err = errors.Join(err, fmt.Errorf("logger %T: %w", l, serr))
+	var errs []error
+	if len(values) > 0 {
+		maps.Copy(t.logs.loggedMetrics, values)
+		if len(t.logs.loggers) > 0 {
+			row := maps.Clone(values)
+			if at.epoch != noEpoch {
+				row["epoch"] = float64(at.epoch)
+			}
+			for _, l := range t.logs.loggers {
+				if err := l.LogMetrics(row, at.step); err != nil {
+					errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+				}
 			}
 		}
 	}
-	return err
-}
-
-// logRow sends one row of values to every logger at the current logging
-// step, with the epoch.
-func (t *Trainer) logRow(values map[string]float64) error {
-	return t.logRowAt(values, t.logStep(), true)
-}
-
-// logRowAt sends one row of values to every logger at step, adding the
-// epoch when withEpoch is set.
-func (t *Trainer) logRowAt(values map[string]float64, step int64, withEpoch bool) error {
-	if len(values) == 0 {
-		return nil
-	}
-	maps.Copy(t.logs.loggedM, values)
-	if len(t.logs.loggers) == 0 {
-		return nil
-	}
-	row := maps.Clone(values)
-	if withEpoch {
-		row["epoch"] = float64(t.CurrentEpoch())
-	}
-	var errs []error
-	for _, l := range t.logs.loggers {
-		if err := l.LogMetrics(row, step); err != nil {
-			errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+	if at.flush {
+		for _, l := range t.logs.loggers {
+			if err := l.Save(); err != nil {
+				errs = append(errs, fmt.Errorf("logger %T: %w", l, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CallbackMetrics returns the latest value of every logged metric, including
+// those kept out of the loggers: what callbacks such as early stopping monitor.
+// As in Lightning, validation and test values appear once their epoch ends
+// (their per-step values are not kept here).
+func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.logs.callbackMetrics) }
+
+// LoggedMetrics returns the latest values sent to the loggers.
+func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.logs.loggedMetrics) }
+
+// ProgressBarMetrics returns the latest values logged with ProgBar, under
+// Lightning's names: a value logged both per step and per epoch appears as
+// name_step and name_epoch.
+func (t *Trainer) ProgressBarMetrics() map[string]float64 {
+	return maps.Clone(t.logs.progressBarMetrics)
 }
 
 // logHyperparams records the module's and data module's hyperparameters once.

@@ -176,13 +176,15 @@ func (s *Step) logged(name string) bool {
 	return false
 }
 
-// recordMetricLogs marks the metrics logged by graph gid as logged in this
-// step: their values are computed from the carried state when read.
-func (t *Trainer) recordMetricLogs(table *metricTable, gid graph.GraphId, res *results, loader, numLoaders int) error {
+// record marks the metric objects logged by graph gid as logged in this
+// step, in res (binding them on the graph's first run): their values are
+// computed from the carried state when read. It is the metric objects' part
+// of the logging pipeline's record stage (logging.go).
+func (tb *metricTable) record(gid graph.GraphId, res *results, loader, numLoaders int) error {
 	key := boundKey{gid, res, loader, numLoaders}
-	bound, ok := table.bound[key]
+	bound, ok := tb.bound[key]
 	if !ok {
-		for _, src := range table.logs[gid] {
+		for _, src := range tb.logs[gid] {
 			for _, name := range src.names {
 				m, err := res.entry(name+dataloaderSuffix(loader, numLoaders), src.opts)
 				if err != nil {
@@ -191,7 +193,7 @@ func (t *Trainer) recordMetricLogs(table *metricTable, gid graph.GraphId, res *r
 				bound = append(bound, boundMetric{m, src, name})
 			}
 		}
-		table.bound[key] = bound
+		tb.bound[key] = bound
 	}
 	for _, b := range bound {
 		b.m.src, b.m.member = b.src, b.member

@@ -48,8 +48,8 @@ func (t *Trainer) metricResults() []*results {
 		out = append(out, t.logs.trainRes)
 	}
 	for _, stage := range []RunningStage{RunningValidate, RunningTest} {
-		if r := t.logs.evalRes[stage]; r != nil {
-			out = append(out, r)
+		if l := t.evalLoops[stage]; l != nil {
+			out = append(out, l.res)
 		}
 	}
 	return out

@@ -32,7 +32,7 @@ type run struct {
 	loader     int         // the index of the batch's loader
 	numLoaders int         // the loaders of the stage, for the /dataloader_idx_N suffix
 	parts      []data.Part // the parts of the batch being traced (combined loaders)
-	fx         hookID      // the hook being called, for Log's defaults
+	inHook     hookID      // the hook being called, for Log's defaults
 
 	prof profiler.Profiler // Config.Profiler's; nil when off
 
@@ -64,13 +64,15 @@ type logState struct {
 	// trainMetrics holds the metric objects the training steps log and the
 	// state they carry.
 	trainMetrics *metricTable
-	evalRes      map[RunningStage]*results
 
-	// The latest values: all of them (what callbacks monitor), those sent
-	// to the loggers, those shown in the progress bar.
-	callbackM map[string]float64
-	loggedM   map[string]float64
-	progBarM  map[string]float64
+	// The latest values, as Lightning's trainer keeps them:
+	// callbackMetrics every logged value (what callbacks monitor;
+	// Trainer.CallbackMetrics), loggedMetrics those sent to the loggers
+	// (LoggedMetrics), progressBarMetrics those logged with ProgBar
+	// (ProgressBarMetrics).
+	callbackMetrics    map[string]float64
+	loggedMetrics      map[string]float64
+	progressBarMetrics map[string]float64
 
 	hparamsWritten bool
 	saidOnce       map[string]bool
@@ -79,7 +81,6 @@ type logState struct {
 func newLogState() logState {
 	l := logState{
 		trainRes: newResults(),
-		evalRes:  map[RunningStage]*results{},
 		saidOnce: map[string]bool{},
 	}
 	l.resetMetrics()
@@ -89,7 +90,7 @@ func newLogState() logState {
 // resetMetrics forgets the latest values (callback, logged, progress bar),
 // as each of Fit, Validate, Test and Predict does when it starts.
 func (l *logState) resetMetrics() {
-	l.callbackM, l.loggedM, l.progBarM = map[string]float64{}, map[string]float64{}, map[string]float64{}
+	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = map[string]float64{}, map[string]float64{}, map[string]float64{}
 }
 
 // checkpointState is what the trainer knows of checkpoints between runs.

@@ -76,10 +76,10 @@ func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) e
 		}
 		metric := math.NaN()
 		if needsMetric {
-			v, ok := t.logs.callbackM[o.Monitor]
+			v, ok := t.logs.callbackMetrics[o.Monitor]
 			if !ok {
 				return fmt.Errorf("volt: optimizer %d's scheduler monitors %q, which was not logged; logged metrics: %s",
-					i, o.Monitor, strings.Join(slices.Sorted(maps.Keys(t.logs.callbackM)), ", "))
+					i, o.Monitor, strings.Join(slices.Sorted(maps.Keys(t.logs.callbackMetrics)), ", "))
 			}
 			metric = v
 		}
@@ -138,7 +138,7 @@ func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, bool, err
 		int64(t.CurrentEpoch()+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {
 		return state, false, nil
 	}
-	metric, ok := t.logs.callbackM[o.Monitor]
+	metric, ok := t.logs.callbackMetrics[o.Monitor]
 	if !ok {
 		return state, false, nil // the step will fail, saying so
 	}

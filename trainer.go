@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"maps"
 	"path/filepath"
 
 	"github.com/gomlx/gomlx/ml/model"
@@ -34,6 +32,9 @@ type Trainer struct {
 	auto   *automaticOptimization
 	evals  map[evalKey]*evalProgram
 	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
+	// The validation and test loops, with their results, kept across runs
+	// for module.
+	evalLoops map[RunningStage]*evalLoop
 
 	logs logState
 	ckpt checkpointState
@@ -123,45 +124,6 @@ func (t *Trainer) Stop(reason string) {
 // epoch before the batch (Lightning's -1 from on_train_batch_start).
 func (t *Trainer) SkipRestOfEpoch() { t.run.skipEpoch = true }
 
-// CallbackMetrics returns the latest value of every logged metric, including
-// those kept out of the loggers: what callbacks such as early stopping monitor.
-// As in Lightning, validation and test values appear once their epoch ends
-// (their per-step values are not kept here).
-func (t *Trainer) CallbackMetrics() map[string]float64 { return maps.Clone(t.logs.callbackM) }
-
-// LoggedMetrics returns the latest values sent to the loggers.
-func (t *Trainer) LoggedMetrics() map[string]float64 { return maps.Clone(t.logs.loggedM) }
-
-// ProgressBarMetrics returns the latest values logged with ProgBar, under
-// Lightning's names: a value logged both per step and per epoch appears as
-// name_step and name_epoch.
-func (t *Trainer) ProgressBarMetrics() map[string]float64 { return maps.Clone(t.logs.progBarM) }
-
-// Log records a value from a hook. In training batch hooks it defaults to
-// per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
-// Outside a run the call is ignored with a warning.
-func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
-	if t.run.res == nil {
-		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
-		return
-	}
-	batchLevel := t.run.fx == hookOnTrainBatchStart || t.run.fx == hookOnTrainBatchEnd
-	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
-	key := name + dataloaderSuffix(t.run.loader, t.run.numLoaders)
-	m, err := t.run.res.entry(key, o)
-	if err != nil {
-		t.sayOnce("log-"+key, "volt: "+err.Error())
-		return
-	}
-	m.add(value, t.run.batchSize)
-	if m.opts.syncDist && t.ddp.on {
-		if err := t.syncStepValue(m); err != nil {
-			t.sayOnce("log-sync-"+key, "volt: "+err.Error())
-		}
-	}
-	t.publishStep(m)
-}
-
 // warnOnce logs msg at warning level the first time key is seen: something
 // the run goes on with but the user should know (a checkpoint's missing or
 // unknown parts).
@@ -210,7 +172,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 	t.evals = map[evalKey]*evalProgram{}
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()
-	t.logs.evalRes = map[RunningStage]*results{}
+	t.evalLoops = map[RunningStage]*evalLoop{}
 	return nil
 }
 

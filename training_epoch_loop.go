@@ -104,13 +104,9 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
-	if err := t.syncResults(t.logs.trainRes); err != nil {
+	if err := t.publishEpochValues(t.logs.trainRes, t.logs.trainMetrics); err != nil {
 		return err
 	}
-	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
-		return err
-	}
-	t.logs.trainRes.epochValues(t.logs.callbackM, nil, t.logs.progBarM)
 	p.At = PointTrainEpochEnd
 	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
 	// follows it (schedulerSnapshot), so that a run resumed from it goes on
@@ -379,7 +375,7 @@ func (l *fitLoop) validate(ctx context.Context) error {
 			return nil
 		}
 	}
-	if _, err := t.runEvaluation(ctx, t.valKind(), l.val, l.valLimits); err != nil {
+	if _, err := t.evalLoop(RunningValidate).run(ctx, l.val, l.valLimits); err != nil {
 		return err
 	}
 	l.lastVal = time.Now()

@@ -1,5 +1,9 @@
 package volt
 
+// This file is the accumulation stage of the logging pipeline (logging.go):
+// a loop's result collection (Lightning's _ResultCollection), one metric per
+// logged name, adding step values and reducing them to epoch values.
+
 import (
 	"fmt"
 	"math"
@@ -48,6 +52,7 @@ func newMetric(key string, opts logOptions) *metric {
 	return m
 }
 
+// add accumulates one step value, weighted by batchSize for Mean.
 func (m *metric) add(v float64, batchSize int) {
 	if !m.seen {
 		m.seen, m.sum, m.weight, m.min, m.max = true, 0, 0, math.Inf(1), math.Inf(-1)
@@ -65,6 +70,8 @@ func (m *metric) add(v float64, batchSize int) {
 	m.max = max(m.max, v)
 }
 
+// epochValue is the epoch's reduction of the step values (a metric
+// object's: its last computed value).
 func (m *metric) epochValue() float64 {
 	if m.src != nil {
 		return m.epoch
@@ -90,6 +97,7 @@ type results struct {
 	stepLogged bool
 }
 
+// newResults returns an empty result collection.
 func newResults() *results { return &results{byKey: map[string]*metric{}} }
 
 // entry returns the metric for key, creating it; logging one name with two
@@ -106,6 +114,21 @@ func (r *results) entry(key string, opts logOptions) (*metric, error) {
 	r.byKey[key] = m
 	r.order = append(r.order, m)
 	return m, nil
+}
+
+// bind returns the metrics of a trace's logged values (Step.Log), in the
+// order of the step's outputs, creating their entries: the names get the
+// suffix of loader of numLoaders.
+func (r *results) bind(logs []stepLog, loader, numLoaders int) ([]*metric, error) {
+	ms := make([]*metric, len(logs))
+	for i, l := range logs {
+		m, err := r.entry(l.name+dataloaderSuffix(loader, numLoaders), l.opts)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
+	}
+	return ms, nil
 }
 
 // stepValues adds to out the step values logged since the last call that go
@@ -137,8 +160,10 @@ func (r *results) reset() {
 	}
 }
 
-// epochValues adds every epoch-level value to out (under its epoch name) and
-// returns the names of those that go to the loggers.
+// epochValues adds every epoch value to out (under its epoch name, and its
+// plain name too when it is also logged per step), those that go to the
+// loggers to forLogger, and those shown in the progress bar to progBar (either
+// may be nil).
 func (r *results) epochValues(out map[string]float64, forLogger map[string]float64, progBar map[string]float64) {
 	for _, m := range r.order {
 		if !m.seen || !m.opts.onEpoch {
@@ -167,7 +192,7 @@ func dataloaderSuffix(idx, numLoaders int) string {
 	return fmt.Sprintf("/dataloader_idx_%d", idx)
 }
 
-// hasSuffixFor reports whether key belongs to loader idx (or to none).
+// belongsToLoader reports whether key belongs to loader idx (or to none).
 func belongsToLoader(key string, idx int) bool {
 	i := strings.LastIndex(key, "/dataloader_idx_")
 	if i < 0 {

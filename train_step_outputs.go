@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
@@ -27,7 +26,7 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		info = tp.traced
 		tp.traced, tp.tracing = nil, nil
 		info.update = update
-		if info.metrics, err = t.resolveMetrics(info.logs, t.logs.trainRes, 0, 1); err != nil {
+		if info.metrics, err = t.logs.trainRes.bind(info.logs, 0, 1); err != nil {
 			return nil, nil, err
 		}
 		norms := defaultLogOptions(RunningTrain, true)
@@ -52,17 +51,17 @@ func (t *Trainer) runTrainProgram(tp *trainProgram, b *data.Batch) (*tensors.Ten
 		}
 		rest = append(rest[:len(info.metrics):len(info.metrics)], rest[len(info.metrics)+n:]...)
 	}
-	if err := t.record(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
+	if err := t.recordOutputs(info.metrics, rest[:len(info.metrics)], b.Size); err != nil {
 		return nil, nil, err
 	}
-	if err := t.recordMetricLogs(t.logs.trainMetrics, gid, t.logs.trainRes, 0, 1); err != nil {
+	if err := t.logs.trainMetrics.record(gid, t.logs.trainRes, 0, 1); err != nil {
 		return nil, nil, err
 	}
 	rest = rest[len(info.metrics):]
 	if len(rest) == 0 {
 		return outs[0], info, nil
 	}
-	if err := t.record(info.normMetrics, rest[:len(info.normMetrics)], b.Size); err != nil {
+	if err := t.recordOutputs(info.normMetrics, rest[:len(info.normMetrics)], b.Size); err != nil {
 		return nil, nil, err
 	}
 	rest = rest[len(info.normMetrics):]
@@ -116,49 +115,4 @@ func firstFalse(t *tensors.Tensor) int {
 		}
 	})
 	return idx
-}
-
-// resolveMetrics binds a trace's logs to the metrics of a result collection.
-func (t *Trainer) resolveMetrics(logs []stepLog, res *results, loader, numLoaders int) ([]*metric, error) {
-	ms := make([]*metric, len(logs))
-	for i, l := range logs {
-		m, err := res.entry(l.name+dataloaderSuffix(loader, numLoaders), l.opts)
-		if err != nil {
-			return nil, err
-		}
-		ms[i] = m
-	}
-	return ms, nil
-}
-
-// metricsFor returns the metrics of graph gid's logged outputs, resolving
-// them from the logs of the last trace the first time the graph runs.
-func (t *Trainer) metricsFor(cache map[graph.GraphId][]*metric, gid graph.GraphId, traced []stepLog, res *results, loader, numLoaders int) ([]*metric, error) {
-	if ms, ok := cache[gid]; ok {
-		return ms, nil
-	}
-	ms, err := t.resolveMetrics(traced, res, loader, numLoaders)
-	if err != nil {
-		return nil, err
-	}
-	cache[gid] = ms
-	return ms, nil
-}
-
-// record adds a step's logged values to their metrics.
-func (t *Trainer) record(ms []*metric, values []*tensors.Tensor, batchSize int) error {
-	for i, m := range ms {
-		v, err := engine.Float64(values[i])
-		if err != nil {
-			return fmt.Errorf("logged value %q: %w", m.key, err)
-		}
-		m.add(v, batchSize)
-		if m.opts.syncDist && t.ddp.on {
-			if err := t.syncStepValue(m); err != nil {
-				return err
-			}
-		}
-		t.publishStep(m)
-	}
-	return nil
 }
