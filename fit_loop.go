@@ -90,13 +90,13 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	if t.ckpt.resume != nil {
 		l.trainLoadEpoch = t.ckpt.restoredEpochs
 	}
-	fresh := t.auto == nil
+	fresh := t.optimization == nil
 	if fresh {
-		auto, err := t.newAutomaticOptimization()
+		o, err := t.newOptimization()
 		if err != nil {
 			return nil, err
 		}
-		t.auto = auto
+		t.optimization = o
 	}
 	if fresh || t.ckpt.restoredSchedulers != nil {
 		if err := t.startSchedulers(fresh); err != nil {
@@ -350,7 +350,7 @@ func (t *Trainer) canStopEarly() bool {
 }
 
 // prepare traces the training step on the first training batch before
-// training starts (see automaticOptimization.prepare).
+// training starts (see optimization.prepare).
 //
 // The batch it pulls is the first one the epoch trains on: the loader's
 // iteration stays open (l.first) and runBatches continues it, so a streaming
@@ -377,7 +377,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("training loader: %w", err)
 	}
-	if err := t.auto.prepare(b); err != nil {
+	if err := t.optimization.prepare(b); err != nil {
 		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: t.explainShapeClash(err)}
 	}
 	return t.startDistributedFit()

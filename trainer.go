@@ -31,9 +31,12 @@ type Trainer struct {
 
 	// The engine and the programs it compiled for module, kept across runs.
 	eng    *engine.Engine
-	auto   *automaticOptimization
 	evals  map[evalKey]*evalProgram
 	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
+
+	// optimization decides which optimizers step, in which mode; it runs
+	// the compiled training steps (kept across runs too).
+	optimization *optimization
 
 	logs logState
 	ckpt checkpointState
@@ -206,7 +209,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 			return err
 		}
 	}
-	t.auto = nil
+	t.optimization = nil
 	t.evals = map[evalKey]*evalProgram{}
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()

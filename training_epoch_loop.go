@@ -221,8 +221,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return true, nil
 	}
 	p.TrainBatch.started()
-	t.run.parts = b.Parts
-	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
+	out, steps, err := t.optimization.run(b, batchIdx, lastInEpoch)
 	err = t.agreeNonFinite(err)
 	if err != nil {
 		var nf *NonFiniteError
