@@ -71,8 +71,6 @@ func (c *compiledSteps) prepare(b *data.Batch, first []programKey) error {
 	return c.t.eng.InitializeVariables()
 }
 
-func (c *compiledSteps) setAccumulation(k int) error { return c.setAccumulationFactor(k) }
-
 func (c *compiledSteps) step(opt int, mode engine.Accumulation, b *data.Batch) (*tensors.Tensor, int, error) {
 	c.parts = b.Parts
 	switch opt {
@@ -116,10 +114,10 @@ func (c *compiledSteps) compile(b *data.Batch, first []programKey) error {
 	return nil
 }
 
-// setAccumulationFactor makes the compiled steps divide the loss by k,
-// writing the factor's variable when it holds another value (a change by
+// setAccumulation makes the compiled steps divide the loss by k, writing
+// the factor's variable when it holds another value (a change by
 // SetAccumulateGradBatches, or a restored checkpoint).
-func (c *compiledSteps) setAccumulationFactor(k int) error {
+func (c *compiledSteps) setAccumulation(k int) error {
 	store := c.t.eng.Store
 	if v := store.GetVariable(engine.AccumulationFactorPath); v != nil && c.factorSet != nil {
 		if cur, err := v.Value(); err == nil && cur == c.factorSet && c.factor == k {
