@@ -19,7 +19,8 @@ var nan = math.NaN()
 type optimization struct {
 	t     *Trainer
 	opts  Optimizers
-	cycle int // sum of frequencies when optimizers alternate, else 0
+	cycle int   // sum of frequencies when optimizers alternate, else 0
+	all   []int // the indexes of opts, when they all run on every batch
 	// manual: the module drives its optimizers (AutomaticOptimizer);
 	// tbptt: each batch is split in time (Config.TruncatedBPTTSteps).
 	manual, tbptt bool
@@ -71,6 +72,12 @@ func (t *Trainer) newOptimization() (*optimization, error) {
 			break
 		}
 	}
+	if a.cycle == 0 {
+		a.all = make([]int, len(opts))
+		for i := range a.all {
+			a.all[i] = i
+		}
+	}
 	return a, nil
 }
 
@@ -78,11 +85,7 @@ func (t *Trainer) newOptimization() (*optimization, error) {
 // one chosen by the frequencies' cycle.
 func (a *optimization) due(batchIdx int) []int {
 	if a.cycle == 0 {
-		idx := make([]int, len(a.opts))
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
+		return a.all
 	}
 	place := batchIdx % a.cycle
 	for i, o := range a.opts {

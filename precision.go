@@ -27,7 +27,7 @@ import (
 // float32. A restored checkpoint already has them.
 func (c *compiledSteps) ensureMasters(b *data.Batch) error {
 	t := c.t
-	if !t.cfg.precision.Mixed() || c.mastersReady {
+	if c.mastersReady {
 		return nil
 	}
 	for v := range t.eng.Store.IterVariables() {

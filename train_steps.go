@@ -46,7 +46,8 @@ type compiledSteps struct {
 	parts    []data.Part
 	programs map[programKey]*trainProgram
 	tbptt    *tbptt // truncated back-propagation through time, once it ran
-	// mastersReady is set once the float32 master weights exist (mixed precision).
+	// mastersReady: the float32 master weights exist, or the precision
+	// needs none (not mixed).
 	mastersReady bool
 	// reduce, when set, splits the training steps in two programs with it
 	// between them (engine.Reducer): the data-parallel all-reduce.
@@ -57,7 +58,8 @@ type compiledSteps struct {
 }
 
 func newCompiledSteps(t *Trainer, opts Optimizers, manual bool) *compiledSteps {
-	return &compiledSteps{t: t, opts: opts, manual: manual, programs: map[programKey]*trainProgram{}, reduce: t.cfg.reduceGradients}
+	return &compiledSteps{t: t, opts: opts, manual: manual, programs: map[programKey]*trainProgram{},
+		mastersReady: !t.cfg.precision.Mixed(), reduce: t.cfg.reduceGradients}
 }
 
 func (c *compiledSteps) prepare(b *data.Batch, first []programKey) error {
@@ -78,8 +80,10 @@ func (c *compiledSteps) step(opt int, mode engine.Accumulation, b *data.Batch) (
 		return c.runTBPTT(b)
 	case manualStep:
 	default:
-		if err := c.ensureMasters(b); err != nil {
-			return nil, 0, err
+		if !c.mastersReady {
+			if err := c.ensureMasters(b); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
 	tp, err := c.program(opt, mode)
