@@ -170,7 +170,7 @@ func (t *Trainer) startDistributedFit() error {
 	if !t.ddp.on {
 		return nil
 	}
-	if t.auto.manual {
+	if t.optimization.manual {
 		return fmt.Errorf("volt: %T uses manual optimization, which data-parallel training (%d ranks) does not support yet: its gradients would not be all-reduced", t.module, t.ddp.group.Size())
 	}
 	if _, err := t.broadcastVariables(); err != nil {

@@ -31,7 +31,7 @@ type fakeSteps struct {
 	failAt      int // fail the failAt-th step call (1-based); 0: never
 }
 
-func (f *fakeSteps) prepare(*data.Batch) error { f.prepared++; return nil }
+func (f *fakeSteps) prepare(*data.Batch, []programKey) error { f.prepared++; return nil }
 
 func (f *fakeSteps) setAccumulation(k int) error { f.factor = k; return nil }
 

@@ -3,7 +3,6 @@ package volt
 import (
 	"context"
 	"fmt"
-	"iter"
 	"log/slog"
 	"time"
 
@@ -37,7 +36,7 @@ type fitLoop struct {
 	t          *Trainer
 	dm         DataModule
 	ckpt       *defaultCheckpoint
-	first      *openEpoch // the iteration prepare started, until an epoch takes it
+	first      *epochIterator // the pass prepare opened, until an epoch takes it
 	train      data.Loader
 	val        []data.Loader
 	validating bool
@@ -90,13 +89,13 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	if t.ckpt.resume != nil {
 		l.trainLoadEpoch = t.ckpt.restoredEpochs
 	}
-	fresh := t.auto == nil
+	fresh := t.optimization == nil
 	if fresh {
-		auto, err := t.newAutomaticOptimization()
+		o, err := t.newOptimization()
 		if err != nil {
 			return nil, err
 		}
-		t.auto = auto
+		t.optimization = o
 	}
 	if fresh || t.ckpt.restoredSchedulers != nil {
 		if err := t.startSchedulers(fresh); err != nil {
@@ -355,10 +354,10 @@ func (t *Trainer) canStopEarly() bool {
 }
 
 // prepare traces the training step on the first training batch before
-// training starts (see automaticOptimization.prepare).
+// training starts (see optimization.prepare).
 //
-// The batch it pulls is the first one the epoch trains on: the loader's
-// iteration stays open (l.first) and runBatches continues it, so a streaming
+// The batch it pulls is the first one the epoch trains on: the pass stays
+// open (l.first) and runBatches continues it (epochBatches), so a streaming
 // loader is read once, and a resumed run pulls from its resume point.
 func (l *fitLoop) prepare(ctx context.Context) error {
 	t := l.t
@@ -369,39 +368,47 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if t.resumesInEpoch() {
 		skip = t.ckpt.resume.Batch
 	}
-	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
-	b, err, ok := next()
+	batches := l.openEpoch(ctx, epoch, skip)
+	b, err, ok := batches.first()
 	if !ok {
-		stop()
+		batches.close()
 		if skip == 0 && ctx.Err() == nil {
 			return emptyTrainingError(l.train, fmt.Sprintf("yielded no batches in epoch %d", epoch))
 		}
 		return nil
 	}
-	l.first = &openEpoch{epoch: epoch, skip: skip, batch: b, err: err, next: next, stop: stop}
+	l.first = batches
 	if err != nil {
 		return fmt.Errorf("training loader: %w", err)
 	}
-	if err := t.auto.prepare(b); err != nil {
+	if err := t.optimization.prepare(b); err != nil {
 		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: t.explainShapeClash(err)}
 	}
 	return t.startDistributedFit()
 }
 
-// openEpoch is a training epoch's iteration that prepare started: its first
-// batch (or error) and the rest.
-type openEpoch struct {
-	epoch, skip int
-	batch       *data.Batch
-	err         error
-	next        func() (*data.Batch, error, bool)
-	stop        func()
+// openEpoch opens the training loader's pass over epoch from batch skip,
+// looking one batch ahead.
+func (l *fitLoop) openEpoch(ctx context.Context, epoch, skip int) *epochIterator {
+	return l.t.openEpoch(ctx, actTrainNext, l.train, epoch, skip, l.trainLimit, true)
 }
 
-// closeFirst stops the iteration prepare opened, if no epoch took it.
+// epochBatches returns the training batches of epoch from skip on: the pass
+// prepare opened when it is that one, else a new pass.
+func (l *fitLoop) epochBatches(ctx context.Context, epoch, skip int) *epochIterator {
+	if f := l.first; f != nil && f.epoch == epoch && f.skip == skip {
+		l.first = nil
+		f.limit = l.trainLimit // a reload since prepare may have changed it
+		return f
+	}
+	l.closeFirst()
+	return l.openEpoch(ctx, epoch, skip)
+}
+
+// closeFirst stops the pass prepare opened, if no epoch took it.
 func (l *fitLoop) closeFirst() {
 	if l.first != nil {
-		l.first.stop()
+		l.first.close()
 		l.first = nil
 	}
 }

@@ -28,7 +28,7 @@ func manualMode(m Module) bool {
 type OptimizerHandle struct {
 	step  *Step
 	index int
-	setup *OptimizerSetup
+	steps *compiledSteps // the steps tracing it, for the update's hooks
 	trace *traceInfo
 }
 
@@ -47,7 +47,7 @@ func (h *OptimizerHandle) Step(loss *graph.Node) {
 	}
 	// The automatic update's hooks, without clipping, checks or precision
 	// handling: a manual step does those itself.
-	spec := t.auto.updateSpec(s, h.index)
+	spec := h.steps.updateSpec(s, h.index)
 	spec.Precision, spec.LRScale, spec.Clip = "", nil, nil
 	spec.TrackGradNorm, spec.DetectAnomaly, spec.TerminateOnNaN = 0, false, false
 	engine.Apply(t.eng.Store, s.graph, engine.Backward(t.eng.Store, loss, spec), spec)
@@ -65,14 +65,14 @@ func (s *Step) Optimizers() []*OptimizerHandle {
 
 // traceManual builds the manual training step: the module calls Step on the
 // handles it wants to update.
-func (a *automaticOptimization) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
-	t := a.t
+func (c *compiledSteps) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
+	t := c.t
 	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics,
 		checksLabels: t.cfg.DetectAnomaly}
-	for i := range a.opts {
-		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, setup: &a.opts[i], trace: info})
+	for i := range c.opts {
+		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, steps: c, trace: info})
 	}
-	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.run.parts})
+	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: c.parts})
 	if loss == nil {
 		loss = graph.ScalarZero(s.graph, t.eng.DType)
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/optim"
@@ -12,28 +11,23 @@ import (
 
 var nan = math.NaN()
 
-// automaticOptimization is Lightning's automatic optimization: per batch, the
-// optimizers due run their compiled step; gradients are accumulated over
-// AccumulateGradBatches batches and applied at the window's boundary.
-type automaticOptimization struct {
-	t        *Trainer
-	opts     Optimizers
-	programs map[programKey]*trainProgram
-	cycle    int // sum of frequencies when optimizers alternate, else 0
-	manual   bool
-	// mastersReady is set once the float32 master weights exist (mixed precision).
-	mastersReady bool
-	tbptt        *tbptt // truncated back-propagation through time, when configured
-	out          StepOutput
+// optimization is Lightning's optimization loops, automatic and manual: per
+// batch it decides which optimizers run (all, or one chosen by their
+// frequencies), in which accumulation mode (gradients are accumulated over
+// AccumulateGradBatches batches and applied at the window's boundary), and
+// how many optimization steps that makes; steps runs them.
+type optimization struct {
+	t     *Trainer
+	opts  Optimizers
+	cycle int   // sum of frequencies when optimizers alternate, else 0
+	all   []int // the indexes of opts, when they all run on every batch
+	// manual: the module drives its optimizers (AutomaticOptimizer);
+	// tbptt: each batch is split in time (Config.TruncatedBPTTSteps).
+	manual, tbptt bool
+	out           StepOutput
 	// steps runs the compiled training steps (compiledSteps; a fake in loop
 	// tests).
 	steps trainSteps
-	// reduce, when set, splits the training steps in two programs with it
-	// between them (engine.Reducer): the data-parallel all-reduce.
-	reduce *engine.Reducer
-	// factor is the accumulation factor last written, in the tensor factorSet.
-	factor    int
-	factorSet *tensors.Tensor
 }
 
 // optimizersFor returns the module's optimizers, or Adam(1e-3).
@@ -49,21 +43,21 @@ func optimizersFor(m Module) (Optimizers, error) {
 	return o, nil
 }
 
-func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
+func (t *Trainer) newOptimization() (*optimization, error) {
 	opts, err := optimizersFor(t.module)
 	if err != nil {
 		return nil, err
 	}
-	a := &automaticOptimization{t: t, opts: opts, programs: map[programKey]*trainProgram{}, manual: manualMode(t.module),
-		reduce: t.cfg.reduceGradients}
-	a.steps = compiledSteps{a}
+	a := &optimization{t: t, opts: opts, manual: manualMode(t.module), tbptt: t.cfg.TruncatedBPTTSteps > 0}
 	if t.cfg.fakeSteps != nil {
 		a.steps = t.cfg.fakeSteps
+	} else {
+		a.steps = newCompiledSteps(t, opts, a.manual)
 	}
 	if a.manual && t.cfg.accumulate > 1 {
 		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
 	}
-	if t.cfg.TruncatedBPTTSteps > 0 && (a.manual || t.cfg.accumulate > 1 || len(opts) > 1) {
+	if a.tbptt && (a.manual || t.cfg.accumulate > 1 || len(opts) > 1) {
 		return nil, fmt.Errorf("volt: Config.TruncatedBPTTSteps works with one optimizer in automatic optimization and AccumulateGradBatches 1")
 	}
 	if a.manual && t.cfg.GradientClipVal > 0 {
@@ -78,18 +72,20 @@ func (t *Trainer) newAutomaticOptimization() (*automaticOptimization, error) {
 			break
 		}
 	}
+	if a.cycle == 0 {
+		a.all = make([]int, len(opts))
+		for i := range a.all {
+			a.all[i] = i
+		}
+	}
 	return a, nil
 }
 
 // due returns the optimizers that run on batch batchIdx: all of them, or
 // one chosen by the frequencies' cycle.
-func (a *automaticOptimization) due(batchIdx int) []int {
+func (a *optimization) due(batchIdx int) []int {
 	if a.cycle == 0 {
-		idx := make([]int, len(a.opts))
-		for i := range idx {
-			idx[i] = i
-		}
-		return idx
+		return a.all
 	}
 	place := batchIdx % a.cycle
 	for i, o := range a.opts {
@@ -103,18 +99,20 @@ func (a *automaticOptimization) due(batchIdx int) []int {
 
 // run trains on one batch and returns how many optimization steps it took:
 // 1 at an accumulation boundary (however many optimizers ran), 0 inside a
-// window; in manual optimization, the number of OptimizerHandle.Step calls.
-func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, int, error) {
-	if a.manual {
-		loss, steps, err := a.steps.step(manualStep, engine.ApplyAtOnce, b)
+// window; in manual optimization, the number of OptimizerHandle.Step calls;
+// with truncated back-propagation, one per time split.
+func (a *optimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*StepOutput, int, error) {
+	if a.manual || a.tbptt {
+		opt := manualStep
+		if a.tbptt {
+			opt = tbpttStep
+		}
+		loss, steps, err := a.steps.step(opt, engine.ApplyAtOnce, b)
 		if err != nil {
 			return nil, 0, err
 		}
 		a.out = StepOutput{loss: loss}
 		return &a.out, steps, nil
-	}
-	if a.t.cfg.TruncatedBPTTSteps > 0 {
-		return a.runTBPTT(b)
 	}
 	k := a.t.cfg.accumulate
 	boundary := (batchIdx+1)%k == 0 || lastInEpoch
@@ -147,7 +145,26 @@ func (a *automaticOptimization) run(b *data.Batch, batchIdx int, lastInEpoch boo
 // callbacks' OnTrainStart) and graph errors surface before any hook of the
 // epoch. Mixed precision first creates its master weights, which runs one
 // forward pass.
-func (a *automaticOptimization) prepare(b *data.Batch) error {
-	a.t.run.parts = b.Parts
-	return a.steps.prepare(b)
+func (a *optimization) prepare(b *data.Batch) error {
+	return a.steps.prepare(b, a.firstSteps())
+}
+
+// firstSteps returns the steps the first batch runs: none to compile ahead
+// with truncated back-propagation (traced per split shape).
+func (a *optimization) firstSteps() []programKey {
+	switch {
+	case a.tbptt:
+		return nil
+	case a.manual:
+		return []programKey{{manualStep, engine.ApplyAtOnce}}
+	}
+	mode := engine.ApplyAtOnce
+	if a.t.cfg.accumulate > 1 {
+		mode = engine.AccumulateOnly
+	}
+	var first []programKey
+	for _, opt := range a.due(0) {
+		first = append(first, programKey{opt, mode})
+	}
+	return first
 }

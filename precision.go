@@ -25,14 +25,14 @@ import (
 // step: it runs the module's forward once on b (which creates and
 // initialises the compute copies) and stores each trainable variable cast to
 // float32. A restored checkpoint already has them.
-func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
-	t := a.t
-	if !t.cfg.precision.Mixed() || a.mastersReady {
+func (c *compiledSteps) ensureMasters(b *data.Batch) error {
+	t := c.t
+	if c.mastersReady {
 		return nil
 	}
 	for v := range t.eng.Store.IterVariables() {
 		if strings.HasPrefix(v.Path(), engine.MasterPrefix+"/") {
-			a.mastersReady = true
+			c.mastersReady = true
 			return nil
 		}
 	}
@@ -57,7 +57,7 @@ func (a *automaticOptimization) ensureMasters(b *data.Batch) error {
 	if err := engine.CreateMasters(t.eng.Store, trainable); err != nil {
 		return fmt.Errorf("mixed precision: %w", err)
 	}
-	a.mastersReady = true
+	c.mastersReady = true
 	return nil
 }
 

@@ -27,12 +27,11 @@ type run struct {
 	epochEndLogs bool
 
 	// The batch being processed, for Trainer.Log and tracing.
-	res        *results    // receives Trainer.Log calls
-	batchSize  int         // the weight of a logged value
-	loader     int         // the index of the batch's loader
-	numLoaders int         // the loaders of the stage, for the /dataloader_idx_N suffix
-	parts      []data.Part // the parts of the batch being traced (combined loaders)
-	inHook     hookID      // the hook being called, for Log's defaults
+	res        *results // receives Trainer.Log calls
+	batchSize  int      // the weight of a logged value
+	loader     int      // the index of the batch's loader (-1: none)
+	numLoaders int      // the loaders of the stage, for the /dataloader_idx_N suffix
+	inHook     hookID   // the hook being called, for Log's defaults
 
 	prof profiler.Profiler // Config.Profiler's; nil when off
 

@@ -16,8 +16,8 @@ import (
 // is reported by that trace, after its check of the variables (checkLoaded):
 // a checkpoint of another model lacks both, and its variables say so best.
 func (t *Trainer) startSchedulers(fresh bool) error {
-	for i := range t.auto.opts {
-		o := &t.auto.opts[i]
+	for i := range t.optimization.opts {
+		o := &t.optimization.opts[i]
 		if o.Scheduler == nil {
 			continue
 		}
@@ -64,8 +64,8 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 // on a batch that stepped the optimizer) or of the epoch (IntervalEpoch); a
 // scheduler steps when it is a multiple of its SchedulerFrequency.
 func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) error {
-	for i := range t.auto.opts {
-		o := &t.auto.opts[i]
+	for i := range t.optimization.opts {
+		o := &t.optimization.opts[i]
 		if o.Scheduler == nil || orDefault(o.Interval, IntervalEpoch) != interval {
 			continue
 		}
@@ -104,12 +104,12 @@ func (t *Trainer) setLR(i int, lr float64) error {
 // learning rate the run goes on with is then the scheduler's, not the one
 // saved.
 func (t *Trainer) schedulerSnapshot() ([][]byte, []bool, error) {
-	if t.auto == nil {
+	if t.optimization == nil {
 		return nil, nil, nil
 	}
-	states := make([][]byte, len(t.auto.opts))
-	ahead := make([]bool, len(t.auto.opts))
-	for i, o := range t.auto.opts {
+	states := make([][]byte, len(t.optimization.opts))
+	ahead := make([]bool, len(t.optimization.opts))
+	for i, o := range t.optimization.opts {
 		if o.Scheduler == nil {
 			continue
 		}
@@ -132,7 +132,7 @@ func (t *Trainer) schedulerSnapshot() ([][]byte, []bool, error) {
 // and whether such a step is due: the state itself when none is. The
 // scheduler is left as it was.
 func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, bool, error) {
-	o := &t.auto.opts[i]
+	o := &t.optimization.opts[i]
 	ms, ok := o.Scheduler.(optim.MetricScheduler)
 	if !ok || !ms.NeedsMetric() || orDefault(o.Interval, IntervalEpoch) != IntervalEpoch ||
 		int64(t.CurrentEpoch()+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {

@@ -89,24 +89,24 @@ func sliceTime(t *tensors.Tensor, start, end int) *tensors.Tensor {
 
 // tbptt runs the splits of a batch, carrying the hidden state.
 type tbptt struct {
-	a          *automaticOptimization
+	c          *compiledSteps
 	stepper    TBPTTStepper
 	prog       *trainProgram
 	numHiddens int
 }
 
-// runTBPTT trains on one batch split in time and returns the number of
-// optimization steps (one per split).
-func (a *automaticOptimization) runTBPTT(b *data.Batch) (*StepOutput, int, error) {
-	t := a.t
-	if a.tbptt == nil {
+// runTBPTT trains on one batch split in time and returns the last split's
+// loss and the number of optimization steps (one per split).
+func (c *compiledSteps) runTBPTT(b *data.Batch) (*tensors.Tensor, int, error) {
+	t := c.t
+	if c.tbptt == nil {
 		st, ok := t.module.(TBPTTStepper)
 		if !ok {
 			return nil, 0, fmt.Errorf("volt: Config.TruncatedBPTTSteps=%d needs a module with TBPTTTrainingStep; %T has none", t.cfg.TruncatedBPTTSteps, t.module)
 		}
-		a.tbptt = &tbptt{a: a, stepper: st}
+		c.tbptt = &tbptt{c: c, stepper: st}
 	}
-	tb := a.tbptt
+	tb := c.tbptt
 	split := SplitAlongTime
 	if s, ok := t.module.(TBPTTSplitter); ok {
 		split = s.TBPTTSplitBatch
@@ -116,6 +116,7 @@ func (a *automaticOptimization) runTBPTT(b *data.Batch) (*StepOutput, int, error
 		return nil, 0, err
 	}
 	var hiddens []*tensors.Tensor
+	var loss *tensors.Tensor
 	for _, sb := range splits {
 		in := &data.Batch{Inputs: append(append([]*tensors.Tensor{}, sb.Inputs...), hiddens...), Labels: sb.Labels, Size: sb.Size}
 		tb.numHiddens = len(hiddens)
@@ -123,14 +124,13 @@ func (a *automaticOptimization) runTBPTT(b *data.Batch) (*StepOutput, int, error
 		if err != nil {
 			return nil, 0, err
 		}
-		loss, info, err := t.runTrainProgram(tp, in)
-		if err != nil {
+		var info *traceInfo
+		if loss, info, err = t.runTrainProgram(tp, in); err != nil {
 			return nil, 0, err
 		}
 		hiddens = info.hiddenOut
-		a.out = StepOutput{loss: loss}
 	}
-	return &a.out, len(splits), nil
+	return loss, len(splits), nil
 }
 
 // program returns the compiled split step (one executor; GoMLX traces it once
@@ -139,7 +139,7 @@ func (tb *tbptt) program() (*trainProgram, error) {
 	if tb.prog != nil {
 		return tb.prog, nil
 	}
-	a, t := tb.a, tb.a.t
+	c, t := tb.c, tb.c.t
 	tp := &trainProgram{infos: map[graph.GraphId]*traceInfo{}}
 	var err error
 	tp.step, err = t.eng.CompileTrainStep("TBPTTTrainingStep", engine.ApplyAtOnce, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
@@ -155,8 +155,8 @@ func (tb *tbptt) program() (*trainProgram, error) {
 		for i, h := range newHiddens {
 			trailing[i] = graph.StopGradient(h)
 		}
-		return a.forward(tp, s, loss, trailing)
-	}, a.updateFn(tp, 0), a.reduce)
+		return c.forward(tp, s, loss, trailing)
+	}, c.updateFn(tp, 0), c.reduce)
 	if err != nil {
 		return nil, err
 	}

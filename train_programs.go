@@ -75,22 +75,22 @@ type traceInfo struct {
 }
 
 // program returns (compiling on first use) the step of optimizer opt in mode.
-func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*trainProgram, error) {
+func (c *compiledSteps) program(opt int, mode engine.Accumulation) (*trainProgram, error) {
 	key := programKey{opt, mode}
-	if tp, ok := a.programs[key]; ok {
+	if tp, ok := c.programs[key]; ok {
 		return tp, nil
 	}
-	t := a.t
+	t := c.t
 	tp := &trainProgram{infos: map[graph.GraphId]*traceInfo{}}
 	name := "TrainingStep"
-	if len(a.opts) > 1 && opt >= 0 {
+	if len(c.opts) > 1 && opt >= 0 {
 		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
 	}
 	var err error
-	if a.manual {
+	if c.manual {
 		tp.manual, err = t.eng.Compile(name, engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 			info := &traceInfo{}
-			outs := a.traceManual(scope, inputs, labels, info)
+			outs := c.traceManual(scope, inputs, labels, info)
 			tp.traced = info
 			return outs
 		})
@@ -98,9 +98,9 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
 			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics,
 				checksLabels: t.cfg.DetectAnomaly}
-			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: t.run.parts})
-			return a.forward(tp, s, loss, nil)
-		}, a.updateFn(tp, opt), a.reduce)
+			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: c.parts})
+			return c.forward(tp, s, loss, nil)
+		}, c.updateFn(tp, opt), c.reduce)
 	}
 	if err != nil {
 		return nil, err
@@ -111,14 +111,14 @@ func (a *automaticOptimization) program(opt int, mode engine.Accumulation) (*tra
 		tp.step.SetCarry(t.logs.trainMetrics.carry)
 		tp.step.Profile = t.profile
 	}
-	a.programs[key] = tp
+	c.programs[key] = tp
 	return tp, nil
 }
 
 // forward checks a traced training step's loss and returns its outputs for
 // the engine: the loss and the logged values first, trailing after the
 // update's outputs.
-func (a *automaticOptimization) forward(tp *trainProgram, s *Step, loss *graph.Node, trailing []*graph.Node) engine.Forward {
+func (c *compiledSteps) forward(tp *trainProgram, s *Step, loss *graph.Node, trailing []*graph.Node) engine.Forward {
 	if loss == nil {
 		panic("TrainingStep returned a nil loss")
 	}
@@ -139,17 +139,17 @@ func (a *automaticOptimization) forward(tp *trainProgram, s *Step, loss *graph.N
 
 // updateFn returns the engine's update of optimizer opt, its hooks bound to
 // the Step of the graph being traced.
-func (a *automaticOptimization) updateFn(tp *trainProgram, opt int) engine.UpdateFn {
+func (c *compiledSteps) updateFn(tp *trainProgram, opt int) engine.UpdateFn {
 	return func(g *graph.Graph) *engine.UpdateSpec {
-		return a.updateSpec(tp.stepFor(a.t, g, opt), opt)
+		return c.updateSpec(tp.stepFor(c.t, g, opt), opt)
 	}
 }
 
 // updateSpec returns the update of optimizer opt with the trainer's
 // trace-time hooks, clipping and checks (the engine sets its accumulation).
-func (a *automaticOptimization) updateSpec(s *Step, opt int) *engine.UpdateSpec {
-	t := a.t
-	setup := &a.opts[opt]
+func (c *compiledSteps) updateSpec(s *Step, opt int) *engine.UpdateSpec {
+	t := c.t
+	setup := &c.opts[opt]
 	spec := &engine.UpdateSpec{
 		OptimizerIdx:   opt,
 		Optimizer:      setup.Optimizer,
@@ -170,7 +170,7 @@ func (a *automaticOptimization) updateSpec(s *Step, opt int) *engine.UpdateSpec 
 		}
 		if len(vars) == 0 {
 			what := "TrainingStep"
-			if a.manual {
+			if c.manual {
 				what = "the loss"
 			}
 			panic(fmt.Sprintf("optimizer %d has no trainable variables used by %s (Params %q)", opt, what, setup.Params))
@@ -208,57 +208,6 @@ func graphOf(groups ...[]*graph.Node) *graph.Graph {
 		}
 	}
 	panic("the batch has no inputs and no labels")
-}
-
-// compileFirst compiles the programs the first batch runs.
-func (a *automaticOptimization) compileFirst(b *data.Batch) error {
-	defer a.t.profile(actCompileTraining)()
-	if a.t.cfg.TruncatedBPTTSteps > 0 {
-		return nil // traced per split shape
-	}
-	if a.manual {
-		tp, err := a.program(manualStep, engine.ApplyAtOnce)
-		if err != nil {
-			return err
-		}
-		return tp.compile(b)
-	}
-	mode := engine.ApplyAtOnce
-	if a.t.cfg.accumulate > 1 {
-		mode = engine.AccumulateOnly
-	}
-	for _, opt := range a.due(0) {
-		tp, err := a.program(opt, mode)
-		if err != nil {
-			return err
-		}
-		if err := tp.compile(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// setAccumulationFactor makes the compiled steps divide the loss by k,
-// writing the factor's variable when it holds another value (a change by
-// SetAccumulateGradBatches, or a restored checkpoint).
-func (a *automaticOptimization) setAccumulationFactor(k int) error {
-	store := a.t.eng.Store
-	if v := store.GetVariable(engine.AccumulationFactorPath); v != nil && a.factorSet != nil {
-		if cur, err := v.Value(); err == nil && cur == a.factorSet && a.factor == k {
-			return nil
-		}
-	}
-	if err := engine.SetAccumulationFactor(store, k); err != nil {
-		return fmt.Errorf("accumulation factor: %w", err)
-	}
-	v := store.GetVariable(engine.AccumulationFactorPath)
-	cur, err := v.Value()
-	if err != nil {
-		return err
-	}
-	a.factor, a.factorSet = k, cur
-	return nil
 }
 
 // checkLoaded runs once, at the first trace after a restore: in strict mode

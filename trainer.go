@@ -29,12 +29,15 @@ type Trainer struct {
 
 	// The engine and the programs it compiled for module, kept across runs.
 	eng    *engine.Engine
-	auto   *automaticOptimization
 	evals  map[evalKey]*evalProgram
 	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
 	// The validation and test loops, with their results, kept across runs
 	// for module.
 	evalLoops map[RunningStage]*evalLoop
+
+	// optimization decides which optimizers step, in which mode; it runs
+	// the compiled training steps (kept across runs too).
+	optimization *optimization
 
 	logs logState
 	ckpt checkpointState
@@ -168,7 +171,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 			return err
 		}
 	}
-	t.auto = nil
+	t.optimization = nil
 	t.evals = map[evalKey]*evalProgram{}
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()

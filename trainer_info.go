@@ -50,10 +50,10 @@ func (t *Trainer) NumEvalBatches() []int {
 
 // Optimizers returns the optimizers of the current module (nil before Fit).
 func (t *Trainer) Optimizers() Optimizers {
-	if t.auto == nil {
+	if t.optimization == nil {
 		return nil
 	}
-	return t.auto.opts
+	return t.optimization.opts
 }
 
 // LearningRates returns the current learning rate of each optimizer, as held

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"time"
 
 	"github.com/voltml/volt/data"
@@ -140,49 +139,29 @@ func (t *Trainer) resumesInEpoch() bool {
 	return t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
 }
 
-// runBatches runs the epoch's batches from skip on, looking one batch ahead
-// so that the last batch is known (it closes the accumulation window and
-// triggers the end-of-epoch validation).
+// runBatches runs the epoch's batches from skip on; the pass looks one
+// batch ahead, so that the last batch is known (it closes the accumulation
+// window and triggers the end-of-epoch validation).
 func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 	t := l.t
-	p := &t.progress
 	if l.trainLimit == 0 {
 		return nil
 	}
-	var next func() (*data.Batch, error, bool)
-	var b *data.Batch
-	var err error
-	ok := true
-	if f := l.first; f != nil && f.epoch == epoch && f.skip == skip {
-		// The iteration prepare opened: its first batch is this one.
-		l.first = nil
-		next, b, err = f.next, f.batch, f.err
-		defer f.stop()
-	} else {
-		l.closeFirst()
-		var stop func()
-		next, stop = iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
-		defer stop()
-		b, err, ok = next()
-	}
-	for idx := skip; ok; idx++ {
+	batches := l.epochBatches(ctx, epoch, skip)
+	defer batches.close()
+	for {
+		b, last, err := batches.Next()
 		if err != nil {
 			if ctx.Err() != nil {
 				return t.interrupted(ctx)
 			}
-			return fmt.Errorf("training loader, epoch %d, batch %d: %w", epoch, p.TrainBatch.Current.Ready, err)
+			return fmt.Errorf("training loader, epoch %d, batch %d: %w", epoch, t.progress.TrainBatch.Current.Ready, err)
 		}
-		var nb *data.Batch
-		var nerr error
-		last := l.trainLimit > 0 && idx+1 >= l.trainLimit
-		if !last {
-			nb, nerr, ok = next()
-			last = !ok
+		if b == nil {
+			return nil
 		}
-		// err, not a new variable: the look-ahead's error below must reach
-		// the check at the top of the next iteration.
-		var end bool
-		if end, err = l.runBatch(ctx, b, last); err != nil {
+		end, err := l.runBatch(ctx, b, last)
+		if err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -191,9 +170,7 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 		if end || last {
 			return nil
 		}
-		b, err = nb, nerr
 	}
-	return nil
 }
 
 // runBatch runs one training batch with its hooks, then any validation due,
@@ -217,8 +194,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return true, nil
 	}
 	p.TrainBatch.started()
-	t.run.parts = b.Parts
-	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
+	out, steps, err := t.optimization.run(b, batchIdx, lastInEpoch)
 	err = t.agreeNonFinite(err)
 	if err != nil {
 		var nf *NonFiniteError
