@@ -159,10 +159,17 @@ func TestLoopsOnFakeEngine(t *testing.T) {
 		rec:       batchRecorder{onEnd: func(t *Trainer, i int) { t.Stop("test") }},
 		wantCalls: []string{acc, acc, accApply}, wantEnded: []string{"0:0", "0:1", "0:2"}, wantSteps: 1,
 	}, {
-		name: "a stop waits for MinSteps", cfg: Config{MaxEpochs: 3, MinSteps: 4},
+		// 5 batches an epoch: MinSteps 7 ends training in the second epoch.
+		name: "a stop waits for MinSteps", cfg: Config{MaxEpochs: 3, MinSteps: 7},
 		module: untraced{}, n: 10,
 		rec:       batchRecorder{onEnd: func(t *Trainer, i int) { t.Stop("test") }},
-		wantCalls: []string{apply, apply, apply, apply}, wantSteps: 4,
+		wantCalls: []string{apply, apply, apply, apply, apply, apply, apply}, wantSteps: 7,
+	}, {
+		// Lightning's min_epochs becomes 1 with min_steps alone.
+		name: "a stop waits for MinSteps and the first epoch", cfg: Config{MaxEpochs: 3, MinSteps: 2},
+		module: untraced{}, n: 10,
+		rec:       batchRecorder{onEnd: func(t *Trainer, i int) { t.Stop("test") }},
+		wantCalls: []string{apply, apply, apply, apply, apply}, wantSteps: 5,
 	}, {
 		name: "alternating optimizers follow their frequencies", cfg: Config{MaxEpochs: 1},
 		module: untraced{opts: Optimizers{{Optimizer: optim.SGD(0.1), Frequency: 2}, {Optimizer: optim.SGD(0.1)}}}, n: 12,
