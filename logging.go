@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+
+	"github.com/voltml/volt/logger"
 )
 
 // HParamser is implemented by modules and data modules whose hyperparameters
@@ -194,12 +196,12 @@ func (t *Trainer) logHyperparams(dm DataModule) error {
 
 // finalizeLoggers flushes the loggers at the end of a run.
 func (t *Trainer) finalizeLoggers() error {
-	status := "success"
+	status := logger.StatusSuccess
 	switch t.state.Status {
 	case StatusInterrupted:
-		status = "interrupted"
+		status = logger.StatusInterrupted
 	case StatusFailed:
-		status = "failed"
+		status = logger.StatusFailed
 	}
 	var errs []error
 	for _, l := range t.logs.loggers {
