@@ -14,7 +14,7 @@ import (
 // scores), and reads every one of them back.
 func TestWrittenAsBefore(t *testing.T) {
 	for _, c := range []struct {
-		v                   float64
+		v                  float64
 		float, std, quoted string
 	}{
 		{0, `0`, `0`, `"0"`},
