@@ -240,6 +240,8 @@ func TestConfigDefaults(t *testing.T) {
 		{volt.Config{MaxEpochs: -1, MaxSteps: 0, AccumulateGradBatches: 3}, -1, -1, 3, false},
 		{volt.Config{MaxEpochs: 4, MaxSteps: 9, DetectAnomaly: true}, 4, 9, 1, true},
 		{volt.Config{FastDevRun: 3, MaxEpochs: 7, MaxSteps: 100}, 1, 3, 1, false},
+		// MinEpochs is checked against MaxEpochs before FastDevRun's one epoch.
+		{volt.Config{FastDevRun: 2, MinEpochs: 3}, 1, 2, 1, false},
 	} {
 		tr, err := volt.NewTrainer(quiet(tc.cfg))
 		if err != nil {
