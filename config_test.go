@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
 )
@@ -46,13 +47,7 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 
 func TestMaxEpochsDefaults(t *testing.T) {
 	// A zero config trains 1000 epochs; with MaxSteps it is bounded by steps only.
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxSteps: 6}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxSteps: 6}), &boring{}, boringData())
 	if tr.GlobalStep() != 6 || tr.CurrentEpoch() != 2 {
 		t.Errorf("MaxSteps=6 with 4 batches/epoch: step %d epoch %d, want 6 and 2", tr.GlobalStep(), tr.CurrentEpoch())
 	}
@@ -84,11 +79,8 @@ func TestFitRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(t.Context(), tc.module, tc.dm)
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
+			err := tr.Fit(t.Context(), tc.module, tc.dm)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
 			}
@@ -243,10 +235,7 @@ func TestConfigDefaults(t *testing.T) {
 		// MinEpochs is checked against MaxEpochs before FastDevRun's one epoch.
 		{volt.Config{FastDevRun: 2, MinEpochs: 3}, 1, 2, 1, false},
 	} {
-		tr, err := volt.NewTrainer(quiet(tc.cfg))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := testutil.NewTrainer(t, quiet(tc.cfg))
 		if tr.MaxEpochs() != tc.epochs || tr.MaxSteps() != tc.steps || tr.AccumulateGradBatches() != tc.accumulate || tr.Config().TerminateOnNaN != tc.terminateOnNaN {
 			t.Errorf("%+v: epochs %d steps %d accumulate %d terminate-on-NaN %v, want %d %d %d %v", tc.cfg,
 				tr.MaxEpochs(), tr.MaxSteps(), tr.AccumulateGradBatches(), tr.Config().TerminateOnNaN, tc.epochs, tc.steps, tc.accumulate, tc.terminateOnNaN)

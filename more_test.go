@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -17,13 +18,7 @@ func TestDefaultCheckpointKeepsTheLatestEpoch(t *testing.T) {
 	root := t.TempDir()
 	cfg := quiet(volt.Config{MaxEpochs: 3, DefaultRootDir: root})
 	cfg.DisableLoggers = false
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, cfg, &boring{}, boringData())
 	files, _ := filepath.Glob(filepath.Join(root, "volt_logs", "version_0", "checkpoints", "*.ckpt"))
 	if len(files) != 1 || filepath.Base(files[0]) != "epoch=2-step=12.ckpt" {
 		t.Fatalf("checkpoints %v, want only epoch=2-step=12.ckpt", files)
@@ -33,7 +28,7 @@ func TestDefaultCheckpointKeepsTheLatestEpoch(t *testing.T) {
 	}
 	// Resuming from it with more epochs continues where it stopped.
 	cfg.MaxEpochs, cfg.DefaultRootDir = 4, t.TempDir()
-	r, _ := volt.NewTrainer(cfg)
+	r := testutil.NewTrainer(t, cfg)
 	if err := r.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint(files[0])); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +101,7 @@ func (d *statefulData) Setup(stage volt.Stage) error { d.Counter++; return nil }
 func TestDataModuleStateAndHParams(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "dm.ckpt")
 	dm := &statefulData{Loaders: boringData(), Counter: 41}
-	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
 	if err := tr.Fit(t.Context(), &boring{}, dm); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +109,7 @@ func TestDataModuleStateAndHParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := &statefulData{Loaders: boringData()}
-	r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+	r := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 	if err := r.Fit(t.Context(), &boring{}, fresh, volt.FromCheckpoint(path)); err != nil {
 		t.Fatal(err)
 	}
@@ -131,13 +126,7 @@ func TestDataModuleStateAndHParams(t *testing.T) {
 // TestBatchCountsOutsideRuns: NumTrainingBatches is -1 and NumEvalBatches
 // empty once Fit returns, as documented (they were the last run's).
 func TestBatchCountsOutsideRuns(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &boring{}, boringData())
 	if n := tr.NumTrainingBatches(); n != -1 {
 		t.Errorf("NumTrainingBatches after Fit = %d, want -1", n)
 	}

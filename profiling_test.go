@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/profiler"
 )
 
@@ -47,10 +48,7 @@ func TestSimpleProfilerCountsEveryHook(t *testing.T) {
 	cfg := quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: simple,
 		Callbacks: []volt.Callback{recorder{"cb", &log}}})
 	cfg.DisableLoggers = false
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	train := &data.DataLoader{Dataset: regression(32, 1), BatchSize: 16}
 	val := &data.DataLoader{Dataset: regression(24, 2), BatchSize: 8}
 	dm := volt.Loaders{Train: train, Val: []data.Loader{val}, Test: []data.Loader{val, val}, Predict: []data.Loader{val}}
@@ -186,10 +184,7 @@ func TestProfilerFileErrorsFailTheRun(t *testing.T) {
 // timed inside training_step.
 func TestSimpleProfilerSplitStep(t *testing.T) {
 	simple := &profiler.Simple{Out: io.Discard}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, CustomProfiler: simple, DefaultRootDir: t.TempDir(), NumSanityValSteps: volt.Ptr(0)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, CustomProfiler: simple, DefaultRootDir: t.TempDir(), NumSanityValSteps: volt.Ptr(0)}))
 	reductions := 0
 	volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { reductions++; return g, nil })
 	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -96,7 +97,7 @@ func TestSchedulerEpochIntervalAndPlateau(t *testing.T) {
 	plateau, _ := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	plateau.Patience = 0
 	m = &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: plateau, Monitor: "no_such_metric"}}
-	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 	err := tr.Fit(t.Context(), m, boringData())
 	if err == nil || !strings.Contains(err.Error(), `monitors "no_such_metric", which was not logged; logged metrics: train_loss, val_loss`) {
 		t.Fatalf("Fit error = %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // signaller sends the process signals after a given global step.
@@ -59,7 +60,7 @@ func TestSignalSavesAResumableCheckpoint(t *testing.T) {
 			defer volt.SeedEverything(0)
 			cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
 				Callbacks: []volt.Callback{&signaller{at: 5, signals: []syscall.Signal{tc.sig}}}})
-			tr, _ := volt.NewTrainer(cfg)
+			tr := testutil.NewTrainer(t, cfg)
 			err := tr.Fit(t.Context(), &adamBoring{}, resumeData())
 			var ie *volt.InterruptedError
 			if !errors.As(err, &ie) || ie.Checkpoint != path || ie.GlobalStep != 5 {
@@ -76,11 +77,11 @@ func TestSignalSavesAResumableCheckpoint(t *testing.T) {
 			}
 			// Resume and compare with a run that was never interrupted.
 			volt.SeedEverything(4)
-			u, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
+			u := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 3}))
 			if err := u.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
 				t.Fatal(err)
 			}
-			r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
+			r := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 3}))
 			if err := r.Fit(t.Context(), &adamBoring{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
 				t.Fatal(err)
 			}
@@ -101,7 +102,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 			// during the linger, by the second signal.
 			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM},
 				gap: 500 * time.Millisecond, linger: 10 * time.Second}}})
-		tr, _ := volt.NewTrainer(cfg)
+		tr := testutil.NewTrainer(t, cfg)
 		err := tr.Fit(t.Context(), &boring{}, resumeData())
 		t.Fatalf("Fit returned after two signals: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // TestTrainerConfig: Config returns the configuration given, with the seed the
@@ -15,10 +16,7 @@ func TestTrainerConfig(t *testing.T) {
 		seed *uint64
 	}{{"seed given", &seven}, {"default seed", nil}} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(volt.Config{MaxEpochs: 3, Seed: tc.seed, DisableLoggers: true})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, volt.Config{MaxEpochs: 3, Seed: tc.seed, DisableLoggers: true})
 			c := tr.Config()
 			if c.MaxEpochs != 3 || !c.DisableLoggers {
 				t.Errorf("Config() = %+v, want MaxEpochs 3 and DisableLoggers", c)
@@ -26,10 +24,7 @@ func TestTrainerConfig(t *testing.T) {
 			if c.Seed == nil || (tc.seed != nil && *c.Seed != *tc.seed) {
 				t.Errorf("Config().Seed = %v, want %v", c.Seed, tc.seed)
 			}
-			again, err := volt.NewTrainer(c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			again := testutil.NewTrainer(t, c)
 			if *again.Config().Seed != *c.Seed {
 				t.Errorf("a trainer made from Config() has seed %d, want %d", *again.Config().Seed, *c.Seed)
 			}
