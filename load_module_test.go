@@ -164,10 +164,7 @@ func TestLoadModuleWarmStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warm := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
-	if err := warm.Fit(t.Context(), m, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	warm := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), m, fixedData())
 	if got := warm.GlobalStep(); got != 4 {
 		t.Errorf("global step after the warm start's one epoch = %d, want 4 (a new run, not a resumed one)", got)
 	}
@@ -212,10 +209,7 @@ func (m *badHP) HParams() map[string]any {
 // include record.
 func saveBadHP(t *testing.T, record map[string]any) string {
 	t.Helper()
-	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
-	if err := tr.Fit(t.Context(), &badHP{hpNet{Hidden: 3, LR: 0.05}, record}, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &badHP{hpNet{Hidden: 3, LR: 0.05}, record}, fixedData())
 	path := filepath.Join(t.TempDir(), "bad.ckpt")
 	if err := tr.SaveCheckpoint(path, true); err != nil {
 		t.Fatal(err)
@@ -286,10 +280,7 @@ func (m *noHP) PredictStep(s *volt.Step, b volt.Batch) *graph.Node { return m.ne
 // TestLoadModuleWrongVariables: weights that do not match the module are an
 // error naming the missing and unexpected variables, or the shapes.
 func TestLoadModuleWrongVariables(t *testing.T) {
-	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
-	if err := tr.Fit(t.Context(), &noHP{Hidden: 3}, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &noHP{Hidden: 3}, fixedData())
 	path := filepath.Join(t.TempDir(), "w.ckpt")
 	if err := tr.SaveCheckpoint(path, true); err != nil {
 		t.Fatal(err)

@@ -214,10 +214,7 @@ func TestReloadDataloaders(t *testing.T) {
 	dm := &reloading{Loaders: loopData()}
 	volt.SeedEverything(3)
 	defer volt.SeedEverything(0)
-	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 5, ReloadDataloadersEveryNEpochs: 2}))
-	if err := tr.Fit(t.Context(), &boring{}, dm); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, quiet(volt.Config{MaxEpochs: 5, ReloadDataloadersEveryNEpochs: 2}), &boring{}, dm)
 	// At the start, then before epochs 2 and 4.
 	if dm.calls != 3 {
 		t.Errorf("TrainDataloader called %d times, want 3", dm.calls)

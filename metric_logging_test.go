@@ -267,14 +267,8 @@ func TestLogMetricResumeMidEpoch(t *testing.T) {
 	sv := &saver{path: path, atBatch: 6, when: "batch", mem: full}
 	testResume(t, cfg, sv, dm)
 	// Without the state the resumed epoch would cover two batches only.
-	fresh := testutil.NewTrainer(t, cfg)
-	if err := fresh.Fit(t.Context(), newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), volt.Loaders{Train: &fixedLoader{batches[2:]}}); err != nil {
-		t.Fatal(err)
-	}
-	r := testutil.NewTrainer(t, cfg)
-	if err := r.Fit(t.Context(), newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), dm(), volt.FromCheckpoint(path)); err != nil {
-		t.Fatal(err)
-	}
+	fresh := testutil.Fit(t, cfg, newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), volt.Loaders{Train: &fixedLoader{batches[2:]}})
+	r := testutil.Fit(t, cfg, newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), dm(), volt.FromCheckpoint(path))
 	if fresh.CallbackMetrics()["train_f1"] == r.CallbackMetrics()["train_f1"] {
 		t.Errorf("train_f1 of the last two batches alone equals the resumed epoch's: the test cannot tell")
 	}

@@ -213,11 +213,8 @@ func TestAdvancedProfilerLabels(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const hook = "[Callback]burner.OnTrainEpochEnd"
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Profiler: "advanced", DefaultRootDir: dir,
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, Profiler: "advanced", DefaultRootDir: dir,
 		Callbacks: []volt.Callback{burner{300 * time.Millisecond}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
 		t.Fatal(err)
 	}

@@ -163,12 +163,9 @@ func TestProfilerFileErrorsFailTheRun(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.profiler, func(t *testing.T) {
 			var log []string
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Profiler: c.profiler, DefaultRootDir: blocked,
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, Profiler: c.profiler, DefaultRootDir: blocked,
 				Callbacks: []volt.Callback{recorder{"cb", &log}}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(context.Background(), &boring{}, boringData())
+			err := tr.Fit(context.Background(), &boring{}, boringData())
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, c.want)
 			}
@@ -259,11 +256,8 @@ func (c *nestingChecker) Teardown() error {
 func TestCustomProfilerSeesNestedActions(t *testing.T) {
 	c := &nestingChecker{t: t}
 	dir := t.TempDir()
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: c,
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: c,
 		Callbacks: []volt.Callback{savesAtEpochEnd{filepath.Join(dir, "hook.ckpt")}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { return g, nil })
 	m, dm := &boring{}, boringData()
 	if err := tr.Fit(t.Context(), m, dm); err != nil {

@@ -46,11 +46,8 @@ func TestRunStateIsDroppedAfterEveryRun(t *testing.T) {
 		}
 	}
 
-	failing, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DisableLoggers: true, DisableCheckpointing: true,
+	failing := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, DisableLoggers: true, DisableCheckpointing: true,
 		Callbacks: []volt.Callback{failOnValidationStart{}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := failing.Fit(ctx, &boring{}, dm); err == nil {
 		t.Fatal("Fit with a failing hook succeeded")
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/testutil"
@@ -125,5 +126,29 @@ func TestPlateauReducesAfterPatience(t *testing.T) {
 		if got := rec.lrs[4*epoch]; math.Abs(got-lr) > 1e-6*lr {
 			t.Errorf("epoch %d: lr %v, want %v", epoch, got, lr)
 		}
+	}
+}
+
+// traceCounter counts how often its training step is traced.
+type traceCounter struct {
+	scheduled
+	traces int
+}
+
+func (m *traceCounter) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	m.traces++
+	return m.scheduled.TrainingStep(s, b)
+}
+
+func TestChangingTheLearningRateNeverRetraces(t *testing.T) {
+	sched, _ := optim.NewExponentialLR(0.5)
+	m := &traceCounter{scheduled: scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: sched, Interval: volt.IntervalStep}}}
+	rec := &lrRecorder{}
+	fitBoring(t, volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{rec}}, loaderOf(regression(16, 1), 4), m)
+	if m.traces != 1 {
+		t.Errorf("the training step was traced %d times over 12 learning rates, want 1", m.traces)
+	}
+	if rec.lrs[0] == rec.lrs[11] {
+		t.Error("the learning rate did not change")
 	}
 }

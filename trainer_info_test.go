@@ -31,3 +31,15 @@ func TestTrainerConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchCountsOutsideRuns: NumTrainingBatches is -1 and NumEvalBatches
+// empty once Fit returns, as documented (they were the last run's).
+func TestBatchCountsOutsideRuns(t *testing.T) {
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &boring{}, boringData())
+	if n := tr.NumTrainingBatches(); n != -1 {
+		t.Errorf("NumTrainingBatches after Fit = %d, want -1", n)
+	}
+	if n := tr.NumEvalBatches(); len(n) != 0 {
+		t.Errorf("NumEvalBatches after Fit = %v, want none", n)
+	}
+}

@@ -216,10 +216,7 @@ func TestEarlyStoppingResetsBetweenFits(t *testing.T) {
 		t.Fatalf("wait %d after the first fit, want 2", es.WaitCount())
 	}
 	// A fresh trainer with the same callback starts from scratch.
-	tr2 := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{es}}))
-	if err := tr2.Fit(t.Context(), m, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{es}}), m, boringData())
 	if es.WaitCount() != 0 || es.BestScore() != 1 {
 		t.Errorf("after a second fit: wait %d best %v, want 0 and 1", es.WaitCount(), es.BestScore())
 	}
