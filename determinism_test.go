@@ -113,10 +113,7 @@ func TestTrainerSeedIsPerTrainer(t *testing.T) {
 	// Without Config.Seed, a trainer takes SeedEverything's seed at creation.
 	volt.SeedEverything(1)
 	c := seededRun{order: &orderRecorder{}}
-	var err error
-	if c.tr, err = volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{c.order}})); err != nil {
-		t.Fatal(err)
-	}
+	c.tr = testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{c.order}}))
 	volt.SeedEverything(5)
 	if err := c.tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
 		t.Fatal(err)

@@ -413,9 +413,8 @@ func TestLogMetricErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := testutil.NewTrainer(t, quiet(volt.Config{}))
-			var err error
 			m := &badMetricModule{metricModule: *newMetricModule(t), log: tc.log}
-			_, err = tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
+			_, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
 			if err == nil || !contains(err.Error(), tc.want) {
 				t.Fatalf("Validate error = %v, want it to contain %q", err, tc.want)
 			}

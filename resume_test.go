@@ -255,23 +255,12 @@ func fitAndResume(t *testing.T, cfg volt.Config, newModule func() volt.Module, a
 	p := resumedPair{full: &memLogger{}, resumed: &memLogger{}}
 	p.sv = &saver{path: path, atBatch: atBatch, when: when, mem: p.full}
 	cfg.Loggers, cfg.Callbacks = []logger.Logger{p.full}, []volt.Callback{p.sv}
-	var err error
-	if p.u, err = volt.NewTrainer(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.u.Fit(t.Context(), newModule(), resumeData()); err != nil {
-		t.Fatal(err)
-	}
+	p.u = testutil.Fit(t, cfg, newModule(), resumeData())
 	if !p.sv.saved {
 		t.Fatal("the checkpoint was not saved")
 	}
 	volt.SeedEverything(999)
 	cfg.Loggers, cfg.Callbacks = []logger.Logger{p.resumed}, nil
-	if p.r, err = volt.NewTrainer(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.r.Fit(t.Context(), newModule(), resumeData(), volt.FromCheckpoint(path)); err != nil {
-		t.Fatal(err)
-	}
+	p.r = testutil.Fit(t, cfg, newModule(), resumeData(), volt.FromCheckpoint(path))
 	return p
 }
