@@ -342,7 +342,7 @@ func mustBe(ok bool, field, valid string, got any) error {
 	if ok {
 		return nil
 	}
-	return fmt.Errorf("Config.%s: must be %s, got %v", field, valid, got)
+	return fmt.Errorf("%s: must be %s, got %v", "Config."+field, valid, got)
 }
 
 // notAbove is validate's problem with a lower bound above the upper bound
@@ -352,7 +352,7 @@ func notAbove[T int | int64](minField string, min T, maxField string, max T) err
 	if min < 0 || max <= 0 || min <= max {
 		return nil
 	}
-	return fmt.Errorf("Config.%s (%d) is larger than Config.%s (%d)", minField, min, maxField, max)
+	return fmt.Errorf("%s (%d) is larger than %s (%d)", "Config."+minField, min, "Config."+maxField, max)
 }
 
 // check is validate's problem that is not a range, nil when ok.
