@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // TestBatchOfAnotherDTypeRefused: a float64 batch among float32 ones (in
@@ -39,11 +40,8 @@ func TestBatchOfAnotherDTypeRefused(t *testing.T) {
 		}, []string{"test loader 0, batch 2", "input 0 is Float64", "it was Float32 in batch 0"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0)}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tc.run(tr)
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0)}))
+			err := tc.run(tr)
 			if err == nil {
 				t.Fatal("the run accepted a float64 batch among float32 ones")
 			}

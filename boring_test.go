@@ -1,7 +1,6 @@
 package volt_test
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/voltml/volt"
@@ -19,13 +18,8 @@ func regression(n int, seed uint64) data.Slice { return testutil.Regression(n, s
 // 2 test/predict batches of 8.
 func boringData() volt.Loaders { return testutil.BoringData() }
 
-// quiet returns a config that writes no logs and no files.
-func quiet(cfg volt.Config) volt.Config {
-	cfg.DisableLoggers = true
-	cfg.DisableModelSummary = true
-	cfg.Log = slog.New(slog.DiscardHandler)
-	return cfg
-}
+// quiet returns a config that writes no logs and no files (testutil.Quiet).
+func quiet(cfg volt.Config) volt.Config { return testutil.Quiet(cfg) }
 
 // mustValidateTestPredict runs Validate, Test and Predict of m over dm with
 // tr, failing t on an error.

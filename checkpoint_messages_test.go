@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -16,23 +17,17 @@ import (
 // does not match (the variables, before any optimizer or scheduler state;
 // a variable's two shapes), never GoMLX's "reuse variable" panic.
 func TestCheckpointMismatchMessages(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &boring{}, boringData())
 	path := filepath.Join(t.TempDir(), "boring.ckpt")
 	if err := tr.SaveCheckpoint(path, false); err != nil {
 		t.Fatal(err)
 	}
 	fit := func(m volt.Module) error {
-		r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+		r := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 		return r.Fit(t.Context(), m, boringData(), volt.FromCheckpoint(path))
 	}
 	test := func(m volt.Module) error {
-		r, _ := volt.NewTrainer(quiet(volt.Config{}))
+		r := testutil.NewTrainer(t, quiet(volt.Config{}))
 		_, err := r.Test(t.Context(), m, boringData(), volt.FromCheckpoint(path))
 		return err
 	}

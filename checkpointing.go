@@ -9,6 +9,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // Version is volt's version, recorded in every checkpoint.
@@ -61,26 +62,26 @@ type metricState struct {
 	Fresh   bool      `json:"fresh,omitempty"`
 	// Object is set for a metric object (Step.LogMetric), whose step value
 	// reaches the callbacks when it is sent to the loggers.
-	Object bool      `json:"object,omitempty"`
-	Step   jsonFloat `json:"step"`
-	Sum    jsonFloat `json:"sum"`
-	Weight jsonFloat `json:"weight"`
-	Min    jsonFloat `json:"min"`
-	Max    jsonFloat `json:"max"`
+	Object bool            `json:"object,omitempty"`
+	Step   jsonfloat.Float `json:"step"`
+	Sum    jsonfloat.Float `json:"sum"`
+	Weight jsonfloat.Float `json:"weight"`
+	Min    jsonfloat.Float `json:"min"`
+	Max    jsonfloat.Float `json:"max"`
 }
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
 type trainerState struct {
-	Progress        Progress             `json:"progress"`
-	Resume          *resumePoint         `json:"resume,omitempty"`
-	Seed            uint64               `json:"seed"`
-	Accumulate      int                  `json:"accumulate_grad_batches"`
-	TrainMetrics    []metricState        `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]jsonFloat `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]jsonFloat `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]jsonFloat `json:"progress_bar_metrics,omitempty"`
-	Callbacks       map[string][]byte    `json:"callbacks,omitempty"`
-	DataModule      []byte               `json:"datamodule,omitempty"`
+	Progress        Progress                   `json:"progress"`
+	Resume          *resumePoint               `json:"resume,omitempty"`
+	Seed            uint64                     `json:"seed"`
+	Accumulate      int                        `json:"accumulate_grad_batches"`
+	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
+	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
+	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
+	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
+	Callbacks       map[string][]byte          `json:"callbacks,omitempty"`
+	DataModule      []byte                     `json:"datamodule,omitempty"`
 	// HParams are the module's hyper-parameters (what LoadModule sets),
 	// DataModuleHParams the data module's.
 	HParams           map[string]any `json:"hparams,omitempty"`
@@ -163,7 +164,7 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 			st.TrainMetrics = append(st.TrainMetrics, metricState{
 				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
 				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
-				Step: jsonFloat(m.step), Sum: jsonFloat(m.sum), Weight: jsonFloat(m.weight), Min: jsonFloat(m.min), Max: jsonFloat(m.max),
+				Step: jsonfloat.Float(m.step), Sum: jsonfloat.Float(m.sum), Weight: jsonfloat.Float(m.weight), Min: jsonfloat.Float(m.min), Max: jsonfloat.Float(m.max),
 			})
 		}
 		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackMetrics), toJSONFloats(t.logs.loggedMetrics), toJSONFloats(t.logs.progressBarMetrics)

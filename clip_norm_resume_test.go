@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // clipMLP is an 8-64-64-1 MLP: several layers, so that the global gradient
@@ -51,13 +52,7 @@ func clipResumeConfig(epochs int, algorithm volt.ClipAlgorithm) volt.Config {
 func resumeClipFit(t *testing.T, path string, algorithm volt.ClipAlgorithm) *volt.Trainer {
 	t.Helper()
 	volt.SeedEverything(999) // the checkpoint must bring the seed back
-	r, err := volt.NewTrainer(clipResumeConfig(2, algorithm))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Fit(t.Context(), &clipMLP{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-		t.Fatal(err)
-	}
+	r := testutil.Fit(t, clipResumeConfig(2, algorithm), &clipMLP{}, resumeData(), volt.FromCheckpoint(path))
 	return r
 }
 
@@ -95,13 +90,7 @@ func TestResumeIsBitwiseWithClipping(t *testing.T) {
 			cfg := clipResumeConfig(2, tc.algorithm)
 			sv := &saver{path: path, atBatch: 8, when: "epoch", mem: &memLogger{}}
 			cfg.Callbacks = []volt.Callback{sv}
-			u, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), &clipMLP{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
+			u := testutil.Fit(t, cfg, &clipMLP{}, resumeData())
 			if !sv.saved {
 				t.Fatal("the epoch-0 checkpoint was not saved")
 			}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"slices"
 
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
@@ -213,110 +214,88 @@ type resolved struct {
 }
 
 // validate checks every field and returns all problems at once, each naming
-// its field and what is allowed.
+// its field and what is allowed, with the configuration's defaults applied
+// (withDefaults). The rules are a table in the order their problems are
+// listed: a field's range, then what it must agree with.
 func (c Config) validate() (resolved, error) {
-	r := resolved{Config: c}
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	r := c.withDefaults()
+	sanity := 0
+	if c.NumSanityValSteps != nil {
+		sanity = *c.NumSanityValSteps
+	}
+	errs := []error{
+		mustBe(c.MaxEpochs >= -1, "MaxEpochs", "-1 (no limit), 0 (default) or positive", c.MaxEpochs),
+		mustBe(c.MinEpochs >= 0, "MinEpochs", ">= 0", c.MinEpochs),
+		notAbove("MinEpochs", c.MinEpochs, "MaxEpochs", c.epochLimit()),
+		mustBe(c.MaxSteps >= -1, "MaxSteps", "-1 or 0 (no limit) or positive", c.MaxSteps),
+		mustBe(c.MinSteps >= 0, "MinSteps", ">= 0", c.MinSteps),
+		notAbove("MinSteps", c.MinSteps, "MaxSteps", c.stepLimit()),
+		mustBe(c.CheckValEveryNEpoch >= 0, "CheckValEveryNEpoch", ">= 1 (0 means 1)", c.CheckValEveryNEpoch),
+		mustBe(sanity >= -1, "NumSanityValSteps", "-1 (all), 0 (off) or positive", sanity),
+		mustBe(c.LogEveryNSteps >= 0, "LogEveryNSteps", ">= 1 (0 means 50)", c.LogEveryNSteps),
+		mustBe(c.AccumulateGradBatches >= 0, "AccumulateGradBatches", ">= 1 (0 means 1)", c.AccumulateGradBatches),
+		mustBe(c.GradientClipVal >= 0 && !math.IsInf(c.GradientClipVal, 0), "GradientClipVal", "a finite number >= 0 (0 is off)", c.GradientClipVal),
+		check(slices.Contains([]ClipAlgorithm{"", ClipNorm, ClipValue}, c.GradientClipAlgorithm),
+			"Config.GradientClipAlgorithm: unknown %q; valid: %q, %q", c.GradientClipAlgorithm, ClipNorm, ClipValue),
+		mustBe(c.TruncatedBPTTSteps >= 0, "TruncatedBPTTSteps", ">= 0 (0 is off)", c.TruncatedBPTTSteps),
+		mustBe(c.TrackGradNorm >= 0, "TrackGradNorm", "0 (off), a p > 0 or math.Inf(1)", c.TrackGradNorm),
+		validLimit("LimitTrainBatches", c.LimitTrainBatches),
+		validLimit("LimitValBatches", c.LimitValBatches),
+		validLimit("LimitTestBatches", c.LimitTestBatches),
+		validLimit("LimitPredictBatches", c.LimitPredictBatches),
+		validLimit("OverfitBatches", c.OverfitBatches),
+		errors.Join(c.validateDistributed()...),
+		validValInterval(&c),
+		mustBe(c.FastDevRun >= 0, "FastDevRun", ">= 0 (0 is off)", c.FastDevRun),
+		mustBe(c.ReloadDataloadersEveryNEpochs >= 0, "ReloadDataloadersEveryNEpochs", ">= 0 (0 is never)", c.ReloadDataloadersEveryNEpochs),
+		check(c.OverfitBatches == nil || c.LimitTrainBatches == nil,
+			"Config.OverfitBatches and Config.LimitTrainBatches are both set; OverfitBatches already limits training"),
+		check(!c.DisableLoggers || len(c.Loggers) == 0,
+			"Config.DisableLoggers is set but Config.Loggers lists %d loggers; use one or the other", len(c.Loggers)),
+	}
+	for i, l := range c.Loggers {
+		errs = append(errs, check(l != nil, "Config.Loggers[%d]: is nil", i))
+	}
+	for i, cb := range c.Callbacks {
+		if err := checkCallback(cb); err != nil {
+			errs = append(errs, fmt.Errorf("Config.Callbacks[%d]: %v", i, err))
+		}
+	}
+	// What is parsed as it is checked.
+	var err error
+	r.profiler, err = profilerOf(c)
+	errs = append(errs, err)
+	if r.precision, err = engine.ParsePrecision(c.Precision); err != nil {
+		errs = append(errs, fmt.Errorf("Config.Precision: %v", err))
+	}
+	if err := r.placeDevices(); err != nil {
+		errs = append(errs, err)
+	} else if err := engine.CheckBackendConfig(r.backend); err != nil {
+		errs = append(errs, fmt.Errorf("Config.Backend: %v", err))
+	}
+	return r, errors.Join(errs...)
+}
 
-	switch {
-	case c.MaxEpochs < -1:
-		bad("Config.MaxEpochs: must be -1 (no limit), 0 (default) or positive, got %d", c.MaxEpochs)
-	case c.MaxEpochs == 0 && c.MaxSteps <= 0:
-		r.maxEpochs = 1000
-	case c.MaxEpochs == 0:
-		r.maxEpochs = -1
-	default:
-		r.maxEpochs = c.MaxEpochs
-	}
-	if c.MinEpochs < 0 {
-		bad("Config.MinEpochs: must be >= 0, got %d", c.MinEpochs)
-	} else if r.maxEpochs > 0 && c.MinEpochs > r.maxEpochs {
-		bad("Config.MinEpochs (%d) is larger than Config.MaxEpochs (%d)", c.MinEpochs, r.maxEpochs)
-	}
-	switch {
-	case c.MaxSteps < -1:
-		bad("Config.MaxSteps: must be -1 or 0 (no limit) or positive, got %d", c.MaxSteps)
-	case c.MaxSteps <= 0:
-		r.maxSteps = -1
-	default:
-		r.maxSteps = c.MaxSteps
-	}
-	if c.MinSteps < 0 {
-		bad("Config.MinSteps: must be >= 0, got %d", c.MinSteps)
-	} else if r.maxSteps > 0 && c.MinSteps > r.maxSteps {
-		bad("Config.MinSteps (%d) is larger than Config.MaxSteps (%d)", c.MinSteps, r.maxSteps)
-	}
-	switch {
-	case c.CheckValEveryNEpoch < 0:
-		bad("Config.CheckValEveryNEpoch: must be >= 1 (0 means 1), got %d", c.CheckValEveryNEpoch)
-	case c.CheckValEveryNEpoch == 0:
-		r.valEveryEpochs = 1
-	default:
+// withDefaults resolves the fields whose zero value means a default, and
+// what FastDevRun and DetectAnomaly imply. It does not check them (validate
+// does); a field out of range resolves to what its problem is reported on.
+func (c Config) withDefaults() resolved {
+	r := resolved{Config: c, maxEpochs: c.epochLimit(), maxSteps: c.stepLimit(), sanitySteps: 2, valEveryEpochs: 1, logEvery: 50, seed: data.DefaultSeed()}
+	if c.CheckValEveryNEpoch > 0 {
 		r.valEveryEpochs = c.CheckValEveryNEpoch
 	}
-	r.sanitySteps = 2
 	if c.NumSanityValSteps != nil {
-		if *c.NumSanityValSteps < -1 {
-			bad("Config.NumSanityValSteps: must be -1 (all), 0 (off) or positive, got %d", *c.NumSanityValSteps)
-		}
 		r.sanitySteps = *c.NumSanityValSteps
 	}
-	switch {
-	case c.LogEveryNSteps < 0:
-		bad("Config.LogEveryNSteps: must be >= 1 (0 means 50), got %d", c.LogEveryNSteps)
-	case c.LogEveryNSteps == 0:
-		r.logEvery = 50
-	default:
+	if c.LogEveryNSteps > 0 {
 		r.logEvery = int64(c.LogEveryNSteps)
 	}
-	switch {
-	case c.AccumulateGradBatches < 0:
-		bad("Config.AccumulateGradBatches: must be >= 1 (0 means 1), got %d", c.AccumulateGradBatches)
-	default:
-		r.accumulate = max(c.AccumulateGradBatches, 1)
-	}
-	if c.GradientClipVal < 0 || math.IsNaN(c.GradientClipVal) || math.IsInf(c.GradientClipVal, 0) {
-		bad("Config.GradientClipVal: must be a finite number >= 0 (0 is off), got %v", c.GradientClipVal)
-	}
-	switch c.GradientClipAlgorithm {
-	case "":
+	r.accumulate = max(c.AccumulateGradBatches, 1)
+	if c.GradientClipAlgorithm == "" {
 		r.GradientClipAlgorithm = ClipNorm
-	case ClipNorm, ClipValue:
-	default:
-		bad("Config.GradientClipAlgorithm: unknown %q; valid: %q, %q", c.GradientClipAlgorithm, ClipNorm, ClipValue)
-	}
-	if c.TruncatedBPTTSteps < 0 {
-		bad("Config.TruncatedBPTTSteps: must be >= 0 (0 is off), got %d", c.TruncatedBPTTSteps)
-	}
-	if c.TrackGradNorm < 0 || math.IsNaN(c.TrackGradNorm) {
-		bad("Config.TrackGradNorm: must be 0 (off), a p > 0 or math.Inf(1), got %v", c.TrackGradNorm)
 	}
 	if c.DetectAnomaly {
 		r.TerminateOnNaN = true
-	}
-	for _, l := range []struct {
-		field string
-		limit BatchLimit
-	}{{"LimitTrainBatches", c.LimitTrainBatches}, {"LimitValBatches", c.LimitValBatches},
-		{"LimitTestBatches", c.LimitTestBatches}, {"LimitPredictBatches", c.LimitPredictBatches},
-		{"OverfitBatches", c.OverfitBatches}} {
-		if err := validLimit(l.field, l.limit); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	errs = append(errs, c.validateDistributed()...)
-	if err := validValInterval(&c); err != nil {
-		errs = append(errs, err)
-	}
-	if c.FastDevRun < 0 {
-		bad("Config.FastDevRun: must be >= 0 (0 is off), got %d", c.FastDevRun)
-	}
-	if c.ReloadDataloadersEveryNEpochs < 0 {
-		bad("Config.ReloadDataloadersEveryNEpochs: must be >= 0 (0 is never), got %d", c.ReloadDataloadersEveryNEpochs)
-	}
-	if c.OverfitBatches != nil && c.LimitTrainBatches != nil {
-		bad("Config.OverfitBatches and Config.LimitTrainBatches are both set; OverfitBatches already limits training")
 	}
 	if c.FastDevRun > 0 {
 		n := Batches(c.FastDevRun)
@@ -325,35 +304,6 @@ func (c Config) validate() (resolved, error) {
 		r.ValCheckInterval = nil
 		r.DisableLoggers, r.Loggers = true, nil
 	}
-	if c.DisableLoggers && len(c.Loggers) > 0 {
-		bad("Config.DisableLoggers is set but Config.Loggers lists %d loggers; use one or the other", len(c.Loggers))
-	}
-	for i, l := range c.Loggers {
-		if l == nil {
-			bad("Config.Loggers[%d]: is nil", i)
-		}
-	}
-	for i, cb := range c.Callbacks {
-		if err := checkCallback(cb); err != nil {
-			bad("Config.Callbacks[%d]: %v", i, err)
-		}
-	}
-	prof, err := profilerOf(c)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	r.profiler = prof
-	p, err := engine.ParsePrecision(c.Precision)
-	if err != nil {
-		bad("Config.Precision: %v", err)
-	}
-	r.precision = p
-	if err := r.placeDevices(); err != nil {
-		errs = append(errs, err)
-	} else if err := engine.CheckBackendConfig(r.backend); err != nil {
-		bad("Config.Backend: %v", err)
-	}
-	r.seed = data.DefaultSeed()
 	if c.Seed != nil {
 		r.seed = *c.Seed
 	}
@@ -363,5 +313,60 @@ func (c Config) validate() (resolved, error) {
 	if r.DefaultRootDir == "" {
 		r.DefaultRootDir = "."
 	}
-	return r, errors.Join(errs...)
+	return r
 }
+
+// epochLimit is MaxEpochs resolved, before FastDevRun: 1000 when neither
+// MaxEpochs nor MaxSteps is set, none (-1) when only MaxSteps is.
+func (c Config) epochLimit() int {
+	switch {
+	case c.MaxEpochs == 0 && c.MaxSteps <= 0:
+		return 1000
+	case c.MaxEpochs == 0:
+		return -1
+	}
+	return c.MaxEpochs
+}
+
+// stepLimit is MaxSteps resolved, before FastDevRun: none (-1) unless
+// positive.
+func (c Config) stepLimit() int64 {
+	if c.MaxSteps > 0 {
+		return c.MaxSteps
+	}
+	return -1
+}
+
+// mustBe is validate's problem with a field out of its range, nil when ok:
+// "Config.<field>: must be <valid>, got <got>".
+func mustBe(ok bool, field, valid string, got any) error {
+	if ok {
+		return nil
+	}
+	return fmt.Errorf("%s: must be %s, got %v", "Config."+field, valid, got)
+}
+
+// notAbove is validate's problem with a lower bound above the upper bound
+// it goes with, nil when either is unset (max <= 0, min < 0: the range
+// rule reports that) or they agree.
+func notAbove[T int | int64](minField string, min T, maxField string, max T) error {
+	if min < 0 || max <= 0 || min <= max {
+		return nil
+	}
+	return fmt.Errorf("%s (%d) is larger than %s (%d)", "Config."+minField, min, "Config."+maxField, max)
+}
+
+// check is validate's problem that is not a range, nil when ok.
+func check(ok bool, format string, args ...any) error {
+	if ok {
+		return nil
+	}
+	return fmt.Errorf(format, args...)
+}
+
+// SeedEverything sets the process-wide default seed: the seed of trainers
+// created afterwards without Config.Seed (their variable initialisation and
+// their DataLoaders without a Seed), and of DataLoaders run outside a
+// trainer. A trainer reads it once, in NewTrainer; changing it later does not
+// change existing trainers, and resuming from a checkpoint does not change it.
+func SeedEverything(seed uint64) { data.SetDefaultSeed(seed) }

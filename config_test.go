@@ -1,12 +1,15 @@
 package volt_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
+	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
 )
 
@@ -44,13 +47,7 @@ func TestNewTrainerRejectsBadConfig(t *testing.T) {
 
 func TestMaxEpochsDefaults(t *testing.T) {
 	// A zero config trains 1000 epochs; with MaxSteps it is bounded by steps only.
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxSteps: 6}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxSteps: 6}), &boring{}, boringData())
 	if tr.GlobalStep() != 6 || tr.CurrentEpoch() != 2 {
 		t.Errorf("MaxSteps=6 with 4 batches/epoch: step %d epoch %d, want 6 and 2", tr.GlobalStep(), tr.CurrentEpoch())
 	}
@@ -82,11 +79,8 @@ func TestFitRejectsBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(t.Context(), tc.module, tc.dm)
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
+			err := tr.Fit(t.Context(), tc.module, tc.dm)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
 			}
@@ -164,5 +158,87 @@ func TestWrongSignaturesAreReported(t *testing.T) {
 				t.Errorf("error = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfigErrorsAllAtOnce pins the whole message of NewTrainer for a
+// configuration with every field wrong, one problem a line in field order,
+// and the two cross-field messages.
+func TestConfigErrorsAllAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  volt.Config
+		want string
+	}{
+		{"every field", volt.Config{
+			MaxEpochs: -2, MinEpochs: -1, MaxSteps: -7, MinSteps: -1, CheckValEveryNEpoch: -1,
+			NumSanityValSteps: volt.Ptr(-3), LogEveryNSteps: -1, AccumulateGradBatches: -1,
+			GradientClipVal: math.NaN(), GradientClipAlgorithm: "l1", TruncatedBPTTSteps: -1, TrackGradNorm: -1,
+			LimitTrainBatches: volt.Fraction(2), LimitValBatches: volt.Batches(-1), OverfitBatches: volt.Batches(1),
+			Devices: -1, ValCheckInterval: volt.Batches(0), FastDevRun: -1, ReloadDataloadersEveryNEpochs: -1,
+			DisableLoggers: true, Loggers: []logger.Logger{nil}, Callbacks: []volt.Callback{struct{}{}},
+			Precision: "8-true",
+		}, "volt.NewTrainer: invalid configuration:\n" +
+			"Config.MaxEpochs: must be -1 (no limit), 0 (default) or positive, got -2\n" +
+			"Config.MinEpochs: must be >= 0, got -1\n" +
+			"Config.MaxSteps: must be -1 or 0 (no limit) or positive, got -7\n" +
+			"Config.MinSteps: must be >= 0, got -1\n" +
+			"Config.CheckValEveryNEpoch: must be >= 1 (0 means 1), got -1\n" +
+			"Config.NumSanityValSteps: must be -1 (all), 0 (off) or positive, got -3\n" +
+			"Config.LogEveryNSteps: must be >= 1 (0 means 50), got -1\n" +
+			"Config.AccumulateGradBatches: must be >= 1 (0 means 1), got -1\n" +
+			"Config.GradientClipVal: must be a finite number >= 0 (0 is off), got NaN\n" +
+			"Config.GradientClipAlgorithm: unknown \"l1\"; valid: \"norm\", \"value\"\n" +
+			"Config.TruncatedBPTTSteps: must be >= 0 (0 is off), got -1\n" +
+			"Config.TrackGradNorm: must be 0 (off), a p > 0 or math.Inf(1), got -1\n" +
+			"Config.LimitTrainBatches: volt.Fraction must be in [0, 1], got 2\n" +
+			"Config.LimitValBatches: volt.Batches must be >= 0, got -1\n" +
+			"Config.Devices: must be >= 0 (0 or 1: one process; N: N ranks per machine), got -1\n" +
+			"Config.ValCheckInterval: volt.Batches must be >= 1, got 0\n" +
+			"Config.FastDevRun: must be >= 0 (0 is off), got -1\n" +
+			"Config.ReloadDataloadersEveryNEpochs: must be >= 0 (0 is never), got -1\n" +
+			"Config.OverfitBatches and Config.LimitTrainBatches are both set; OverfitBatches already limits training\n" +
+			"Config.DisableLoggers is set but Config.Loggers lists 1 loggers; use one or the other\n" +
+			"Config.Loggers[0]: is nil\n" +
+			"Config.Callbacks[0]: struct {} implements no volt hook interface (OnTrainEpochEnd, OnValidationEnd, …); check the method names and signatures\n" +
+			"Config.Precision: unknown precision \"8-true\"; valid: \"32-true\", \"64-true\", \"bf16-mixed\", \"bf16-true\", \"16-mixed\", \"16-true\""},
+		{"bounds", volt.Config{MaxEpochs: 2, MinEpochs: 3, MaxSteps: 4, MinSteps: 5, GradientClipVal: math.Inf(1), TrackGradNorm: math.NaN()}, "volt.NewTrainer: invalid configuration:\n" +
+			"Config.MinEpochs (3) is larger than Config.MaxEpochs (2)\n" +
+			"Config.MinSteps (5) is larger than Config.MaxSteps (4)\n" +
+			"Config.GradientClipVal: must be a finite number >= 0 (0 is off), got +Inf\n" +
+			"Config.TrackGradNorm: must be 0 (off), a p > 0 or math.Inf(1), got NaN"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := volt.NewTrainer(tc.cfg)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("NewTrainer error:\n%v\nwant:\n%s", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestConfigDefaults: what the zero values and FastDevRun resolve to.
+func TestConfigDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		cfg            volt.Config
+		epochs         int
+		steps          int64
+		accumulate     int
+		terminateOnNaN bool
+	}{
+		{volt.Config{}, 1000, -1, 1, false},
+		{volt.Config{MaxSteps: 6}, -1, 6, 1, false},
+		{volt.Config{MaxSteps: -1}, 1000, -1, 1, false},
+		{volt.Config{MaxEpochs: -1, MaxSteps: 0, AccumulateGradBatches: 3}, -1, -1, 3, false},
+		{volt.Config{MaxEpochs: 4, MaxSteps: 9, DetectAnomaly: true}, 4, 9, 1, true},
+		{volt.Config{FastDevRun: 3, MaxEpochs: 7, MaxSteps: 100}, 1, 3, 1, false},
+		// MinEpochs is checked against MaxEpochs before FastDevRun's one epoch.
+		{volt.Config{FastDevRun: 2, MinEpochs: 3}, 1, 2, 1, false},
+	} {
+		tr := testutil.NewTrainer(t, quiet(tc.cfg))
+		if tr.MaxEpochs() != tc.epochs || tr.MaxSteps() != tc.steps || tr.AccumulateGradBatches() != tc.accumulate || tr.Config().TerminateOnNaN != tc.terminateOnNaN {
+			t.Errorf("%+v: epochs %d steps %d accumulate %d terminate-on-NaN %v, want %d %d %d %v", tc.cfg,
+				tr.MaxEpochs(), tr.MaxSteps(), tr.AccumulateGradBatches(), tr.Config().TerminateOnNaN, tc.epochs, tc.steps, tc.accumulate, tc.terminateOnNaN)
+		}
 	}
 }

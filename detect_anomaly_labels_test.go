@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -94,11 +95,8 @@ func TestDetectAnomalyOutOfRangeClassLabel(t *testing.T) {
 		{"all labels in range", fit, volt.Loaders{Train: classLoader(-1, 0), Val: []data.Loader{classLoader(-1, 0)}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DetectAnomaly: true, NumSanityValSteps: volt.Ptr(0)}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tc.run(tr, tc.data)
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, DetectAnomaly: true, NumSanityValSteps: volt.Ptr(0)}))
+			err := tc.run(tr, tc.data)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatalf("Fit: %v", err)
@@ -115,10 +113,7 @@ func TestDetectAnomalyOutOfRangeClassLabel(t *testing.T) {
 func TestClassLabelsCostsNothingWithoutDetectAnomaly(t *testing.T) {
 	count := func(detect, check bool) int {
 		t.Helper()
-		tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, MaxSteps: 1, DetectAnomaly: detect}))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, MaxSteps: 1, DetectAnomaly: detect}))
 		m := &classifier{check: check}
 		if err := tr.Fit(t.Context(), m, classData(-1, 0)); err != nil {
 			t.Fatal(err)

@@ -26,13 +26,7 @@ func trainWith(t *testing.T, seed uint64, workers int) map[string][]byte {
 	t.Cleanup(func() { volt.SeedEverything(0) })
 	dm := boringData()
 	dm.Train.(*data.DataLoader).Workers = workers
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, dm); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 3}), &boring{}, dm)
 	return weights(t, tr)
 }
 
@@ -82,10 +76,7 @@ type seededRun struct {
 func newSeededRun(t *testing.T, seed uint64) seededRun {
 	t.Helper()
 	rec := &orderRecorder{}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Seed: volt.Ptr(seed), Callbacks: []volt.Callback{rec}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Seed: volt.Ptr(seed), Callbacks: []volt.Callback{rec}}))
 	return seededRun{tr, rec}
 }
 
@@ -122,10 +113,7 @@ func TestTrainerSeedIsPerTrainer(t *testing.T) {
 	// Without Config.Seed, a trainer takes SeedEverything's seed at creation.
 	volt.SeedEverything(1)
 	c := seededRun{order: &orderRecorder{}}
-	var err error
-	if c.tr, err = volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{c.order}})); err != nil {
-		t.Fatal(err)
-	}
+	c.tr = testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{c.order}}))
 	volt.SeedEverything(5)
 	if err := c.tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
 		t.Fatal(err)

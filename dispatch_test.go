@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // panicking panics in the hook named by where, and records the others.
@@ -71,11 +72,8 @@ func TestHookPanicsBecomeErrors(t *testing.T) {
 			if tc.fail {
 				cbs = append(cbs, failingEpochEnd{})
 			}
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Callbacks: cbs}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(t.Context(), &boring{}, boringData())
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, Callbacks: cbs}))
+			err := tr.Fit(t.Context(), &boring{}, boringData())
 			for _, w := range tc.want {
 				if err == nil || !strings.Contains(err.Error(), w) {
 					t.Errorf("Fit error = %v, want it to contain %q", err, w)
@@ -104,11 +102,8 @@ type failingData struct{ volt.Loaders }
 func (failingData) Setup(volt.Stage) error { return errors.New("no disk") }
 
 func TestDataModuleHookErrors(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = tr.Fit(t.Context(), &boring{}, failingData{boringData()})
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
+	err := tr.Fit(t.Context(), &boring{}, failingData{boringData()})
 	if want := "volt_test.failingData.Setup (epoch 0, global step 0): no disk"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Fit error = %v, want it to contain %q", err, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/dist"
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // Each rank's epoch accumulators in a checkpoint: rank 0 writes the file,
@@ -25,11 +26,11 @@ const rankMetricPrefix = internalPrefix + "rank_metric_state/"
 
 // rankMetrics is one rank's epoch accumulators.
 type rankMetrics struct {
-	TrainMetrics    []metricState        `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]jsonFloat `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]jsonFloat `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]jsonFloat `json:"progress_bar_metrics,omitempty"`
-	Tensors         []checkpoint.Tensor  `json:"-"`
+	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
+	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
+	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
+	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
+	Tensors         []checkpoint.Tensor        `json:"-"`
 }
 
 // ownMetrics captures this rank's accumulators, as snapshot saves them.
@@ -42,7 +43,7 @@ func (t *Trainer) ownMetrics() (*rankMetrics, error) {
 		m.TrainMetrics = append(m.TrainMetrics, metricState{
 			Key: e.key, OnStep: e.opts.onStep, OnEpoch: e.opts.onEpoch, ProgBar: e.opts.progBar,
 			Logger: e.opts.logger, Reduce: e.opts.reduce, Seen: e.seen,
-			Step: jsonFloat(e.step), Sum: jsonFloat(e.sum), Weight: jsonFloat(e.weight), Min: jsonFloat(e.min), Max: jsonFloat(e.max),
+			Step: jsonfloat.Float(e.step), Sum: jsonfloat.Float(e.sum), Weight: jsonfloat.Float(e.weight), Min: jsonfloat.Float(e.min), Max: jsonfloat.Float(e.max),
 		})
 	}
 	var f checkpoint.File

@@ -7,6 +7,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/dist"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 func TestDistributedConfigErrors(t *testing.T) {
@@ -45,10 +46,7 @@ func TestDevicesWithoutMPIBuild(t *testing.T) {
 
 func TestSingleProcessRanks(t *testing.T) {
 	for _, devices := range []int{0, 1} {
-		tr, err := volt.NewTrainer(volt.Config{Devices: devices, DisableLoggers: true})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := testutil.NewTrainer(t, volt.Config{Devices: devices, DisableLoggers: true})
 		if tr.GlobalRank() != 0 || tr.WorldSize() != 1 || tr.LocalRank() != 0 || tr.NodeRank() != 0 || !tr.IsGlobalZero() {
 			t.Errorf("Devices %d: rank %d of %d, local %d, node %d, zero %v; want rank 0 of 1", devices,
 				tr.GlobalRank(), tr.WorldSize(), tr.LocalRank(), tr.NodeRank(), tr.IsGlobalZero())

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // dropping is the boring model with a dropout layer whose dropped fraction
@@ -35,10 +36,7 @@ func (m *dropping) TestStep(s *volt.Step, b volt.Batch) {
 // TestDropoutActsOnlyInTraining: training graphs are marked as training
 // (GoMLX's dropout and batch norm read the mark), evaluation graphs are not.
 func TestDropoutActsOnlyInTraining(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 	m := &dropping{}
 	if err := tr.Fit(t.Context(), m, boringData()); err != nil {
 		t.Fatal(err)

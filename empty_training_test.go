@@ -7,6 +7,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // noExamples is a streaming dataset that yields nothing.
@@ -37,11 +38,8 @@ func TestFitRejectsEmptyTrainingSet(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, LimitTrainBatches: tc.limit}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(t.Context(), &boring{}, volt.Loaders{Train: tc.train})
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, LimitTrainBatches: tc.limit}))
+			err := tr.Fit(t.Context(), &boring{}, volt.Loaders{Train: tc.train})
 			switch {
 			case len(tc.wantErr) == 0 && err != nil:
 				t.Fatalf("Fit: %v, want success", err)

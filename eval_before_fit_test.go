@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // This file checks that an evaluation run before Fit leaves the later ones
@@ -71,10 +72,8 @@ func evaluationsAfterFit(t *testing.T, m volt.Module, before string) string {
 	dm := exData()
 	eval := &data.DataLoader{Dataset: exExamples(20, 2), BatchSize: 8} // 8, 8, 4
 	dm.Val, dm.Test, dm.Predict = []data.Loader{eval}, []data.Loader{eval}, []data.Loader{eval}
-	tr, err := volt.NewTrainer(exQuiet(volt.Config{MaxEpochs: 3, Seed: volt.Ptr(uint64(7))}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, exQuiet(volt.Config{MaxEpochs: 3, Seed: volt.Ptr(uint64(7))}))
+	var err error
 	switch before {
 	case "validate":
 		_, err = tr.Validate(t.Context(), m, dm)

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // benchOutputsModule is a dense classifier of 10 classes whose validation
@@ -62,10 +63,7 @@ func BenchmarkValidationOutputs(b *testing.B) {
 		callback volt.Callback
 	}{{"none", false, &progressCallback{}}, {"unread", true, &progressCallback{}}, {"read", true, &readingCallback{}}} {
 		b.Run(bc.name, func(b *testing.B) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{Callbacks: []volt.Callback{bc.callback}}))
-			if err != nil {
-				b.Fatal(err)
-			}
+			tr := testutil.NewTrainer(b, quiet(volt.Config{Callbacks: []volt.Callback{bc.callback}}))
 			m := &benchOutputsModule{declare: bc.declare}
 			benchValidate(b, tr, m, batches)
 			b.ReportMetric(float64(volt.HostCopies(tr))/float64((b.N+1)*len(batches)), "copies/batch")

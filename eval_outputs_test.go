@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // outputsModule declares two named outputs in its validation, test and
@@ -163,10 +164,7 @@ func TestStepOutputsReachBatchEndHooks(t *testing.T) {
 				cb, cbGot = tc.callbacks()
 				cfg.Callbacks = []volt.Callback{cb}
 			}
-			tr, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, cfg)
 			m := tc.module.(volt.Module)
 			mustValidateTestPredict(t, tr, m, boringData())
 			got := tc.module.recorded()
@@ -243,11 +241,8 @@ func TestStepOutputErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0)}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(t.Context(), tc.module, boringData())
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0)}))
+			err := tr.Fit(t.Context(), tc.module, boringData())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
 			}
@@ -260,13 +255,7 @@ func TestStepOutputErrors(t *testing.T) {
 func TestStepOutputOfTraining(t *testing.T) {
 	var got error
 	cb := &trainBatchEndReader{read: func(out *volt.StepOutput) { _, got = out.Output("logits") }}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxSteps: 1, Callbacks: []volt.Callback{cb}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, quiet(volt.Config{MaxSteps: 1, Callbacks: []volt.Callback{cb}}), &boring{}, boringData())
 	if want := "training steps have no named outputs"; got == nil || !strings.Contains(got.Error(), want) {
 		t.Errorf("Output in OnTrainBatchEnd: %v, want an error containing %q", got, want)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // This file runs the scenarios of testdata/lightning/eval_state (several
@@ -166,10 +167,7 @@ func runEvalStateScenario(t *testing.T, sc evalStateScenario, checkpoints bool) 
 		}
 		cfg.Callbacks, cfg.DisableCheckpointing = append(cfg.Callbacks, mc), false
 	}
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	val := &data.DataLoader{Dataset: init.Val8.slice(), BatchSize: 4}
 	loaders := volt.Loaders{Train: &data.DataLoader{Dataset: init.Train16.slice(), BatchSize: 4},
 		Val: []data.Loader{val}, Test: []data.Loader{val}, Predict: []data.Loader{val}}

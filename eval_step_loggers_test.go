@@ -14,6 +14,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/logger/tensorboard"
 )
@@ -39,10 +40,7 @@ func TestEvalStepRowsReachEveryLogger(t *testing.T) {
 	rec := &rowRecorder{}
 	cfg := exQuiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1})
 	cfg.DisableLoggers, cfg.Loggers = false, []logger.Logger{rec, csvLog, jsonlLog, tbLog}
-	trainer, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trainer := testutil.NewTrainer(t, cfg)
 	dm := volt.Loaders{Train: &data.DataLoader{Dataset: exExamples(16, 1), BatchSize: 4}, Val: evalLoaders(2, 2)}
 	if err := trainer.Fit(context.Background(), evalStepLine{}, dm); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -54,10 +55,7 @@ func BenchmarkValidationStepLogs(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := quiet(volt.Config{})
 			cfg.DisableLoggers, cfg.Loggers = false, []logger.Logger{discardLogger{}}
-			tr, err := volt.NewTrainer(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
+			tr := testutil.NewTrainer(b, cfg)
 			m := &benchStepLogModule{onStep: bc.onStep}
 			benchValidate(b, tr, m, batches)
 		})

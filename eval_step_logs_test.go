@@ -15,6 +15,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -182,10 +183,7 @@ func runEvalStepScenario(t *testing.T, sc evalStepScenario) (got, header []strin
 	rec := &rowRecorder{}
 	cfg := exQuiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: sc.LogEvery, NumSanityValSteps: volt.Ptr(2)})
 	cfg.DisableLoggers, cfg.Loggers = false, []logger.Logger{rec, csvLog}
-	trainer, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trainer := testutil.NewTrainer(t, cfg)
 	dm := volt.Loaders{
 		Train: &data.DataLoader{Dataset: exExamples(16, 1), BatchSize: 4},
 		Val:   evalLoaders(sc.ValLoaders, 2),

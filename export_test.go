@@ -1,8 +1,10 @@
 package volt
 
 import (
-	"github.com/voltml/volt/internal/engine"
+	"os"
 	"reflect"
+
+	"github.com/voltml/volt/internal/engine"
 
 	"github.com/gomlx/gomlx/core/tensors"
 )
@@ -21,3 +23,8 @@ func RunInProgress(t *Trainer) bool { return !reflect.ValueOf(*t.run).IsZero() }
 // HostCopies returns how many tensors t's engine has brought to the host
 // for hooks (step outputs).
 func HostCopies(t *Trainer) int64 { return t.eng.HostCopies() }
+
+// SignalReceived returns the signal t's running Fit has taken
+// (Config.HandleSignals), nil before one: what the loops read after each
+// step.
+func SignalReceived(t *Trainer) os.Signal { return t.run.signals.signalled() }

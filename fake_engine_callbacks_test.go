@@ -12,6 +12,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // These tests run Fit and Predict with the callbacks on the fake engine
@@ -41,10 +42,7 @@ func fakeTrainer(t *testing.T, cfg volt.Config, losses []float64) (*volt.Trainer
 	t.Helper()
 	cfg.DisableLoggers, cfg.DisableModelSummary = true, true
 	cfg.Log = slog.New(slog.DiscardHandler)
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	eval := &volt.FakeEval{Log: func(tr *volt.Trainer, dl int) map[string]float64 {
 		return map[string]float64{"val_loss": losses[min(tr.CurrentEpoch(), len(losses)-1)]}
 	}}

@@ -4,13 +4,11 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 func TestFitLearnsAndCounts(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 20}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 20}))
 	m := &boring{}
 	if err := tr.Fit(t.Context(), m, boringData()); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // recorder implements every hook and appends "<who>.<Hook>[args]" to a log.
@@ -119,10 +120,7 @@ func evalHooks(kind string, batches, loaders int) []string {
 func TestHookOrder(t *testing.T) {
 	var log []string
 	m := &recordingModule{boring: &boring{}, recorder: recorder{"module", &log}}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{recorder{"cb", &log}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{recorder{"cb", &log}}}))
 	train := &data.DataLoader{Dataset: regression(32, 1), BatchSize: 16}
 	val := &data.DataLoader{Dataset: regression(24, 2), BatchSize: 8}
 	dm := volt.Loaders{Train: train, Val: []data.Loader{val}, Test: []data.Loader{val, val}, Predict: []data.Loader{val}}
@@ -174,11 +172,8 @@ func (f failing) OnTrainEpochEnd(*volt.Trainer) error { return fmt.Errorf("boom"
 
 func TestHookErrorRunsOnExceptionAndTeardown(t *testing.T) {
 	var log []string
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{failing{recorder{"cb", &log}}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = tr.Fit(t.Context(), &boring{}, boringData())
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{failing{recorder{"cb", &log}}}}))
+	err := tr.Fit(t.Context(), &boring{}, boringData())
 	if err == nil || !strings.Contains(err.Error(), "volt_test.failing.OnTrainEpochEnd (epoch 0, global step 4): boom") {
 		t.Fatalf("Fit error = %v", err)
 	}

@@ -82,13 +82,7 @@ func fixedData() volt.Loaders {
 // trainHPNet fits m for epochs and saves a full and a weights-only checkpoint.
 func trainHPNet(t *testing.T, m *hpNet, epochs int) (tr *volt.Trainer, full, weights string) {
 	t.Helper()
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), m, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	tr = testutil.Fit(t, quiet(volt.Config{MaxEpochs: epochs}), m, fixedData())
 	dir := t.TempDir()
 	full, weights = filepath.Join(dir, "full.ckpt"), filepath.Join(dir, "weights.ckpt")
 	for path, only := range map[string]bool{full: false, weights: true} {
@@ -124,15 +118,6 @@ func tensorBytes(t *testing.T, x *tensors.Tensor) []byte {
 	return b
 }
 
-func newQuietTrainer(t *testing.T, cfg volt.Config) *volt.Trainer {
-	t.Helper()
-	tr, err := volt.NewTrainer(quiet(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
-}
-
 // TestLoadModuleForPredict: from a full and from a weights-only checkpoint,
 // LoadModule sets every hyper-parameter field (leaving volt:"-" alone) and
 // a new trainer predicts bit for bit what the trained one does.
@@ -151,13 +136,13 @@ func TestLoadModuleForPredict(t *testing.T) {
 			if *m != wantFields {
 				t.Errorf("loaded fields %+v, want %+v", *m, wantFields)
 			}
-			got := predictions(t, newQuietTrainer(t, volt.Config{}), m)
+			got := predictions(t, testutil.NewTrainer(t, quiet(volt.Config{})), m)
 			if !reflect.DeepEqual(got, want) {
 				t.Error("predictions of the loaded module differ from the trained module's")
 			}
 			// A module without LoadModule has its own random weights.
 			fresh := *m
-			if reflect.DeepEqual(predictions(t, newQuietTrainer(t, volt.Config{}), &fresh), want) {
+			if reflect.DeepEqual(predictions(t, testutil.NewTrainer(t, quiet(volt.Config{})), &fresh), want) {
 				t.Error("a module that was not loaded predicts like the loaded one: the test cannot tell")
 			}
 		})
@@ -179,10 +164,7 @@ func TestLoadModuleWarmStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	warm := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
-	if err := warm.Fit(t.Context(), m, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	warm := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), m, fixedData())
 	if got := warm.GlobalStep(); got != 4 {
 		t.Errorf("global step after the warm start's one epoch = %d, want 4 (a new run, not a resumed one)", got)
 	}
@@ -194,7 +176,7 @@ func TestLoadModuleWarmStart(t *testing.T) {
 		}
 	}
 	// FromCheckpoint refuses weights only, and says what to use instead.
-	err = newQuietTrainer(t, volt.Config{MaxEpochs: 1}).Fit(t.Context(), &hpNet{Hidden: 4, LR: 0.05}, fixedData(), volt.FromCheckpoint(weights))
+	err = testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1})).Fit(t.Context(), &hpNet{Hidden: 4, LR: 0.05}, fixedData(), volt.FromCheckpoint(weights))
 	if err == nil || !strings.Contains(err.Error(), "volt.LoadModule") {
 		t.Errorf("Fit(FromCheckpoint(weights only)) error %v, want a pointer to volt.LoadModule", err)
 	}
@@ -227,10 +209,7 @@ func (m *badHP) HParams() map[string]any {
 // include record.
 func saveBadHP(t *testing.T, record map[string]any) string {
 	t.Helper()
-	tr := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
-	if err := tr.Fit(t.Context(), &badHP{hpNet{Hidden: 3, LR: 0.05}, record}, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &badHP{hpNet{Hidden: 3, LR: 0.05}, record}, fixedData())
 	path := filepath.Join(t.TempDir(), "bad.ckpt")
 	if err := tr.SaveCheckpoint(path, true); err != nil {
 		t.Fatal(err)
@@ -301,10 +280,7 @@ func (m *noHP) PredictStep(s *volt.Step, b volt.Batch) *graph.Node { return m.ne
 // TestLoadModuleWrongVariables: weights that do not match the module are an
 // error naming the missing and unexpected variables, or the shapes.
 func TestLoadModuleWrongVariables(t *testing.T) {
-	tr := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
-	if err := tr.Fit(t.Context(), &noHP{Hidden: 3}, fixedData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &noHP{Hidden: 3}, fixedData())
 	path := filepath.Join(t.TempDir(), "w.ckpt")
 	if err := tr.SaveCheckpoint(path, true); err != nil {
 		t.Fatal(err)
@@ -313,21 +289,21 @@ func TestLoadModuleWrongVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = newQuietTrainer(t, volt.Config{}).Predict(t.Context(), other, fixedData())
+	_, err = testutil.NewTrainer(t, quiet(volt.Config{})).Predict(t.Context(), other, fixedData())
 	for _, w := range []string{"checkpoint " + path + " does not match the module", `missing variables ["/other/dense/biases" "/other/dense/weights"]`,
 		`unexpected variables ["/hidden/dense/biases" "/hidden/dense/weights" "/out/dense/biases" "/out/dense/weights"]`} {
 		if err == nil || !strings.Contains(err.Error(), w) {
 			t.Errorf("Predict with another module's weights: error %v, want %s", err, w)
 		}
 	}
-	if _, err := newQuietTrainer(t, volt.Config{}).Predict(t.Context(), other, fixedData(), volt.NonStrict()); err != nil {
+	if _, err := testutil.NewTrainer(t, quiet(volt.Config{})).Predict(t.Context(), other, fixedData(), volt.NonStrict()); err != nil {
 		t.Errorf("NonStrict: %v", err)
 	}
 	wider, err := volt.LoadModule(path, &noHP{Hidden: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = newQuietTrainer(t, volt.Config{}).Predict(t.Context(), wider, fixedData())
+	_, err = testutil.NewTrainer(t, quiet(volt.Config{})).Predict(t.Context(), wider, fixedData())
 	if err == nil || !strings.Contains(err.Error(), "/hidden/dense/weights") {
 		t.Errorf("Predict with a wider layer than the checkpoint's: error %v, want one naming /hidden/dense/weights", err)
 	}
@@ -365,7 +341,7 @@ func (m *scaled) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 // TestLoadModuleFrozenVariables: a weights-only checkpoint keeps the
 // module's frozen variables, and LoadModule restores them, still frozen.
 func TestLoadModuleFrozenVariables(t *testing.T) {
-	tr := newQuietTrainer(t, volt.Config{MaxEpochs: 1})
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
 	m := &scaled{}
 	if err := tr.Fit(t.Context(), m, fixedData()); err != nil {
 		t.Fatal(err)
@@ -386,7 +362,7 @@ func TestLoadModuleFrozenVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newQuietTrainer(t, volt.Config{})
+	r := testutil.NewTrainer(t, quiet(volt.Config{}))
 	if got := predictions(t, r, loaded); !reflect.DeepEqual(got, want) {
 		t.Error("predictions after LoadModule differ: the frozen /scale was not restored")
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -41,13 +42,7 @@ func TestLoggersAreFlushedAtEveryEpochEnd(t *testing.T) {
 	probe := &unsavedAtEpochStart{log: l}
 	cfg := quiet(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1, Callbacks: []volt.Callback{probe}})
 	cfg.DisableLoggers, cfg.Loggers = false, []logger.Logger{l}
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, cfg, &boring{}, boringData())
 	if l.rows == 0 {
 		t.Fatal("nothing was logged")
 	}

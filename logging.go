@@ -27,6 +27,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/logger"
 )
 
 // HParamser is implemented by modules and data modules whose hyperparameters
@@ -298,12 +299,12 @@ func (t *Trainer) logHyperparams(dm DataModule) error {
 
 // finalizeLoggers flushes the loggers at the end of a run.
 func (t *Trainer) finalizeLoggers() error {
-	status := "success"
+	status := logger.StatusSuccess
 	switch t.state.Status {
 	case StatusInterrupted:
-		status = "interrupted"
+		status = logger.StatusInterrupted
 	case StatusFailed:
-		status = "failed"
+		status = logger.StatusFailed
 	}
 	var errs []error
 	for _, l := range t.logs.loggers {

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -58,10 +59,7 @@ func TestLoggingReductionsAndCadence(t *testing.T) {
 	cfg := quiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 2})
 	cfg.DisableLoggers = false
 	cfg.Loggers = []logger.Logger{mem}
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	// 10 training examples in batches of 4: sizes 4, 4, 2. Two validation
 	// loaders: 5 examples in batches of 2 (2, 2, 1) and 3 in one batch.
 	dm := volt.Loaders{

@@ -114,10 +114,7 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 				}
 				cfg.Loggers = []logger.Logger{logger.Multi(csvLog, jsonLog)}
 			}
-			tr, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, cfg)
 			return tr
 		}
 		loaders := func() volt.Loaders {
@@ -167,10 +164,7 @@ func TestFilesWrittenToLogDirBeforeFitStayInTheRun(t *testing.T) {
 	root := t.TempDir()
 	cfg := quiet(volt.Config{MaxEpochs: 1, DefaultRootDir: root})
 	cfg.DisableLoggers = false
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	dir := tr.LogDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // tracer records which batches each loop ran: "T<epoch>:<batch>" for
@@ -181,12 +182,12 @@ func TestLoopControlErrors(t *testing.T) {
 		})
 	}
 	// Known only at Fit: the interval against the epoch's length.
-	tr, _ := volt.NewTrainer(quiet(volt.Config{ValCheckInterval: volt.Batches(10)}))
+	tr := testutil.NewTrainer(t, quiet(volt.Config{ValCheckInterval: volt.Batches(10)}))
 	err := tr.Fit(t.Context(), &boring{}, loopData())
 	if err == nil || !strings.Contains(err.Error(), "Config.ValCheckInterval=Batches(10) is larger than the training epoch (4 batches) while Config.CheckValEveryNEpoch=1") {
 		t.Errorf("Fit error = %v", err)
 	}
-	tr, _ = volt.NewTrainer(quiet(volt.Config{LimitTrainBatches: volt.Fraction(0.1)}))
+	tr = testutil.NewTrainer(t, quiet(volt.Config{LimitTrainBatches: volt.Fraction(0.1)}))
 	err = tr.Fit(t.Context(), &boring{}, loopData())
 	if err == nil || !strings.Contains(err.Error(), "Config.LimitTrainBatches: Fraction(0.1) of 4 batches is less than one batch") {
 		t.Errorf("Fit error = %v", err)
@@ -213,10 +214,7 @@ func TestReloadDataloaders(t *testing.T) {
 	dm := &reloading{Loaders: loopData()}
 	volt.SeedEverything(3)
 	defer volt.SeedEverything(0)
-	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 5, ReloadDataloadersEveryNEpochs: 2}))
-	if err := tr.Fit(t.Context(), &boring{}, dm); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, quiet(volt.Config{MaxEpochs: 5, ReloadDataloadersEveryNEpochs: 2}), &boring{}, dm)
 	// At the start, then before epochs 2 and 4.
 	if dm.calls != 3 {
 		t.Errorf("TrainDataloader called %d times, want 3", dm.calls)
@@ -259,7 +257,7 @@ func TestSeveralTrainingLoaders(t *testing.T) {
 func TestEvaluationLimits(t *testing.T) {
 	tr := &tracer{}
 	cfg := quiet(volt.Config{MaxEpochs: 1, LimitTestBatches: volt.Batches(1), LimitPredictBatches: volt.Fraction(0.5), Callbacks: []volt.Callback{tr}})
-	trainer, _ := volt.NewTrainer(cfg)
+	trainer := testutil.NewTrainer(t, cfg)
 	dm := loopData()
 	dm.Test = append(dm.Test, dm.Test[0])
 	dm.Predict = []data.Loader{&data.DataLoader{Dataset: regression(16, 2), BatchSize: 4}}
@@ -295,12 +293,9 @@ func (f failingIterable) Iter(epoch int) iter.Seq2[data.Example, error] {
 // The training loop reads one batch ahead; an error in that batch must end
 // Fit with the loader's error, after the batches before it ran.
 func TestTrainingLoaderErrorAfterFirstBatch(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
 	dm := volt.Loaders{Train: &data.DataLoader{Iterable: failingIterable{ok: 8}, BatchSize: 4}}
-	err = tr.Fit(t.Context(), &boring{}, dm)
+	err := tr.Fit(t.Context(), &boring{}, dm)
 	if err == nil || !strings.Contains(err.Error(), "training loader, epoch 0, batch 2: ") || !strings.Contains(err.Error(), "disk on fire") {
 		t.Errorf("Fit error = %v, want the loader's error at batch 2", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -69,13 +70,7 @@ func TestResumePointFollowsTheRecordedPoint(t *testing.T) {
 			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: mem}
 			cfg := quiet(volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{sv}, Loggers: []logger.Logger{mem}})
 			cfg.DisableLoggers = false
-			tr, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
+			testutil.Fit(t, cfg, &adamBoring{}, resumeData())
 			f, err := checkpoint.Load(path)
 			if err != nil {
 				t.Fatal(err)

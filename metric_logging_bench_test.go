@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/metrics"
 )
 
@@ -59,10 +60,7 @@ func BenchmarkValidationMetrics(b *testing.B) {
 		collection *metrics.Collection
 	}{{"none", nil, nil}, {"three", three, nil}, {"three-collection", nil, shared}} {
 		b.Run(bc.name, func(b *testing.B) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{}))
-			if err != nil {
-				b.Fatal(err)
-			}
+			tr := testutil.NewTrainer(b, quiet(volt.Config{}))
 			m := &benchMetricModule{metrics: bc.metrics, collection: bc.collection}
 			benchValidate(b, tr, m, batches)
 		})

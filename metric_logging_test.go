@@ -14,6 +14,7 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/metrics"
 )
@@ -91,10 +92,7 @@ func (m *metricModule) TestStep(s *volt.Step, b volt.Batch) {
 // batches' F1s; the state is reset for every run.
 func TestLogMetricEpochF1IsTorchmetrics(t *testing.T) {
 	batches, want := goldenF1(t, "mc_f1_macro")
-	tr, err := volt.NewTrainer(quiet(volt.Config{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 	m := newMetricModule(t)
 	for run := range 2 { // the second run starts from a reset state
 		res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
@@ -138,10 +136,7 @@ func TestLogMetricNoRetracePerBatch(t *testing.T) {
 	for range 6 {
 		same = append(same, batches[0])
 	}
-	tr, err := volt.NewTrainer(quiet(volt.Config{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 	m := newMetricModule(t)
 	for run, want := range []int{2, 2} {
 		if _, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{same}}}); err != nil {
@@ -168,10 +163,7 @@ func TestLogMetricMonitoredByCallbacks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 6, Callbacks: []volt.Callback{es}}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 6, Callbacks: []volt.Callback{es}}))
 	m := newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
 	dm := volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches}}}
 	if err := tr.Fit(t.Context(), m, dm); err != nil {
@@ -216,10 +208,7 @@ func TestLogMetricStepCadence(t *testing.T) {
 	mem := &memLogger{}
 	cfg := quiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 2, Loggers: []logger.Logger{mem}})
 	cfg.DisableLoggers = false
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	m := newMetricModule(t, volt.OnStep(true), volt.OnEpoch(true))
 	if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
 		t.Fatal(err)
@@ -278,14 +267,8 @@ func TestLogMetricResumeMidEpoch(t *testing.T) {
 	sv := &saver{path: path, atBatch: 6, when: "batch", mem: full}
 	testResume(t, cfg, sv, dm)
 	// Without the state the resumed epoch would cover two batches only.
-	fresh, _ := volt.NewTrainer(cfg)
-	if err := fresh.Fit(t.Context(), newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), volt.Loaders{Train: &fixedLoader{batches[2:]}}); err != nil {
-		t.Fatal(err)
-	}
-	r, _ := volt.NewTrainer(cfg)
-	if err := r.Fit(t.Context(), newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), dm(), volt.FromCheckpoint(path)); err != nil {
-		t.Fatal(err)
-	}
+	fresh := testutil.Fit(t, cfg, newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), volt.Loaders{Train: &fixedLoader{batches[2:]}})
+	r := testutil.Fit(t, cfg, newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true)), dm(), volt.FromCheckpoint(path))
 	if fresh.CallbackMetrics()["train_f1"] == r.CallbackMetrics()["train_f1"] {
 		t.Errorf("train_f1 of the last two batches alone equals the resumed epoch's: the test cannot tell")
 	}
@@ -310,10 +293,7 @@ func testResume(t *testing.T, cfg volt.Config, sv *saver, dm func() volt.Loaders
 	t.Helper()
 	path := sv.path
 	cfg.Callbacks = []volt.Callback{sv}
-	u, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	u := testutil.NewTrainer(t, cfg)
 	opts := []volt.LogOption{volt.OnStep(false), volt.OnEpoch(true)}
 	if err := u.Fit(t.Context(), newMetricModule(t, opts...), dm()); err != nil {
 		t.Fatal(err)
@@ -341,13 +321,7 @@ func testResume(t *testing.T, cfg volt.Config, sv *saver, dm func() volt.Loaders
 		}
 	}
 	cfg.Callbacks = nil
-	r, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Fit(t.Context(), newMetricModule(t, opts...), dm(), volt.FromCheckpoint(path)); err != nil {
-		t.Fatal(err)
-	}
+	r := testutil.Fit(t, cfg, newMetricModule(t, opts...), dm(), volt.FromCheckpoint(path))
 	for _, name := range []string{"train_f1", "train_acc"} {
 		a, b := u.CallbackMetrics()[name], r.CallbackMetrics()[name]
 		if math.Float64bits(a) != math.Float64bits(b) {
@@ -389,10 +363,7 @@ func TestLogMetricsCollection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := volt.NewTrainer(quiet(volt.Config{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 	m := &collectionModule{metricModule: *newMetricModule(t), c: c}
 	res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
 	if err != nil {
@@ -441,12 +412,9 @@ func TestLogMetricErrors(t *testing.T) {
 	batches, _ := goldenF1(t, "mc_f1_macro")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 			m := &badMetricModule{metricModule: *newMetricModule(t), log: tc.log}
-			_, err = tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
+			_, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{batches}}})
 			if err == nil || !contains(err.Error(), tc.want) {
 				t.Fatalf("Validate error = %v, want it to contain %q", err, tc.want)
 			}
@@ -487,10 +455,7 @@ func TestLogMetricTrainingStepForms(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: tc.accumulate, Precision: tc.precision}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: tc.accumulate, Precision: tc.precision}))
 			calls := 0
 			if tc.split {
 				volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })

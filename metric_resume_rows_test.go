@@ -14,6 +14,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -46,24 +47,12 @@ func TestLogMetricResumeLogsTheSameRows(t *testing.T) {
 			}
 			full := &memLogger{}
 			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: full}
-			u, err := volt.NewTrainer(cfg(full, sv))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), newMetricModule(t, opts...), dm); err != nil {
-				t.Fatal(err)
-			}
+			testutil.Fit(t, cfg(full, sv), newMetricModule(t, opts...), dm)
 			if !sv.saved {
 				t.Fatal("the checkpoint was not saved")
 			}
 			resumed := &memLogger{}
-			r, err := volt.NewTrainer(cfg(resumed))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches[:1]}}}, volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			testutil.Fit(t, cfg(resumed), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches[:1]}}}, volt.FromCheckpoint(path))
 			want := full.rows[sv.mark:]
 			if len(resumed.rows) != len(want) {
 				t.Fatalf("the resumed run logged %d rows, the uninterrupted one %d after the checkpoint", len(resumed.rows), len(want))
@@ -124,13 +113,7 @@ func TestLogMetricResumeFromDefaultCheckpoint(t *testing.T) {
 		t.Helper()
 		cfg := quiet(volt.Config{MaxEpochs: epochs, LogEveryNSteps: 1, Loggers: []logger.Logger{l}})
 		cfg.DisableLoggers = false
-		tr, err := volt.NewTrainer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &rotatingLoader{batches}}, fitOpts...); err != nil {
-			t.Fatal(err)
-		}
+		testutil.Fit(t, cfg, newMetricModule(t, opts...), volt.Loaders{Train: &rotatingLoader{batches}}, fitOpts...)
 	}
 	full := &dirLogger{dir: t.TempDir()}
 	fit(2, full)
@@ -176,13 +159,7 @@ func TestLogMetricResumeCallbackMetrics(t *testing.T) {
 		t.Helper()
 		cfg := quiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1, Loggers: []logger.Logger{&memLogger{}}, Callbacks: cbs})
 		cfg.DisableLoggers = false
-		tr, err := volt.NewTrainer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}}, runOpts...); err != nil {
-			t.Fatal(err)
-		}
+		testutil.Fit(t, cfg, newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}}, runOpts...)
 	}
 	full := &stepValueRecorder{name: "train_acc_step", seen: map[int64]float64{}}
 	sv := &saver{path: path, atBatch: 2, when: "batch", mem: &memLogger{}}
@@ -226,13 +203,7 @@ func TestLogMetricResumedCheckpointBeforeAStep(t *testing.T) {
 	opts := []volt.LogOption{volt.OnStep(false), volt.OnEpoch(true)}
 	fit := func(cb volt.Callback, runOpts ...volt.RunOption) {
 		t.Helper()
-		tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{cb}}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Fit(t.Context(), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}}, runOpts...); err != nil {
-			t.Fatal(err)
-		}
+		testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{cb}}), newMetricModule(t, opts...), volt.Loaders{Train: &fixedLoader{batches}}, runOpts...)
 	}
 	fit(&saver{path: first, atBatch: int64(len(batches)), when: "batch", mem: &memLogger{}})
 	fit(&epochStartSaver{path: again}, volt.FromCheckpoint(first))

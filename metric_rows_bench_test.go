@@ -5,6 +5,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/metrics"
 )
 
@@ -24,10 +25,7 @@ func BenchmarkValidationCurves(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tr, err := volt.NewTrainer(quiet(volt.Config{}))
-			if err != nil {
-				b.Fatal(err)
-			}
+			tr := testutil.NewTrainer(b, quiet(volt.Config{}))
 			m := &curveModule{auroc: auroc}
 			benchValidate(b, tr, m, batches)
 		})

@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/metrics"
 )
 
@@ -147,10 +148,7 @@ func TestLogMetricGrowingStatesAreTorchmetrics(t *testing.T) {
 					s.LogMetric("val_m", tc.metric, p, y)
 				}
 			}}
-			tr, err := volt.NewTrainer(quiet(volt.Config{}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 			for run := range 2 {
 				res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{g.batches}}})
 				if err != nil {
@@ -216,11 +214,8 @@ func (m growingTrainModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node
 // states only; the error says what to do instead.
 func TestLogMetricGrowingStateInTraining(t *testing.T) {
 	batches, _ := goldenF1(t, "mc_f1_macro")
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = tr.Fit(t.Context(), growingTrainModule{newMetricModule(t)}, volt.Loaders{Train: &fixedLoader{batches}})
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
+	err := tr.Fit(t.Context(), growingTrainModule{newMetricModule(t)}, volt.Loaders{Train: &fixedLoader{batches}})
 	if want := "training steps carry fixed-size states only"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("Fit error = %v, want it to contain %q", err, want)
 	}
@@ -228,10 +223,7 @@ func TestLogMetricGrowingStateInTraining(t *testing.T) {
 
 // TestMetricValueErrors: MetricValue names what it cannot find.
 func TestMetricValueErrors(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 	if _, err := tr.MetricValue("val_roc"); err == nil || !strings.Contains(err.Error(), "no metric object is logged under that name") {
 		t.Errorf("MetricValue before any run: %v", err)
 	}
@@ -250,10 +242,7 @@ func TestLogMetricsGrowingCollection(t *testing.T) {
 	}
 	validate := func(log func(s *volt.Step, p, y *graph.Node)) map[string]float64 {
 		t.Helper()
-		tr, err := volt.NewTrainer(quiet(volt.Config{}))
-		if err != nil {
-			t.Fatal(err)
-		}
+		tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 		m := &badMetricModule{metricModule: *newMetricModule(t), log: log}
 		res, err := tr.Validate(t.Context(), m, volt.Loaders{Val: []data.Loader{&fixedLoader{g.batches}}})
 		if err != nil {
@@ -276,10 +265,7 @@ func TestMetricValuePerLoader(t *testing.T) {
 	m := &badMetricModule{metricModule: *newMetricModule(t), log: func(s *volt.Step, p, y *graph.Node) {
 		s.UpdateMetric("val_cat", metrics.CatMetric{}, p, nil)
 	}}
-	tr, err := volt.NewTrainer(quiet(volt.Config{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{}))
 	loaders := []data.Loader{&fixedLoader{g.batches[:1]}, &fixedLoader{g.batches[1:]}}
 	if _, err := tr.Validate(t.Context(), m, volt.Loaders{Val: loaders}); err != nil {
 		t.Fatal(err)
@@ -321,13 +307,7 @@ func TestUpdateMetricInTraining(t *testing.T) {
 	for _, b := range batches {
 		samples += b.Size
 	}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), confusionTrainModule{newMetricModule(t)}, volt.Loaders{Train: &fixedLoader{batches}}); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 2}), confusionTrainModule{newMetricModule(t)}, volt.Loaders{Train: &fixedLoader{batches}})
 	v, err := tr.MetricValue("train_confmat")
 	if err != nil {
 		t.Fatal(err)

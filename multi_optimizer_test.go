@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -118,7 +119,7 @@ func TestManualEqualsAutomatic(t *testing.T) {
 	if auto.GlobalStep() != manual.GlobalStep() {
 		t.Errorf("global steps %d vs %d", auto.GlobalStep(), manual.GlobalStep())
 	}
-	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, AccumulateGradBatches: 2}))
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, AccumulateGradBatches: 2}))
 	if err := tr.Fit(t.Context(), &manualBoring{}, boringData()); err == nil || !contains(err.Error(), "AccumulateGradBatches=2 cannot be used with manual optimization") {
 		t.Errorf("accumulation with manual optimization: %v", err)
 	}

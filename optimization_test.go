@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // floats returns every float64 variable's values, keyed by path.
@@ -33,13 +34,7 @@ func fitBoring(t *testing.T, cfg volt.Config, dm volt.DataModule, m volt.Module)
 	t.Helper()
 	volt.SeedEverything(3)
 	t.Cleanup(func() { volt.SeedEverything(0) })
-	tr, err := volt.NewTrainer(quiet(cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), m, dm); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(cfg), m, dm)
 	return tr
 }
 
@@ -180,11 +175,8 @@ func TestTerminateOnNaN(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := quiet(tc.cfg)
 			cfg.MaxEpochs = 2
-			tr, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(t.Context(), tc.module, loaderOf(tc.ds, 4))
+			tr := testutil.NewTrainer(t, cfg)
+			err := tr.Fit(t.Context(), tc.module, loaderOf(tc.ds, 4))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -66,25 +67,13 @@ func TestResumeKeepsPlateauStep(t *testing.T) {
 			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: &memLogger{}}
 			cfg.Callbacks = []volt.Callback{sv}
 			um := &plateauBoring{}
-			u, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), um, dm); err != nil {
-				t.Fatal(err)
-			}
+			u := testutil.Fit(t, cfg, um, dm)
 			if !sv.saved {
 				t.Fatal("the checkpoint was not saved")
 			}
 			cfg.Callbacks = nil
 			rm := &plateauBoring{}
-			r, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), rm, dm, volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			r := testutil.Fit(t, cfg, rm, dm, volt.FromCheckpoint(path))
 			if lu, lr := u.LearningRates()[0], r.LearningRates()[0]; lu != lr {
 				t.Errorf("learning rate %g after resuming, %g uninterrupted", lr, lu)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/google/pprof/profile"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	exptrace "golang.org/x/exp/trace"
 )
 
@@ -152,10 +153,7 @@ func TestTraceProfilerFiles(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Profiler: "trace", DefaultRootDir: dir, Callbacks: c.callbacks}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Profiler: "trace", DefaultRootDir: dir, Callbacks: c.callbacks}))
 			dm := boringData()
 			if c.loader != nil {
 				dm.Train = c.loader(dm.Train)
@@ -215,11 +213,8 @@ func TestAdvancedProfilerLabels(t *testing.T) {
 	}
 	dir := t.TempDir()
 	const hook = "[Callback]burner.OnTrainEpochEnd"
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Profiler: "advanced", DefaultRootDir: dir,
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, Profiler: "advanced", DefaultRootDir: dir,
 		Callbacks: []volt.Callback{burner{300 * time.Millisecond}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/profiler"
 )
 
@@ -47,10 +48,7 @@ func TestSimpleProfilerCountsEveryHook(t *testing.T) {
 	cfg := quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: simple,
 		Callbacks: []volt.Callback{recorder{"cb", &log}}})
 	cfg.DisableLoggers = false
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	train := &data.DataLoader{Dataset: regression(32, 1), BatchSize: 16}
 	val := &data.DataLoader{Dataset: regression(24, 2), BatchSize: 8}
 	dm := volt.Loaders{Train: train, Val: []data.Loader{val}, Test: []data.Loader{val, val}, Predict: []data.Loader{val}}
@@ -165,12 +163,9 @@ func TestProfilerFileErrorsFailTheRun(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.profiler, func(t *testing.T) {
 			var log []string
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Profiler: c.profiler, DefaultRootDir: blocked,
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, Profiler: c.profiler, DefaultRootDir: blocked,
 				Callbacks: []volt.Callback{recorder{"cb", &log}}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = tr.Fit(context.Background(), &boring{}, boringData())
+			err := tr.Fit(context.Background(), &boring{}, boringData())
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, c.want)
 			}
@@ -186,10 +181,7 @@ func TestProfilerFileErrorsFailTheRun(t *testing.T) {
 // timed inside training_step.
 func TestSimpleProfilerSplitStep(t *testing.T) {
 	simple := &profiler.Simple{Out: io.Discard}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, CustomProfiler: simple, DefaultRootDir: t.TempDir(), NumSanityValSteps: volt.Ptr(0)}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, CustomProfiler: simple, DefaultRootDir: t.TempDir(), NumSanityValSteps: volt.Ptr(0)}))
 	reductions := 0
 	volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { reductions++; return g, nil })
 	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
@@ -264,11 +256,8 @@ func (c *nestingChecker) Teardown() error {
 func TestCustomProfilerSeesNestedActions(t *testing.T) {
 	c := &nestingChecker{t: t}
 	dir := t.TempDir()
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: c,
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, DefaultRootDir: dir, CustomProfiler: c,
 		Callbacks: []volt.Callback{savesAtEpochEnd{filepath.Join(dir, "hook.ckpt")}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { return g, nil })
 	m, dm := &boring{}, boringData()
 	if err := tr.Fit(t.Context(), m, dm); err != nil {

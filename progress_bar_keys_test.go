@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // pbarKeysLine logs its loss with each on_step/on_epoch combination, as
@@ -64,10 +65,7 @@ func TestProgressBarMetricsKeysMatchLightning(t *testing.T) {
 	// Lightning's logged_metrics reads the latest step values whether or
 	// not they reached a logger; volt's LoggedMetrics holds what the loggers
 	// got, so every step is sent here.
-	trainer, err := volt.NewTrainer(exQuiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	trainer := testutil.NewTrainer(t, exQuiet(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1}))
 	m := &pbarKeysLine{}
 	if err := trainer.Fit(context.Background(), m, exData()); err != nil {
 		t.Fatal(err)

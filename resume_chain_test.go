@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 )
 
@@ -48,34 +49,16 @@ func TestCheckpointOfAResumedRunBeforeItsPointResumesThere(t *testing.T) {
 				full := &memLogger{}
 				sv := &saver{path: path, atBatch: 12, when: first, mem: full}
 				cfg.Loggers, cfg.Callbacks = []logger.Logger{full}, []volt.Callback{sv}
-				u, err := volt.NewTrainer(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := u.Fit(t.Context(), &epochLogged{}, resumeData()); err != nil {
-					t.Fatal(err)
-				}
+				u := testutil.Fit(t, cfg, &epochLogged{}, resumeData())
 				ss := &startSaver{path: again, when: second}
 				cfg.Loggers, cfg.Callbacks = []logger.Logger{&memLogger{}}, []volt.Callback{ss}
-				r1, err := volt.NewTrainer(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := r1.Fit(t.Context(), &epochLogged{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-					t.Fatal(err)
-				}
+				testutil.Fit(t, cfg, &epochLogged{}, resumeData(), volt.FromCheckpoint(path))
 				if !sv.saved || !ss.saved {
 					t.Fatalf("checkpoints saved: first %v, second %v", sv.saved, ss.saved)
 				}
 				resumed := &memLogger{}
 				cfg.Loggers, cfg.Callbacks = []logger.Logger{resumed}, nil
-				r2, err := volt.NewTrainer(cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := r2.Fit(t.Context(), &epochLogged{}, resumeData(), volt.FromCheckpoint(again)); err != nil {
-					t.Fatal(err)
-				}
+				r2 := testutil.Fit(t, cfg, &epochLogged{}, resumeData(), volt.FromCheckpoint(again))
 				if r2.GlobalStep() != u.GlobalStep() {
 					t.Errorf("resumed twice, the run ends at step %d; uninterrupted at %d", r2.GlobalStep(), u.GlobalStep())
 				}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -61,24 +62,12 @@ func TestResumeKeepsTheSavedLearningRate(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "lr.ckpt")
 			full := &lrSetter{atStep: 2, lr: 0.003, seen: map[int64]float64{}}
 			sv := &saver{path: path, atBatch: tc.atBatch, when: tc.when, mem: &memLogger{}}
-			u, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{full, sv}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := u.Fit(t.Context(), &plateauModule{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
+			testutil.Fit(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{full, sv}}), &plateauModule{}, resumeData())
 			if !sv.saved {
 				t.Fatal("the checkpoint was not saved")
 			}
 			resumed := &lrSetter{atStep: 2, lr: 0.003, seen: map[int64]float64{}}
-			r, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{resumed}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &plateauModule{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			testutil.Fit(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{resumed}}), &plateauModule{}, resumeData(), volt.FromCheckpoint(path))
 			for step := sv.step + 1; step <= 16; step++ {
 				want, got := full.seen[step], resumed.seen[step]
 				if math.Float64bits(got) != math.Float64bits(want) {

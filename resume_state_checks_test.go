@@ -12,6 +12,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // batchCounter is a Stateful callback: it counts the training batches it saw.
@@ -45,10 +46,7 @@ func TestResumeRejectsOrSaysIncompleteState(t *testing.T) {
 	dir := t.TempDir()
 	base := filepath.Join(dir, "base.ckpt")
 	cfg := quiet(volt.Config{MaxEpochs: 1, AccumulateGradBatches: 2, Callbacks: []volt.Callback{&batchCounter{}}})
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	dm := statefulLoaders{resumeData()}
 	if err := tr.Fit(t.Context(), &adamBoring{}, dm); err != nil {
 		t.Fatal(err)
@@ -102,11 +100,8 @@ func TestResumeRejectsOrSaysIncompleteState(t *testing.T) {
 			if !tc.noCallback {
 				rcfg.Callbacks = []volt.Callback{counter}
 			}
-			r, err := volt.NewTrainer(rcfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = r.Fit(t.Context(), &adamBoring{}, statefulLoaders{resumeData()}, volt.FromCheckpoint(path))
+			r := testutil.NewTrainer(t, rcfg)
+			err := r.Fit(t.Context(), &adamBoring{}, statefulLoaders{resumeData()}, volt.FromCheckpoint(path))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), path) {
 					t.Fatalf("Fit error = %v, want one naming %s and saying %q", err, path, tc.wantErr)

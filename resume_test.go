@@ -13,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
 )
@@ -126,10 +127,7 @@ func TestResumeParity(t *testing.T) {
 
 func TestResumeErrors(t *testing.T) {
 	dir := t.TempDir()
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1}))
 	trained := &boring{}
 	if err := tr.Fit(t.Context(), trained, boringData()); err != nil {
 		t.Fatal(err)
@@ -155,7 +153,7 @@ func TestResumeErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+			r := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 			err := r.Fit(t.Context(), tc.module, boringData(), tc.opts...)
 			if err == nil || !contains(err.Error(), tc.want) {
 				t.Fatalf("Fit error = %v, want it to contain %q", err, tc.want)
@@ -163,13 +161,10 @@ func TestResumeErrors(t *testing.T) {
 		})
 	}
 	t.Run("non-strict loads what fits", func(t *testing.T) {
-		r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
-		if err := r.Fit(t.Context(), &twoLayer{}, boringData(), volt.FromCheckpoint(full), volt.NonStrict()); err != nil {
-			t.Fatal(err)
-		}
+		testutil.Fit(t, quiet(volt.Config{MaxEpochs: 2}), &twoLayer{}, boringData(), volt.FromCheckpoint(full), volt.NonStrict())
 	})
 	t.Run("weights for testing", func(t *testing.T) {
-		r, _ := volt.NewTrainer(quiet(volt.Config{}))
+		r := testutil.NewTrainer(t, quiet(volt.Config{}))
 		res, err := r.Test(t.Context(), &boring{}, boringData(), volt.FromCheckpoint(weightsOnly))
 		if err != nil {
 			t.Fatal(err)
@@ -180,7 +175,7 @@ func TestResumeErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		untrained, _ := volt.NewTrainer(quiet(volt.Config{}))
+		untrained := testutil.NewTrainer(t, quiet(volt.Config{}))
 		fresh, err := untrained.Test(t.Context(), &boring{}, boringData())
 		if err != nil {
 			t.Fatal(err)
@@ -219,23 +214,11 @@ func TestLastCheckpointInANewProcess(t *testing.T) {
 		c.DisableLoggers = false // the default CSV logger gives the run directory
 		return c
 	}
-	first, err := volt.NewTrainer(cfg(2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := first.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	first := testutil.Fit(t, cfg(2), &boring{}, boringData())
 	var said bytes.Buffer
 	secondCfg := cfg(3)
 	secondCfg.Log = slog.New(slog.NewTextHandler(&said, nil))
-	second, err := volt.NewTrainer(secondCfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := second.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last")); err != nil {
-		t.Fatal(err)
-	}
+	second := testutil.Fit(t, secondCfg, &boring{}, boringData(), volt.FromCheckpoint("last"))
 	if second.LogDir() != first.LogDir() {
 		t.Errorf("the resumed run logs to %s, want the run it resumes, %s", second.LogDir(), first.LogDir())
 	}
@@ -245,11 +228,8 @@ func TestLastCheckpointInANewProcess(t *testing.T) {
 	if second.GlobalStep() != 12 || second.CurrentEpoch() != 3 {
 		t.Errorf("resumed run ended at epoch %d, step %d; want 3 and 12 (2 epochs restored, 1 trained)", second.CurrentEpoch(), second.GlobalStep())
 	}
-	fresh, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DefaultRootDir: t.TempDir()}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = fresh.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last"))
+	fresh := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, DefaultRootDir: t.TempDir()}))
+	err := fresh.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint("last"))
 	if err == nil || !strings.Contains(err.Error(), "no checkpoint directory is configured") {
 		t.Errorf("Fit from \"last\" with nothing saved = %v, want an error saying where volt looked", err)
 	}
@@ -275,23 +255,12 @@ func fitAndResume(t *testing.T, cfg volt.Config, newModule func() volt.Module, a
 	p := resumedPair{full: &memLogger{}, resumed: &memLogger{}}
 	p.sv = &saver{path: path, atBatch: atBatch, when: when, mem: p.full}
 	cfg.Loggers, cfg.Callbacks = []logger.Logger{p.full}, []volt.Callback{p.sv}
-	var err error
-	if p.u, err = volt.NewTrainer(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.u.Fit(t.Context(), newModule(), resumeData()); err != nil {
-		t.Fatal(err)
-	}
+	p.u = testutil.Fit(t, cfg, newModule(), resumeData())
 	if !p.sv.saved {
 		t.Fatal("the checkpoint was not saved")
 	}
 	volt.SeedEverything(999)
 	cfg.Loggers, cfg.Callbacks = []logger.Logger{p.resumed}, nil
-	if p.r, err = volt.NewTrainer(cfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := p.r.Fit(t.Context(), newModule(), resumeData(), volt.FromCheckpoint(path)); err != nil {
-		t.Fatal(err)
-	}
+	p.r = testutil.Fit(t, cfg, newModule(), resumeData(), volt.FromCheckpoint(path))
 	return p
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // failOnValidationStart makes a run fail part-way, so the test sees the run
@@ -19,10 +20,7 @@ func (failOnValidationStart) OnValidationStart(*volt.Trainer) error { return err
 func TestRunStateIsDroppedAfterEveryRun(t *testing.T) {
 	ctx := context.Background()
 	dm := boringData()
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DisableLoggers: true, DisableCheckpointing: true}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, DisableLoggers: true, DisableCheckpointing: true}))
 	m := &boring{}
 	runs := []struct {
 		name string
@@ -48,11 +46,8 @@ func TestRunStateIsDroppedAfterEveryRun(t *testing.T) {
 		}
 	}
 
-	failing, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, DisableLoggers: true, DisableCheckpointing: true,
+	failing := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, DisableLoggers: true, DisableCheckpointing: true,
 		Callbacks: []volt.Callback{failOnValidationStart{}}}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	if err := failing.Fit(ctx, &boring{}, dm); err == nil {
 		t.Fatal("Fit with a failing hook succeeded")
 	}

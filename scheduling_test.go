@@ -6,8 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -96,7 +98,7 @@ func TestSchedulerEpochIntervalAndPlateau(t *testing.T) {
 	plateau, _ := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	plateau.Patience = 0
 	m = &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: plateau, Monitor: "no_such_metric"}}
-	tr, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 	err := tr.Fit(t.Context(), m, boringData())
 	if err == nil || !strings.Contains(err.Error(), `monitors "no_such_metric", which was not logged; logged metrics: train_loss, val_loss`) {
 		t.Fatalf("Fit error = %v", err)
@@ -124,5 +126,29 @@ func TestPlateauReducesAfterPatience(t *testing.T) {
 		if got := rec.lrs[4*epoch]; math.Abs(got-lr) > 1e-6*lr {
 			t.Errorf("epoch %d: lr %v, want %v", epoch, got, lr)
 		}
+	}
+}
+
+// traceCounter counts how often its training step is traced.
+type traceCounter struct {
+	scheduled
+	traces int
+}
+
+func (m *traceCounter) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	m.traces++
+	return m.scheduled.TrainingStep(s, b)
+}
+
+func TestChangingTheLearningRateNeverRetraces(t *testing.T) {
+	sched, _ := optim.NewExponentialLR(0.5)
+	m := &traceCounter{scheduled: scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: sched, Interval: volt.IntervalStep}}}
+	rec := &lrRecorder{}
+	fitBoring(t, volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{rec}}, loaderOf(regression(16, 1), 4), m)
+	if m.traces != 1 {
+		t.Errorf("the training step was traced %d times over 12 learning rates, want 1", m.traces)
+	}
+	if rec.lrs[0] == rec.lrs[11] {
+		t.Error("the learning rate did not change")
 	}
 }

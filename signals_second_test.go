@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // TestSecondSignalSaysItStoppedWithoutSaving: a process stopped by a second
@@ -20,7 +21,7 @@ func TestSecondSignalSaysItStoppedWithoutSaving(t *testing.T) {
 		cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
 			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM},
 				gap: 500 * time.Millisecond, linger: 10 * time.Second}}})
-		tr, _ := volt.NewTrainer(cfg)
+		tr := testutil.NewTrainer(t, cfg)
 		err := tr.Fit(t.Context(), &boring{}, resumeData())
 		t.Fatalf("Fit returned after two signals: %v", err)
 	}
@@ -58,7 +59,7 @@ func TestSameSignalTwiceAtOnceIsOneRequest(t *testing.T) {
 	if path := os.Getenv("VOLT_SAME_SIGNAL_CHILD"); path != "" {
 		cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
 			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM}, gap: 20 * time.Millisecond}}})
-		tr, _ := volt.NewTrainer(cfg)
+		tr := testutil.NewTrainer(t, cfg)
 		var interrupted *volt.InterruptedError
 		if err := tr.Fit(t.Context(), &boring{}, resumeData()); !errors.As(err, &interrupted) || interrupted.Checkpoint == "" {
 			t.Fatalf("Fit: %v, want an interruption with a checkpoint", err)

@@ -1,10 +1,11 @@
 package volt_test
 
 import (
-	"cmp"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,16 +14,21 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
-// signaller sends the process signals after a given global step.
+// signaller sends the process signals after a given global step, waiting
+// until each is delivered and, after the first, until volt's handler has
+// taken it (volt.SignalReceived): the loop sees it when the step ends
+// however loaded the machine is, with no sleep that hopes it did.
 type signaller struct {
 	at      int64
 	signals []syscall.Signal
 	sent    bool
-	// gap is the wait between two signals (pending signals of one kind
-	// coalesce: the runtime must take the first before the second is sent)
-	// and linger the wait after the last; 0 means 50 and 100 ms.
+	// gap is the wait before each later signal: the same signal again
+	// within 250 ms is the same request delivered twice, so a second
+	// request needs a gap longer than that. linger is a wait after the
+	// last signal (a child that must die by the second one dies in it).
 	gap, linger time.Duration
 }
 
@@ -31,13 +37,43 @@ func (s *signaller) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data
 		return nil
 	}
 	s.sent = true
+	// The runtime delivers a signal to every channel notified of it, this
+	// one too: receiving it here says it has reached volt's.
+	delivered := make(chan os.Signal, 1)
 	for _, sig := range s.signals {
+		signal.Notify(delivered, sig)
+	}
+	defer signal.Stop(delivered)
+	for i, sig := range s.signals {
+		if i > 0 {
+			time.Sleep(s.gap)
+		}
 		if err := syscall.Kill(os.Getpid(), sig); err != nil {
 			return err
 		}
-		time.Sleep(cmp.Or(s.gap, 50*time.Millisecond))
+		select {
+		case <-delivered:
+		case <-time.After(time.Minute):
+			return fmt.Errorf("signaller: %v not delivered within a minute", sig)
+		}
+		if i == 0 {
+			if err := waitForHandler(t); err != nil {
+				return err
+			}
+		}
 	}
-	time.Sleep(cmp.Or(s.linger, 100*time.Millisecond)) // let the handler see it before the step ends
+	time.Sleep(s.linger)
+	return nil
+}
+
+// waitForHandler returns once t's signal handler has taken a signal, or an
+// error after a minute.
+func waitForHandler(t *volt.Trainer) error {
+	for deadline := time.Now().Add(time.Minute); volt.SignalReceived(t) == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			return errors.New("signaller: volt's signal handler did not take the signal within a minute")
+		}
+	}
 	return nil
 }
 
@@ -59,7 +95,7 @@ func TestSignalSavesAResumableCheckpoint(t *testing.T) {
 			defer volt.SeedEverything(0)
 			cfg := quiet(volt.Config{MaxEpochs: 3, HandleSignals: true, SignalCheckpointPath: path,
 				Callbacks: []volt.Callback{&signaller{at: 5, signals: []syscall.Signal{tc.sig}}}})
-			tr, _ := volt.NewTrainer(cfg)
+			tr := testutil.NewTrainer(t, cfg)
 			err := tr.Fit(t.Context(), &adamBoring{}, resumeData())
 			var ie *volt.InterruptedError
 			if !errors.As(err, &ie) || ie.Checkpoint != path || ie.GlobalStep != 5 {
@@ -76,14 +112,8 @@ func TestSignalSavesAResumableCheckpoint(t *testing.T) {
 			}
 			// Resume and compare with a run that was never interrupted.
 			volt.SeedEverything(4)
-			u, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
-			if err := u.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
-				t.Fatal(err)
-			}
-			r, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3}))
-			if err := r.Fit(t.Context(), &adamBoring{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			u := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 3}), &adamBoring{}, resumeData())
+			r := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 3}), &adamBoring{}, resumeData(), volt.FromCheckpoint(path))
 			if !equalWeights(weights(t, u), weights(t, r)) {
 				t.Error("resuming from the signal checkpoint does not reproduce the uninterrupted run")
 			}
@@ -101,7 +131,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 			// during the linger, by the second signal.
 			Callbacks: []volt.Callback{&signaller{at: 2, signals: []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM},
 				gap: 500 * time.Millisecond, linger: 10 * time.Second}}})
-		tr, _ := volt.NewTrainer(cfg)
+		tr := testutil.NewTrainer(t, cfg)
 		err := tr.Fit(t.Context(), &boring{}, resumeData())
 		t.Fatalf("Fit returned after two signals: %v", err)
 	}

@@ -19,10 +19,7 @@ func TestSplitStepTrainsLikeFusedStep(t *testing.T) {
 			run := func(split bool) (map[string][]byte, map[string]float64, int) {
 				volt.SeedEverything(5)
 				defer volt.SeedEverything(0)
-				tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Precision: precision, AccumulateGradBatches: 3, TrackGradNorm: 2}))
-				if err != nil {
-					t.Fatal(err)
-				}
+				tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Precision: precision, AccumulateGradBatches: 3, TrackGradNorm: 2}))
 				calls := 0
 				if split {
 					volt.SetGradientReducer(tr, 1, func(g []*tensors.Tensor) ([]*tensors.Tensor, error) { calls++; return g, nil })

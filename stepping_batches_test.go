@@ -9,6 +9,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // steppingCase is one case of testdata/lightning/stepping/estimated_stepping_batches.json
@@ -137,16 +138,13 @@ func TestEstimatedSteppingBatchesMatchesLightning(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(c.Name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(c.config(t, trainerArgs.Trainer)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(c.config(t, trainerArgs.Trainer)))
 			loader := &data.DataLoader{Dataset: regression(c.Rows, 1), BatchSize: c.BatchSize}
 			if c.Iterable {
 				loader = &data.DataLoader{Iterable: iterable{c.Rows}, BatchSize: c.BatchSize}
 			}
 			p := &steppingProbe{}
-			err = tr.Fit(t.Context(), p, volt.Loaders{Train: loader})
+			err := tr.Fit(t.Context(), p, volt.Loaders{Train: loader})
 			if !errors.Is(err, errStopProbe) {
 				t.Fatalf("Fit: %v, want the probe's stop", err)
 			}
@@ -177,10 +175,7 @@ func TestEstimatedSteppingBatchesOutsideFit(t *testing.T) {
 		{"no end", volt.Config{MaxEpochs: -1}, 0, "training has no end"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tr, err := volt.NewTrainer(quiet(tc.cfg))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(tc.cfg))
 			n, err := tr.EstimatedSteppingBatches()
 			if tc.err == "" && (err != nil || n != tc.want) || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 				t.Errorf("EstimatedSteppingBatches() = %d, %v; want %d, %q", n, err, tc.want, tc.err)

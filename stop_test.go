@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // stopAt asks to stop at the end of a given epoch.
@@ -76,13 +77,7 @@ func TestStopping(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := quiet(tc.cfg)
 			cfg.Callbacks = []volt.Callback{tc.cb}
-			tr, err := volt.NewTrainer(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.Fit(t, cfg, &boring{}, boringData())
 			if tr.CurrentEpoch() != tc.wantEpochs || tr.GlobalStep() != tc.wantSteps {
 				t.Errorf("epochs %d steps %d, want %d and %d", tr.CurrentEpoch(), tr.GlobalStep(), tc.wantEpochs, tc.wantSteps)
 			}
@@ -94,11 +89,8 @@ func TestContextCancelInterrupts(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cfg := quiet(volt.Config{MaxEpochs: 10, Callbacks: []volt.Callback{cancelAt{6, cancel}}})
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = tr.Fit(ctx, &boring{}, boringData())
+	tr := testutil.NewTrainer(t, cfg)
+	err := tr.Fit(ctx, &boring{}, boringData())
 	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "fit interrupted at epoch 1, global step 6") {
 		t.Fatalf("Fit error = %v", err)
 	}
@@ -108,13 +100,7 @@ func TestContextCancelInterrupts(t *testing.T) {
 }
 
 func TestPrecision64(t *testing.T) {
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Precision: "64-true"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 2, Precision: "64-true"}), &boring{}, boringData())
 	for v := range tr.Store().IterVariables() {
 		if v.Trainable && v.DType() != dtypes.Float64 {
 			t.Errorf("%s is %s under 64-true", v.Path(), v.DType())

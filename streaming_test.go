@@ -7,6 +7,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // stream is a streaming loader: every batch it yields is gone from the
@@ -40,13 +41,7 @@ func TestStreamingLoaderIsReadOnce(t *testing.T) {
 		}
 		src.batches = append(src.batches, b)
 	}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), &boring{}, volt.Loaders{Train: src}); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &boring{}, volt.Loaders{Train: src})
 	if tr.GlobalStep() != 5 || src.read != 5 {
 		t.Errorf("trained %d steps after reading %d batches of 5, want 5 and 5", tr.GlobalStep(), src.read)
 	}

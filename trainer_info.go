@@ -12,6 +12,17 @@ import (
 // callbacks that report something.
 func (t *Trainer) Slog() *slog.Logger { return t.cfg.Log }
 
+// Config returns the configuration the trainer was made with, its Seed set to
+// the seed the trainer uses (a restored checkpoint's after a resume), so that a
+// second trainer made from it — the tuner's — initialises variables and
+// shuffles data alike.
+func (t *Trainer) Config() Config {
+	c := t.cfg.Config
+	seed := t.cfg.seed
+	c.Seed = &seed
+	return c
+}
+
 // MaxEpochs returns the resolved epoch limit (-1: none).
 func (t *Trainer) MaxEpochs() int { return t.cfg.maxEpochs }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // TestResumeFromValidationEndCountsThatValidation: a checkpoint saved in
@@ -17,24 +18,12 @@ func TestResumeFromValidationEndCountsThatValidation(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "resume.ckpt")
 		sv := &saver{path: path, atBatch: 8, when: "validation", mem: &memLogger{}}
 		cfg.Callbacks = []volt.Callback{sv}
-		u, err := volt.NewTrainer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := u.Fit(t.Context(), &adamBoring{}, resumeData()); err != nil {
-			t.Fatal(err)
-		}
+		u := testutil.Fit(t, cfg, &adamBoring{}, resumeData())
 		if !sv.saved {
 			t.Fatal("the checkpoint was not saved")
 		}
 		cfg.Callbacks = nil
-		r, err := volt.NewTrainer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Fit(t.Context(), &adamBoring{}, resumeData(), volt.FromCheckpoint(path)); err != nil {
-			t.Fatal(err)
-		}
+		r := testutil.Fit(t, cfg, &adamBoring{}, resumeData(), volt.FromCheckpoint(path))
 		if got, want := r.Progress().ValRuns, u.Progress().ValRuns; got != want {
 			t.Errorf("ValCheckInterval %v: resumed from the validation end after batch 8, ValRuns = %d; uninterrupted %d", val, got, want)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 func TestNewFinetuningValidates(t *testing.T) {
@@ -104,10 +105,7 @@ func TestFinetuningFreezesAndUnfreezesOnSchedule(t *testing.T) {
 				t.Fatal(err)
 			}
 			log := newWeightLog(t)
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ft, log}}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ft, log}}))
 			m := &twoPart{lr: 0.05}
 			init := initialWeights(t, tr, m)
 			if err := tr.Fit(t.Context(), m, trainOnly()); err != nil {
@@ -246,13 +244,7 @@ func TestBackboneFinetuningResumeParity(t *testing.T) {
 			}
 			volt.SeedEverything(123)
 			rb := newBF()
-			r, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 5, Callbacks: []volt.Callback{rb}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &twoPart{}, trainOnly(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			r := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 5, Callbacks: []volt.Callback{rb}}), &twoPart{}, trainOnly(), volt.FromCheckpoint(path))
 			ckptSameWeights(t, ckptWeights(t, u), ckptWeights(t, r))
 			if ub.LRScale() != rb.LRScale() {
 				t.Errorf("multiplier after the resumed run %v, uninterrupted %v", rb.LRScale(), ub.LRScale())

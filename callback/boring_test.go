@@ -44,16 +44,12 @@ func capture(cfg volt.Config, buf *bytes.Buffer) volt.Config {
 	return cfg
 }
 
-// fit trains m on dm with cfg and the callbacks, failing the test on a
-// configuration error; it returns the trainer and Fit's error.
+// fit trains m on dm with cfg and the callbacks (testutil.FitErr), failing
+// the test on a configuration error; it returns the trainer and Fit's error.
 func fit(t *testing.T, cfg volt.Config, m volt.Module, dm volt.DataModule, cbs ...volt.Callback) (*volt.Trainer, error) {
 	t.Helper()
 	cfg.Callbacks = append(cfg.Callbacks, cbs...)
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr, tr.Fit(t.Context(), m, dm)
+	return testutil.FitErr(t, cfg, m, dm)
 }
 
 // memLogger is a logger that keeps every row in memory.

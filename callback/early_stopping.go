@@ -6,10 +6,10 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // EarlyStopping stops training when a monitored metric has stopped improving
@@ -246,12 +246,12 @@ func (e *EarlyStopping) StateKey() string {
 
 type earlyStoppingJSON struct {
 	earlyStoppingState
-	BestScore string `json:"best_score"`
+	BestScore jsonfloat.Quoted `json:"best_score"`
 }
 
 // State implements volt.Stateful: wait count, stopped epoch and best score.
 func (e *EarlyStopping) State() ([]byte, error) {
-	return json.Marshal(earlyStoppingJSON{e.state, strconv.FormatFloat(e.state.BestScore, 'g', -1, 64)})
+	return json.Marshal(earlyStoppingJSON{e.state, jsonfloat.Quoted(e.state.BestScore)})
 }
 
 // LoadState implements volt.Stateful; the loaded state survives the next OnFitStart.
@@ -260,12 +260,8 @@ func (e *EarlyStopping) LoadState(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("EarlyStopping.LoadState: %w", err)
 	}
-	best, err := strconv.ParseFloat(s.BestScore, 64)
-	if err != nil {
-		return fmt.Errorf("EarlyStopping.LoadState: best_score: %w", err)
-	}
 	e.state = s.earlyStoppingState
-	e.state.BestScore = best
+	e.state.BestScore = float64(s.BestScore)
 	e.loaded = true
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // scripted is the boring model logging score[epoch] (the last value after
@@ -210,21 +211,12 @@ func TestEarlyStoppingState(t *testing.T) {
 func TestEarlyStoppingResetsBetweenFits(t *testing.T) {
 	es, _ := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 2})
 	m := &scripted{boring: &boring{}, score: []float64{1, 2, 3, 4}}
-	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 20, Callbacks: []volt.Callback{es}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(t.Context(), m, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, quiet(volt.Config{MaxEpochs: 20, Callbacks: []volt.Callback{es}}), m, boringData())
 	if es.WaitCount() != 2 {
 		t.Fatalf("wait %d after the first fit, want 2", es.WaitCount())
 	}
 	// A fresh trainer with the same callback starts from scratch.
-	tr2, _ := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{es}}))
-	if err := tr2.Fit(t.Context(), m, boringData()); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1, Callbacks: []volt.Callback{es}}), m, boringData())
 	if es.WaitCount() != 0 || es.BestScore() != 1 {
 		t.Errorf("after a second fit: wait %d best %v, want 0 and 1", es.WaitCount(), es.BestScore())
 	}

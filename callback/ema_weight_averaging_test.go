@@ -10,6 +10,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 func TestNewEMAWeightAveragingValidates(t *testing.T) {
@@ -155,10 +156,7 @@ func TestEMAWeightAveragingValidatesWithAverage(t *testing.T) {
 	direct := func(weights func(path string) []float64) float64 {
 		t.Helper()
 		m := &boring{}
-		v, err := volt.NewTrainer(quiet(volt.Config{}))
-		if err != nil {
-			t.Fatal(err)
-		}
+		v := testutil.NewTrainer(t, quiet(volt.Config{}))
 		if _, err := v.Validate(t.Context(), m, boringData()); err != nil { // creates the variables
 			t.Fatal(err)
 		}
@@ -219,13 +217,7 @@ func TestEMAWeightAveragingResumeParity(t *testing.T) {
 
 			volt.SeedEverything(77)
 			cfg.Callbacks = nil
-			r, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{newEMA()}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &ckptAdam{}, averagingData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			r := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{newEMA()}}), &ckptAdam{}, averagingData(), volt.FromCheckpoint(path))
 			wu, wr := ckptWeights(t, u), ckptWeights(t, r)
 			var emaVars int
 			for p := range wu {

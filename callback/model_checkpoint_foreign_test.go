@@ -7,6 +7,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // TestModelCheckpointKeepsAnotherRunsFiles: a Fit resumed from run A's
@@ -28,11 +29,8 @@ func TestModelCheckpointKeepsAnotherRunsFiles(t *testing.T) {
 				cfg := tc.cfg
 				cfg.Dirpath = dir
 				mc := newCkpt(t, cfg)
-				tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs,
+				tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: epochs,
 					Callbacks: []volt.Callback{ckptScore{"score", []float64{0.5, 0.3, 0.4, 0.2}}, mc}}))
-				if err != nil {
-					t.Fatal(err)
-				}
 				if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
 					t.Fatal(err)
 				}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // TestModelCheckpointRemovesOrphansOfKilledRuns: a run killed between
@@ -19,13 +20,7 @@ func TestModelCheckpointRemovesOrphansOfKilledRuns(t *testing.T) {
 	cfg := callback.ModelCheckpointConfig{Dirpath: dir, SaveLast: true}
 	fitTo := func(epochs int, opts ...volt.RunOption) *volt.Trainer {
 		t.Helper()
-		tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
-			t.Fatal(err)
-		}
+		tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}), &ckptAdam{}, boringData(), opts...)
 		return tr
 	}
 	tr := fitTo(1)
@@ -61,13 +56,7 @@ func TestModelCheckpointSaveTopKAllKeepsEveryFileOnResume(t *testing.T) {
 			cfg := callback.ModelCheckpointConfig{Dirpath: dir, SaveLast: true, SaveTopK: volt.Ptr(-1), EveryNTrainSteps: 2, Monitor: monitor}
 			fitTo := func(epochs int, opts ...volt.RunOption) {
 				t.Helper()
-				tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
-					t.Fatal(err)
-				}
+				testutil.Fit(t, quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}), &ckptAdam{}, boringData(), opts...)
 			}
 			fitTo(1)
 			fitTo(2, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))

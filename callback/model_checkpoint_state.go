@@ -4,25 +4,28 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strconv"
+
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // This file is ModelCheckpoint's volt.Stateful implementation: the
 // bookkeeping a checkpoint carries so that a resumed Fit continues the same
 // top k.
 
-// modelCheckpointState is ModelCheckpoint's bookkeeping, as saved.
+// modelCheckpointState is ModelCheckpoint's bookkeeping, as saved. Scores
+// are strings in JSON (jsonfloat.Quoted) so that ±Inf, what NaN is recorded
+// as, survives.
 type modelCheckpointState struct {
-	Monitor        string       `json:"monitor"`
-	Dirpath        string       `json:"dirpath"`
-	BestModelPath  string       `json:"best_model_path"`
-	BestModelScore *score       `json:"best_model_score"` // nil: none yet
-	BestKModels    []scoredPath `json:"best_k_models"`    // in the order saved
+	Monitor        string            `json:"monitor"`
+	Dirpath        string            `json:"dirpath"`
+	BestModelPath  string            `json:"best_model_path"`
+	BestModelScore *jsonfloat.Quoted `json:"best_model_score"` // nil: none yet
+	BestKModels    []scoredPath      `json:"best_k_models"`    // in the order saved
 	// KthBestModelPath is the worst kept file once k are kept.
-	KthBestModelPath    string `json:"kth_best_model_path"`
-	KthValue            *score `json:"kth_value"`
-	LastModelPath       string `json:"last_model_path"`
-	LastGlobalStepSaved int64  `json:"last_global_step_saved"`
+	KthBestModelPath    string            `json:"kth_best_model_path"`
+	KthValue            *jsonfloat.Quoted `json:"kth_value"`
+	LastModelPath       string            `json:"last_model_path"`
+	LastGlobalStepSaved int64             `json:"last_global_step_saved"`
 }
 
 func newModelCheckpointState(monitor string) modelCheckpointState {
@@ -31,29 +34,8 @@ func newModelCheckpointState(monitor string) modelCheckpointState {
 
 // scoredPath is a kept checkpoint and its monitored value.
 type scoredPath struct {
-	Path  string `json:"path"`
-	Score score  `json:"score"`
-}
-
-// score is a monitored value; JSON holds it as a string so that ±Inf
-// (what NaN is recorded as) survives.
-type score float64
-
-func (s score) MarshalJSON() ([]byte, error) {
-	return json.Marshal(strconv.FormatFloat(float64(s), 'g', -1, 64))
-}
-
-func (s *score) UnmarshalJSON(b []byte) error {
-	var str string
-	if err := json.Unmarshal(b, &str); err != nil {
-		return err
-	}
-	f, err := strconv.ParseFloat(str, 64)
-	if err != nil {
-		return err
-	}
-	*s = score(f)
-	return nil
+	Path  string           `json:"path"`
+	Score jsonfloat.Quoted `json:"score"`
 }
 
 // StateKey implements volt.Stateful; it names the monitor, the mode and the

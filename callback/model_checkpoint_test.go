@@ -11,6 +11,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 func TestModelCheckpointConfigErrors(t *testing.T) {
@@ -207,13 +208,7 @@ func TestModelCheckpointSaveLast(t *testing.T) {
 		}
 		// last.ckpt holds the end of training (step 8): resuming from it
 		// trains no more and has the same weights.
-		r, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := r.Fit(t.Context(), &boring{}, boringData(), volt.FromCheckpoint(filepath.Join(dir, "last.ckpt"))); err != nil {
-			t.Fatal(err)
-		}
+		r := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, boringData(), volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
 		if r.GlobalStep() != 8 {
 			t.Errorf("resumed from last.ckpt at step %d, want 8", r.GlobalStep())
 		}
@@ -297,13 +292,7 @@ func TestModelCheckpointResume(t *testing.T) {
 		volt.SeedEverything(5)
 		t.Cleanup(func() { volt.SeedEverything(0) })
 		cfg.Callbacks = []volt.Callback{ckptScore{"score", scores}, mc}
-		tr, err := volt.NewTrainer(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
-			t.Fatal(err)
-		}
+		tr := testutil.Fit(t, cfg, &ckptAdam{}, boringData(), opts...)
 		return tr
 	}
 	refDir := t.TempDir()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // This file is ModelCheckpoint's "which": the top-k bookkeeping that decides
@@ -97,7 +98,7 @@ func (m *ModelCheckpoint) updateBestAndSave(t *volt.Trainer, current float64, ca
 	if err := t.BroadcastFromRankZero(&path); err != nil {
 		return "", err
 	}
-	s.BestKModels = append(s.BestKModels, scoredPath{Path: path, Score: score(current)})
+	s.BestKModels = append(s.BestKModels, scoredPath{Path: path, Score: jsonfloat.Quoted(current)})
 	if len(s.BestKModels) == k {
 		kth := m.extreme(func(a, b float64) bool { return m.better(b, a) }) // the worst
 		s.KthBestModelPath, s.KthValue = kth.Path, ptrTo(kth.Score)

@@ -12,6 +12,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // ckptCanceller cancels the run's context after training batch At (1-based,
@@ -40,13 +41,7 @@ func TestOnExceptionCheckpointResumes(t *testing.T) {
 	const epochs = 3
 	volt.SeedEverything(11)
 	defer volt.SeedEverything(0)
-	u, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: epochs}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := u.Fit(t.Context(), &ckptAdam{}, ckptData()); err != nil {
-		t.Fatal(err)
-	}
+	u := testutil.Fit(t, quiet(volt.Config{MaxEpochs: epochs}), &ckptAdam{}, ckptData())
 	want := ckptWeights(t, u)
 
 	tests := []struct {
@@ -157,9 +152,6 @@ func fit2(t *testing.T, ctx context.Context, cfg volt.Config, m volt.Module, dm 
 			cfg.Callbacks = append(cfg.Callbacks, e)
 		}
 	}
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.NewTrainer(t, cfg)
 	return tr, tr.Fit(ctx, m, dm, opts...)
 }

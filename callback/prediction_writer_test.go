@@ -13,6 +13,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // flat returns a prediction tensor's values as float64s.
@@ -59,10 +60,7 @@ func TestPredictionWriter(t *testing.T) {
 			}
 			dm := boringData()
 			dm.Predict = []data.Loader{dm.Predict[0], &data.DataLoader{Dataset: regression(5, 4), BatchSize: 5}}
-			tr, err := volt.NewTrainer(quiet(volt.Config{Callbacks: []volt.Callback{w}}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{Callbacks: []volt.Callback{w}}))
 			preds, err := tr.Predict(t.Context(), &boring{}, dm)
 			if err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // barModule logs only scripted values: "score" (1, 2, 3, … per epoch) at
@@ -102,10 +103,7 @@ func TestProgressBarTerminal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{pb}}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{pb}}))
 			if err := tc.run(t, tr); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -84,13 +85,7 @@ func TestStochasticWeightAveragingResumeKeepsTheEpochsRate(t *testing.T) {
 			}
 			volt.SeedEverything(99)
 			resumed := &lrRecorder{byEpoch: map[int]float64{}}
-			r, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{newSWA(), resumed}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &ckptScheduled{plateau: tc.plateau}, averagingData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			testutil.Fit(t, quiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{newSWA(), resumed}}), &ckptScheduled{plateau: tc.plateau}, averagingData(), volt.FromCheckpoint(path))
 			// From the epoch it resumes in (8 batches an epoch).
 			for epoch := int(tc.atBatch-1) / 8; epoch < 4; epoch++ {
 				want, got := full.byEpoch[epoch], resumed.byEpoch[epoch]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 func TestNewStochasticWeightAveragingValidates(t *testing.T) {
@@ -151,13 +152,7 @@ func TestStochasticWeightAveragingResumeParity(t *testing.T) {
 				t.Fatal("the checkpoint was not saved")
 			}
 			volt.SeedEverything(99)
-			r, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 5, Callbacks: []volt.Callback{newSWA()}}))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := r.Fit(t.Context(), &ckptAdam{}, averagingData(), volt.FromCheckpoint(path)); err != nil {
-				t.Fatal(err)
-			}
+			r := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 5, Callbacks: []volt.Callback{newSWA()}}), &ckptAdam{}, averagingData(), volt.FromCheckpoint(path))
 			ckptSameWeights(t, ckptWeights(t, u), ckptWeights(t, r))
 		})
 	}

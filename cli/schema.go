@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/fieldkey"
 )
 
 // runConfig is everything a run is configured with: what print-config
@@ -162,3 +163,15 @@ func (s *schema) keys() []string {
 }
 
 //go:generate go run ./internal/genhelp ../config.go config_help.go
+
+// snakeCase turns a Go field name into a config key (fieldkey.SnakeCase:
+// the rule volt.LoadModule also uses).
+func snakeCase(name string) string { return fieldkey.SnakeCase(name) }
+
+// fieldKey returns the config key of a struct field and its help text
+// (fieldkey.Of): the name from a `volt:"name"` tag, else the field name in
+// snake case; skip is true for unexported fields and `volt:"-"`. explicit
+// says the tag named it.
+func fieldKey(f reflect.StructField) (key, help string, skip, explicit bool) {
+	return fieldkey.Of(f)
+}

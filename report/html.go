@@ -229,12 +229,14 @@ func summarize(s *Series, dir int) valueCell {
 	return c
 }
 
-// hparamRow is one hyperparameter across runs.
+// hparamCell is one run's value of a hyperparameter.
 type hparamCell struct {
 	Text    string
 	Missing bool // the run has no such key
 }
 
+// hparamRow is one hyperparameter across runs; Differ is set when their
+// values are not all the same.
 type hparamRow struct {
 	Key    string
 	Values []hparamCell

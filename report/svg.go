@@ -69,9 +69,57 @@ type plotStats struct {
 	smoothed float64 // the widest smoothing window used; 0 when none
 }
 
-// renderPlot draws the group as an inline SVG element of class "plot".
+// renderPlot draws the group as an inline SVG element of class "plot": the
+// lines' styles and points (styleLines, collectPoints), the smoothing of
+// noisy step series (smoothLines), the axes and the layout around them
+// (newPlotFrame), then the drawing, layer by layer, and the legend.
 func renderPlot(g Group, runs []*Run, scale LogScale, smooth float64) (string, plotStats) {
 	compare := len(runs) > 1
+	lines, st := styleLines(g, runs, compare, scale)
+	ext := collectPoints(lines, &st)
+	st.smoothed = smoothLines(lines, smooth, st.log)
+	empty := ext.xMin > ext.xMax
+	if empty {
+		ext = extent{0, 1, 0, 1}
+	}
+	epochEnds := sharedEpochEnds(lines)
+	showEpochs := len(epochEnds) >= 2 && len(epochEnds) <= 60
+	notes := plotNotes(st)
+	f := newPlotFrame(ext, st.log, len(notes) > 0, showEpochs)
+	legend := buildLegend(lines, compare, runs, f.left, f.right)
+	height := f.bottom + 46 + legend.height + 6
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="plot" data-metric="%s" viewBox="0 0 %s %s" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="%s" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif">`+"\n",
+		esc(g.Base), num(plotWidth), num(height), esc(plotAriaLabel(g, lines, compare)))
+	fmt.Fprintf(&b, `<text class="ptitle" x="%s" y="20" font-size="15" font-weight="600" fill="#222">%s</text>`+"\n", num(f.left), esc(g.Base))
+	if len(notes) > 0 {
+		fmt.Fprintf(&b, `<text class="pnote" x="%s" y="36" font-size="11" fill="#666">%s</text>`+"\n", num(f.left), esc(strings.Join(notes, " · ")))
+	}
+	f.writeGrid(&b)
+	if showEpochs {
+		f.writeEpochs(&b, epochEnds, ext.xMax)
+	}
+	f.writeAxes(&b)
+	if empty {
+		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle" font-size="13" fill="#a00">no finite values to plot</text>`+"\n", num(f.left+f.pw/2), num(f.top+plotAreaH/2))
+	}
+	// Series: step lines first, so markers of epoch series stay on top.
+	order := make([]*drawnLine, len(lines))
+	copy(order, lines)
+	slices.SortStableFunc(order, func(a, b *drawnLine) int { return int(a.style) - int(b.style) })
+	for _, dl := range order {
+		f.writeSeries(&b, dl, compare)
+	}
+	b.WriteString(legend.svg(f.bottom + 50))
+	b.WriteString("</svg>")
+	return b.String(), st
+}
+
+// styleLines resolves each line's colour, marker and label (one colour per
+// run when comparing runs, else one per stage and loader) and chooses the
+// y axis scale from the finite values, counting the others in skipped.
+func styleLines(g Group, runs []*Run, compare bool, scale LogScale) ([]*drawnLine, plotStats) {
 	var st plotStats
 	lines := make([]*drawnLine, 0, len(g.Lines))
 	allPos := true
@@ -93,8 +141,7 @@ func renderPlot(g Group, runs []*Run, scale LogScale, smooth float64) (string, p
 			dl.color = cs[loader%len(cs)]
 		}
 		dl.label = l.Name.Full
-		s := l.Series
-		for _, v := range s.Values {
+		for _, v := range l.Series.Values {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				st.skipped++
 				continue
@@ -111,109 +158,12 @@ func renderPlot(g Group, runs []*Run, scale LogScale, smooth float64) (string, p
 	case LogAuto:
 		st.log = finite && allPos && yMax/yMin > 100
 	}
-	// Collect the drawable points.
-	xMin, xMax := math.Inf(1), math.Inf(-1)
-	yMin, yMax = math.Inf(1), math.Inf(-1)
-	for _, dl := range lines {
-		s := dl.Series
-		idx := make([]int, s.Len())
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortStableFunc(idx, func(a, b int) int {
-			switch {
-			case s.Steps[a] < s.Steps[b]:
-				return -1
-			case s.Steps[a] > s.Steps[b]:
-				return 1
-			}
-			return 0
-		})
-		gap := false
-		for _, i := range idx {
-			v := s.Values[i]
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				gap = true
-				continue
-			}
-			if st.log && v <= 0 {
-				st.nonPos++
-				gap = true
-				continue
-			}
-			dl.pts = append(dl.pts, pt{s.Steps[i], v, s.Epochs[i]})
-			dl.gaps = append(dl.gaps, gap && len(dl.pts) > 1)
-			gap = false
-			xMin, xMax = math.Min(xMin, s.Steps[i]), math.Max(xMax, s.Steps[i])
-			yMin, yMax = math.Min(yMin, v), math.Max(yMax, v)
-		}
-	}
-	for _, dl := range lines {
-		if dl.style != styleStep {
-			continue
-		}
-		if w := smoothWindow(smooth, dl.pts, dl.gaps); w > 0 {
-			if st.log {
-				// Smooth what is seen: the logarithms (all positive here).
-				logs := make([]pt, len(dl.pts))
-				for i, p := range dl.pts {
-					logs[i] = pt{p.x, math.Log10(p.y), p.epoch}
-				}
-				dl.smooth = smoothed(logs, dl.gaps, w)
-				for i, v := range dl.smooth {
-					dl.smooth[i] = math.Pow(10, v)
-				}
-			} else {
-				dl.smooth = smoothed(dl.pts, dl.gaps, w)
-			}
-			// A local fit may overshoot at the ends; stay within the data.
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, p := range dl.pts {
-				lo, hi = math.Min(lo, p.y), math.Max(hi, p.y)
-			}
-			for i, v := range dl.smooth {
-				dl.smooth[i] = math.Min(math.Max(v, lo), hi)
-			}
-			st.smoothed = math.Max(st.smoothed, w)
-		}
-	}
-	empty := xMin > xMax
-	if empty {
-		xMin, xMax, yMin, yMax = 0, 1, 0, 1
-	}
+	return lines, st
+}
 
-	// Axes.
-	xTicks, xStep := NiceTicks(xMin, xMax, 7)
-	if xMin >= 0 && xTicks[0] < 0 {
-		xTicks = xTicks[1:]
-	}
-	x0, x1 := xTicks[0], xTicks[len(xTicks)-1]
-	var yTicks, yMinor []float64
-	var yStep float64
-	var y0, y1 float64
-	if st.log {
-		yTicks, yMinor = LogTicks(yMin, yMax)
-		y0, y1 = yTicks[0], yTicks[len(yTicks)-1]
-	} else {
-		yTicks, yStep = NiceTicks(yMin, yMax, 6)
-		y0, y1 = yTicks[0], yTicks[len(yTicks)-1]
-	}
-	yLabels := make([]string, len(yTicks))
-	labelW := 0.0
-	for i, v := range yTicks {
-		if st.log {
-			yLabels[i] = formatLogTick(v)
-		} else {
-			yLabels[i] = formatTick(v, yStep)
-		}
-		labelW = math.Max(labelW, textWidth(yLabels[i]))
-	}
-
-	// Epoch regions, when all runs of the plot agree on them.
-	epochEnds := sharedEpochEnds(lines)
-	showEpochs := len(epochEnds) >= 2 && len(epochEnds) <= 60
-
-	// Vertical layout.
+// plotNotes are the remarks under the plot's title: the log axis, the
+// values not drawn, the smoothing.
+func plotNotes(st plotStats) []string {
 	var notes []string
 	if st.log {
 		notes = append(notes, "log scale")
@@ -227,183 +177,215 @@ func renderPlot(g Group, runs []*Run, scale LogScale, smooth float64) (string, p
 	if st.smoothed > 0 {
 		notes = append(notes, fmt.Sprintf("noisy step series smoothed over ~%s points, raw values faint", formatValue(st.smoothed)))
 	}
-	top := 30.0
-	if len(notes) > 0 {
-		top += 14
-	}
-	if showEpochs {
-		top += 14
-	}
-	left := 14 + labelW + 8
-	right := plotWidth - marginRight
-	pw := right - left
-	bottom := top + plotAreaH
-	legend := buildLegend(lines, compare, runs, left, right)
-	height := bottom + 46 + legend.height + 6
+	return notes
+}
 
-	sx := func(x float64) float64 { return left + (x-x0)/(x1-x0)*pw }
+// plotFrame is a plot's axes and geometry: the ticks and their labels, the
+// plot area's edges and the scales from data to SVG coordinates.
+type plotFrame struct {
+	log                      bool
+	xTicks, yTicks, yMinor   []float64
+	xStep                    float64
+	yLabels                  []string
+	x0, x1, y0, y1           float64 // the axes' ends, in data units
+	top, bottom, left, right float64 // the plot area, in SVG units
+	pw                       float64 // the plot area's width
+}
+
+// newPlotFrame places the axes for the points' extent: the title's line,
+// then a line of notes and one of epoch labels when there are any, and the
+// y labels' width to the left of the plot area.
+func newPlotFrame(ext extent, log, notes, epochs bool) plotFrame {
+	f := plotFrame{log: log}
+	f.xTicks, f.xStep = NiceTicks(ext.xMin, ext.xMax, 7)
+	if ext.xMin >= 0 && f.xTicks[0] < 0 {
+		f.xTicks = f.xTicks[1:]
+	}
+	f.x0, f.x1 = f.xTicks[0], f.xTicks[len(f.xTicks)-1]
+	var yStep float64
+	if log {
+		f.yTicks, f.yMinor = LogTicks(ext.yMin, ext.yMax)
+	} else {
+		f.yTicks, yStep = NiceTicks(ext.yMin, ext.yMax, 6)
+	}
+	f.y0, f.y1 = f.yTicks[0], f.yTicks[len(f.yTicks)-1]
+	f.yLabels = make([]string, len(f.yTicks))
+	labelW := 0.0
+	for i, v := range f.yTicks {
+		if log {
+			f.yLabels[i] = formatLogTick(v)
+		} else {
+			f.yLabels[i] = formatTick(v, yStep)
+		}
+		labelW = math.Max(labelW, textWidth(f.yLabels[i]))
+	}
+	f.top = 30.0
+	if notes {
+		f.top += 14
+	}
+	if epochs {
+		f.top += 14
+	}
+	f.left = 14 + labelW + 8
+	f.right = plotWidth - marginRight
+	f.pw = f.right - f.left
+	f.bottom = f.top + plotAreaH
+	return f
+}
+
+// sx maps a step to its x coordinate.
+func (f *plotFrame) sx(x float64) float64 { return f.left + (x-f.x0)/(f.x1-f.x0)*f.pw }
+
+// sy maps a value to its y coordinate, on the log axis by its logarithm.
+func (f *plotFrame) sy(y float64) float64 {
 	fy := func(y float64) float64 {
-		if st.log {
+		if f.log {
 			return math.Log10(y)
 		}
 		return y
 	}
-	sy := func(y float64) float64 { return bottom - (fy(y)-fy(y0))/(fy(y1)-fy(y0))*plotAreaH }
-
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="plot" data-metric="%s" viewBox="0 0 %s %s" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="%s" font-family="system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif">`+"\n",
-		esc(g.Base), num(plotWidth), num(height), esc(plotAriaLabel(g, lines, compare)))
-	fmt.Fprintf(&b, `<text class="ptitle" x="%s" y="20" font-size="15" font-weight="600" fill="#222">%s</text>`+"\n", num(left), esc(g.Base))
-	if len(notes) > 0 {
-		fmt.Fprintf(&b, `<text class="pnote" x="%s" y="36" font-size="11" fill="#666">%s</text>`+"\n", num(left), esc(strings.Join(notes, " · ")))
-	}
-
-	// Grid and ticks.
-	b.WriteString(`<g class="grid" stroke="#e6e6e6" stroke-width="1" shape-rendering="crispEdges">` + "\n")
-	for _, v := range yMinor {
-		if v > y0 && v < y1 {
-			fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#f3f3f3"/>`+"\n", num(left), num(right), num(sy(v)), num(sy(v)))
-		}
-	}
-	for _, v := range yTicks {
-		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s"/>`+"\n", num(left), num(right), num(sy(v)), num(sy(v)))
-	}
-	for _, v := range xTicks {
-		fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s"/>`+"\n", num(sx(v)), num(sx(v)), num(top), num(bottom))
-	}
-	b.WriteString("</g>\n")
-	if showEpochs {
-		b.WriteString(`<g class="epochs" font-size="10" fill="#888" text-anchor="middle">` + "\n")
-		prev := x0
-		labelEvery := 1 + (len(epochEnds)-1)/12
-		for e, end := range epochEnds {
-			if e < len(epochEnds)-1 && end > x0 && end < x1 {
-				fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#bbb" stroke-dasharray="3 3" shape-rendering="crispEdges"><title>end of epoch %d (step %s)</title></line>`+"\n",
-					num(sx(end)), num(sx(end)), num(top), num(bottom), e, formatValue(end))
-			}
-			if e%labelEvery == 0 {
-				lo, hi := math.Max(prev, x0), math.Min(end, x1)
-				if e == len(epochEnds)-1 {
-					hi = math.Max(hi, math.Min(xMax, x1))
-				}
-				if hi > lo {
-					fmt.Fprintf(&b, `<text x="%s" y="%s">epoch %d</text>`+"\n", num((sx(lo)+sx(hi))/2), num(top-5), e)
-				}
-			}
-			prev = end
-		}
-		b.WriteString("</g>\n")
-	}
-	b.WriteString(`<g class="axes" font-size="11" fill="#555">` + "\n")
-	fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#888" shape-rendering="crispEdges"/>`+"\n", num(left), num(right), num(bottom), num(bottom))
-	fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#888" shape-rendering="crispEdges"/>`+"\n", num(left), num(left), num(top), num(bottom))
-	for i, v := range yTicks {
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", num(left-6), num(sy(v)), esc(yLabels[i]))
-	}
-	for i, v := range xTicks {
-		anchor := "middle"
-		if i == len(xTicks)-1 && sx(v)+textWidth(formatTick(v, xStep))/2 > plotWidth {
-			anchor = "end"
-		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="%s">%s</text>`+"\n", num(sx(v)), num(bottom+16), anchor, esc(formatTick(v, xStep)))
-	}
-	fmt.Fprintf(&b, `<text class="xlabel" x="%s" y="%s" text-anchor="middle" fill="#333" font-size="12">step</text>`+"\n", num(left+pw/2), num(bottom+34))
-	b.WriteString("</g>\n")
-
-	if empty {
-		fmt.Fprintf(&b, `<text x="%s" y="%s" text-anchor="middle" font-size="13" fill="#a00">no finite values to plot</text>`+"\n", num(left+pw/2), num(top+plotAreaH/2))
-	}
-
-	// Series: step lines first, so markers of epoch series stay on top.
-	order := make([]*drawnLine, len(lines))
-	copy(order, lines)
-	slices.SortStableFunc(order, func(a, b *drawnLine) int { return int(a.style) - int(b.style) })
-	for _, dl := range order {
-		fmt.Fprintf(&b, `<g class="series" data-series="%s" data-run="%s">`+"\n", esc(dl.Name.Full), esc(dl.run.Name))
-		switch dl.style {
-		case styleStep, styleEpoch:
-			width, opacity := "1.6", "0.9"
-			if dl.style == styleEpoch {
-				width, opacity = "2.2", "1"
-			} else if compare {
-				opacity = "0.75"
-			}
-			dash := ""
-			if compare && dl.Name.Stage == StageVal {
-				dash = ` stroke-dasharray="7 3"`
-			}
-			if dl.smooth != nil {
-				if d := pathData(dl, nil, sx, sy); d != "" {
-					fmt.Fprintf(&b, `<path class="raw" d="%s" fill="none" stroke="%s" stroke-width="1.1" stroke-opacity="0.28" stroke-linejoin="round"%s/>`+"\n", d, dl.color, dash)
-				}
-				width = "1.9"
-				if d := pathData(dl, dl.smooth, sx, sy); d != "" {
-					fmt.Fprintf(&b, `<path class="smooth" d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" stroke-linejoin="round" stroke-linecap="round"%s/>`+"\n", d, dl.color, width, opacity, dash)
-				}
-			} else if d := pathData(dl, nil, sx, sy); d != "" {
-				fmt.Fprintf(&b, `<path d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" stroke-linejoin="round" stroke-linecap="round"%s/>`+"\n", d, dl.color, width, opacity, dash)
-			}
-			if dl.style == styleEpoch {
-				for _, p := range dl.pts {
-					b.WriteString(marker(dl.marker, sx(p.x), sy(p.y), 3.6, dl.color, `stroke="#fff" stroke-width="1"`, pointTitle(dl, p, compare)))
-				}
-			} else {
-				// Isolated points (between gaps) would be invisible as a line.
-				for i, p := range dl.pts {
-					isolated := (i == 0 || dl.gaps[i]) && (i == len(dl.pts)-1 || dl.gaps[i+1])
-					if isolated {
-						b.WriteString(marker(0, sx(p.x), sy(p.y), 2.5, dl.color, "", pointTitle(dl, p, compare)))
-					}
-				}
-				stride := 1 + (len(dl.pts)-1)/maxHoverDots
-				b.WriteString(`<g class="hover">`)
-				for i, p := range dl.pts {
-					if i%stride == 0 || i == len(dl.pts)-1 {
-						title := pointTitle(dl, p, compare)
-						if dl.smooth != nil {
-							title += "\nsmoothed " + formatValue(dl.smooth[i])
-						}
-						fmt.Fprintf(&b, `<circle class="hit" cx="%s" cy="%s" r="4" fill="%s" fill-opacity="0"><title>%s</title></circle>`, num(sx(p.x)), num(sy(p.y)), dl.color, esc(title))
-					}
-				}
-				b.WriteString("</g>\n")
-			}
-		case styleReference:
-			for _, p := range dl.pts {
-				y := sy(p.y)
-				if !compare {
-					fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="1.5" stroke-dasharray="2 4" stroke-linecap="round"/>`+"\n", num(left), num(right), num(y), num(y), dl.color)
-				}
-				b.WriteString(marker(3, sx(p.x), y, 4.8, dl.color, `stroke="#fff" stroke-width="1"`, pointTitle(dl, p, compare)))
-			}
-		}
-		b.WriteString("</g>\n")
-	}
-	b.WriteString(legend.svg(bottom + 50))
-	b.WriteString("</svg>")
-	return b.String(), st
+	return f.bottom - (fy(y)-fy(f.y0))/(fy(f.y1)-fy(f.y0))*plotAreaH
 }
 
-// sharedEpochEnds returns the epoch end steps of the plot's runs when they
-// all agree, else nil.
-func sharedEpochEnds(lines []*drawnLine) []float64 {
-	var ends []float64
-	for i, dl := range lines {
-		e := dl.run.Metrics.EpochEnds
-		if i == 0 {
-			ends = e
-			continue
-		}
-		if !slices.EqualFunc(e, ends, func(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }) {
-			return nil
+// writeGrid draws the grid lines at the ticks (and the log axis's minor
+// ticks).
+func (f *plotFrame) writeGrid(b *strings.Builder) {
+	b.WriteString(`<g class="grid" stroke="#e6e6e6" stroke-width="1" shape-rendering="crispEdges">` + "\n")
+	for _, v := range f.yMinor {
+		if v > f.y0 && v < f.y1 {
+			fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#f3f3f3"/>`+"\n", num(f.left), num(f.right), num(f.sy(v)), num(f.sy(v)))
 		}
 	}
-	for _, e := range ends {
-		if math.IsNaN(e) {
-			return nil
+	for _, v := range f.yTicks {
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s"/>`+"\n", num(f.left), num(f.right), num(f.sy(v)), num(f.sy(v)))
+	}
+	for _, v := range f.xTicks {
+		fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s"/>`+"\n", num(f.sx(v)), num(f.sx(v)), num(f.top), num(f.bottom))
+	}
+	b.WriteString("</g>\n")
+}
+
+// writeEpochs draws the epoch boundaries and labels (every epoch's, or
+// every few when there are many); the last epoch's label is centred up to
+// xMax, the last drawn step.
+func (f *plotFrame) writeEpochs(b *strings.Builder, epochEnds []float64, xMax float64) {
+	b.WriteString(`<g class="epochs" font-size="10" fill="#888" text-anchor="middle">` + "\n")
+	prev := f.x0
+	labelEvery := 1 + (len(epochEnds)-1)/12
+	for e, end := range epochEnds {
+		if e < len(epochEnds)-1 && end > f.x0 && end < f.x1 {
+			fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#bbb" stroke-dasharray="3 3" shape-rendering="crispEdges"><title>end of epoch %d (step %s)</title></line>`+"\n",
+				num(f.sx(end)), num(f.sx(end)), num(f.top), num(f.bottom), e, formatValue(end))
+		}
+		if e%labelEvery == 0 {
+			lo, hi := math.Max(prev, f.x0), math.Min(end, f.x1)
+			if e == len(epochEnds)-1 {
+				hi = math.Max(hi, math.Min(xMax, f.x1))
+			}
+			if hi > lo {
+				fmt.Fprintf(b, `<text x="%s" y="%s">epoch %d</text>`+"\n", num((f.sx(lo)+f.sx(hi))/2), num(f.top-5), e)
+			}
+		}
+		prev = end
+	}
+	b.WriteString("</g>\n")
+}
+
+// writeAxes draws the axis lines, the tick labels and the x axis's title.
+func (f *plotFrame) writeAxes(b *strings.Builder) {
+	b.WriteString(`<g class="axes" font-size="11" fill="#555">` + "\n")
+	fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#888" shape-rendering="crispEdges"/>`+"\n", num(f.left), num(f.right), num(f.bottom), num(f.bottom))
+	fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="#888" shape-rendering="crispEdges"/>`+"\n", num(f.left), num(f.left), num(f.top), num(f.bottom))
+	for i, v := range f.yTicks {
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`+"\n", num(f.left-6), num(f.sy(v)), esc(f.yLabels[i]))
+	}
+	for i, v := range f.xTicks {
+		anchor := "middle"
+		if i == len(f.xTicks)-1 && f.sx(v)+textWidth(formatTick(v, f.xStep))/2 > plotWidth {
+			anchor = "end"
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s">%s</text>`+"\n", num(f.sx(v)), num(f.bottom+16), anchor, esc(formatTick(v, f.xStep)))
+	}
+	fmt.Fprintf(b, `<text class="xlabel" x="%s" y="%s" text-anchor="middle" fill="#333" font-size="12">step</text>`+"\n", num(f.left+f.pw/2), num(f.bottom+34))
+	b.WriteString("</g>\n")
+}
+
+// writeSeries draws one line: a step or epoch series as a path (the faint
+// raw values under the smoothed curve when smoothed) with its markers and
+// hover targets, a reference value as a marker (and, for a single run, a
+// dotted line across the plot).
+func (f *plotFrame) writeSeries(b *strings.Builder, dl *drawnLine, compare bool) {
+	fmt.Fprintf(b, `<g class="series" data-series="%s" data-run="%s">`+"\n", esc(dl.Name.Full), esc(dl.run.Name))
+	switch dl.style {
+	case styleStep, styleEpoch:
+		f.writePath(b, dl, compare)
+		if dl.style == styleEpoch {
+			for _, p := range dl.pts {
+				b.WriteString(marker(dl.marker, f.sx(p.x), f.sy(p.y), 3.6, dl.color, `stroke="#fff" stroke-width="1"`, pointTitle(dl, p, compare)))
+			}
+		} else {
+			f.writeStepPoints(b, dl, compare)
+		}
+	case styleReference:
+		for _, p := range dl.pts {
+			y := f.sy(p.y)
+			if !compare {
+				fmt.Fprintf(b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="1.5" stroke-dasharray="2 4" stroke-linecap="round"/>`+"\n", num(f.left), num(f.right), num(y), num(y), dl.color)
+			}
+			b.WriteString(marker(3, f.sx(p.x), y, 4.8, dl.color, `stroke="#fff" stroke-width="1"`, pointTitle(dl, p, compare)))
 		}
 	}
-	return ends
+	b.WriteString("</g>\n")
+}
+
+// writePath draws a step or epoch series' line: validation dashed when
+// comparing runs, the raw values faint under the smoothed curve.
+func (f *plotFrame) writePath(b *strings.Builder, dl *drawnLine, compare bool) {
+	width, opacity := "1.6", "0.9"
+	if dl.style == styleEpoch {
+		width, opacity = "2.2", "1"
+	} else if compare {
+		opacity = "0.75"
+	}
+	dash := ""
+	if compare && dl.Name.Stage == StageVal {
+		dash = ` stroke-dasharray="7 3"`
+	}
+	if dl.smooth != nil {
+		if d := pathData(dl, nil, f.sx, f.sy); d != "" {
+			fmt.Fprintf(b, `<path class="raw" d="%s" fill="none" stroke="%s" stroke-width="1.1" stroke-opacity="0.28" stroke-linejoin="round"%s/>`+"\n", d, dl.color, dash)
+		}
+		width = "1.9"
+		if d := pathData(dl, dl.smooth, f.sx, f.sy); d != "" {
+			fmt.Fprintf(b, `<path class="smooth" d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" stroke-linejoin="round" stroke-linecap="round"%s/>`+"\n", d, dl.color, width, opacity, dash)
+		}
+	} else if d := pathData(dl, nil, f.sx, f.sy); d != "" {
+		fmt.Fprintf(b, `<path d="%s" fill="none" stroke="%s" stroke-width="%s" stroke-opacity="%s" stroke-linejoin="round" stroke-linecap="round"%s/>`+"\n", d, dl.color, width, opacity, dash)
+	}
+}
+
+// writeStepPoints draws a step series' isolated points (between gaps, which
+// a line would not show) and its hover targets, at most maxHoverDots of
+// them, evenly sampled.
+func (f *plotFrame) writeStepPoints(b *strings.Builder, dl *drawnLine, compare bool) {
+	for i, p := range dl.pts {
+		isolated := (i == 0 || dl.gaps[i]) && (i == len(dl.pts)-1 || dl.gaps[i+1])
+		if isolated {
+			b.WriteString(marker(0, f.sx(p.x), f.sy(p.y), 2.5, dl.color, "", pointTitle(dl, p, compare)))
+		}
+	}
+	stride := 1 + (len(dl.pts)-1)/maxHoverDots
+	b.WriteString(`<g class="hover">`)
+	for i, p := range dl.pts {
+		if i%stride == 0 || i == len(dl.pts)-1 {
+			title := pointTitle(dl, p, compare)
+			if dl.smooth != nil {
+				title += "\nsmoothed " + formatValue(dl.smooth[i])
+			}
+			fmt.Fprintf(b, `<circle class="hit" cx="%s" cy="%s" r="4" fill="%s" fill-opacity="0"><title>%s</title></circle>`, num(f.sx(p.x)), num(f.sy(p.y)), dl.color, esc(title))
+		}
+	}
+	b.WriteString("</g>\n")
 }
 
 // pathData returns the SVG path of a line's points, broken at gaps; ys
@@ -475,91 +457,6 @@ func pathData(dl *drawnLine, ys []float64, sx, sy func(float64) float64) string 
 	return b.String()
 }
 
-// smoothWindow returns the width, in points, of the smoothing drawn over a
-// step series of the given points: opt when positive, none when opt < 0,
-// the series is short or not noisy (a learning-rate schedule), else about
-// n/15 points (3 to 200).
-func smoothWindow(opt float64, pts []pt, gaps []bool) float64 {
-	n := len(pts)
-	switch {
-	case opt < 0 || n < 20:
-		return 0
-	case opt > 0:
-		return opt
-	}
-	// Noisy series change direction often; smooth trends rarely do.
-	turns, moves := 0, 0
-	prev := 0.0
-	for i := 1; i < n; i++ {
-		if gaps[i] {
-			prev = 0
-			continue
-		}
-		d := pts[i].y - pts[i-1].y
-		if d == 0 {
-			continue
-		}
-		moves++
-		if prev != 0 && (d > 0) != (prev > 0) {
-			turns++
-		}
-		prev = d
-	}
-	if moves == 0 || float64(turns) < 0.2*float64(moves) {
-		return 0
-	}
-	return math.Round(math.Min(math.Max(float64(n)/15, 3), 200))
-}
-
-// smoothed returns the points' values smoothed by a local linear fit with
-// Gaussian weights over about window points (σ = window/2, cut at 3σ):
-// centred, so the curve does not lag behind the data as a running average
-// does, and unbiased on slopes and at the ends. It does not smooth across
-// gaps.
-func smoothed(pts []pt, gaps []bool, window float64) []float64 {
-	sigma := window / 2
-	reach := int(math.Ceil(3 * sigma))
-	weights := make([]float64, reach+1)
-	for k := range weights {
-		weights[k] = math.Exp(-float64(k*k) / (2 * sigma * sigma))
-	}
-	// seg[i] numbers the gap-free segment holding point i.
-	seg := make([]int, len(pts))
-	for i := 1; i < len(pts); i++ {
-		seg[i] = seg[i-1]
-		if gaps[i] {
-			seg[i]++
-		}
-	}
-	out := make([]float64, len(pts))
-	for i := range pts {
-		var s0, s1, s2, t0, t1 float64
-		for j := max(0, i-reach); j <= min(len(pts)-1, i+reach); j++ {
-			if seg[j] != seg[i] {
-				continue
-			}
-			w, dx := weights[abs(i-j)], float64(j-i)
-			s0 += w
-			s1 += w * dx
-			s2 += w * dx * dx
-			t0 += w * pts[j].y
-			t1 += w * dx * pts[j].y
-		}
-		out[i] = t0 / s0
-		if det := s0*s2 - s1*s1; det > 1e-9*s0*s2 {
-			out[i] = (s2*t0 - s1*t1) / det
-		}
-	}
-	return out
-}
-
-func abs(n int) int {
-	if n < 0 {
-		return -n
-	}
-	return n
-}
-
 // marker returns a marker shape centred on (x, y) with a hover title.
 func marker(shape int, x, y, r float64, color, extra, title string) string {
 	var el string
@@ -591,114 +488,6 @@ func pointTitle(dl *drawnLine, p pt, compare bool) string {
 	if !math.IsNaN(p.epoch) {
 		b.WriteString(" · epoch " + formatValue(p.epoch))
 	}
-	return b.String()
-}
-
-// legendItem is one legend entry: a style sample and a label.
-type legendItem struct {
-	label  string
-	color  string
-	style  lineStyle
-	marker int
-	dash   string
-	thin   bool // a step series sample: thin line, no marker
-	noLine bool // a marker alone
-	run    bool // a run's colour (comparison legend)
-}
-
-// legendLayout is the legend placed in rows below the x axis.
-type legendLayout struct {
-	items  []legendItem
-	xs, ys []float64 // item positions relative to the legend's top
-	height float64
-}
-
-// buildLegend lists the plot's series: for one run every metric with its
-// own colour; for several runs one colour per run followed by the line
-// styles (in grey) telling the stages apart.
-func buildLegend(lines []*drawnLine, compare bool, runs []*Run, left, right float64) legendLayout {
-	var items []legendItem
-	seen := map[string]bool{}
-	if compare {
-		for _, dl := range lines {
-			if seen["run:"+dl.run.Name] {
-				continue
-			}
-			seen["run:"+dl.run.Name] = true
-			items = append(items, legendItem{label: dl.run.Name, color: dl.color, style: styleStep, run: true})
-		}
-	}
-	for _, dl := range lines {
-		item := legendItem{label: dl.Name.Full, color: dl.color, style: dl.style, marker: dl.marker, thin: dl.style == styleStep}
-		if !compare && dl.style == styleReference && len(dl.pts) == 1 {
-			item.label += " = " + formatValue(dl.pts[0].y)
-		}
-		item.noLine = compare && dl.style == styleReference
-		if compare {
-			item.color = "#666"
-			if dl.Name.Stage == StageVal && dl.style != styleReference {
-				item.dash = "7 3"
-			}
-		}
-		key := item.label + "|" + fmt.Sprint(item.style, item.marker)
-		if compare {
-			key = dl.Name.Full // one key per metric, whatever the run
-		}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		items = append(items, item)
-	}
-	l := legendLayout{items: items}
-	x, y := left, 0.0
-	for i, it := range items {
-		if i > 0 && items[i-1].run && !it.run {
-			x += 14 // set the stage styles apart from the runs
-		}
-		w := 30 + textWidth(it.label) + 16
-		if x > left && x+w > right {
-			x, y = left, y+legendRowH
-		}
-		l.xs = append(l.xs, x)
-		l.ys = append(l.ys, y)
-		x += w
-	}
-	if len(items) > 0 {
-		l.height = y + legendRowH
-	}
-	return l
-}
-
-// svg draws the legend with its top at y.
-func (l legendLayout) svg(y float64) string {
-	var b strings.Builder
-	b.WriteString(`<g class="legend" font-size="11.5" fill="#333">` + "\n")
-	for i, it := range l.items {
-		x, cy := l.xs[i], y+l.ys[i]+legendRowH/2-2
-		fmt.Fprintf(&b, `<g class="legend-item">`)
-		width, opacity := "2.2", "1"
-		if it.thin {
-			width, opacity = "1.6", "0.9"
-		}
-		dash := ""
-		switch {
-		case it.dash != "":
-			dash = ` stroke-dasharray="` + it.dash + `"`
-		case it.style == styleReference:
-			dash = ` stroke-dasharray="2 4"`
-			width = "1.6"
-		}
-		if !it.noLine {
-			fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="%s" y2="%s" stroke="%s" stroke-width="%s" stroke-opacity="%s" stroke-linecap="round"%s/>`,
-				num(x), num(x+24), num(cy), num(cy), it.color, width, opacity, dash)
-		}
-		if it.style != styleStep {
-			b.WriteString(strings.TrimSuffix(marker(it.marker, x+12, cy, 3.6, it.color, `stroke="#fff" stroke-width="1"`, it.label), "\n"))
-		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s" dominant-baseline="middle">%s</text></g>`+"\n", num(x+30), num(cy), esc(it.label))
-	}
-	b.WriteString("</g>\n")
 	return b.String()
 }
 

@@ -79,18 +79,8 @@ func ScaleBatchSize(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt
 // runTrial trains opts.StepsPerTrial steps at the data module's batch size on
 // a trainer of its own and records the measures in trial.
 func runTrial(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataModule, o BatchSizeOptions, trial *BatchTrial) error {
-	cfg := t.Config()
 	probe := &batchProbe{opts: o, trial: trial}
-	cfg.MaxEpochs, cfg.MaxSteps = -1, int64(o.StepsPerTrial)
-	cfg.Callbacks = []volt.Callback{&warmStart{from: t.Store()}, probe}
-	cfg.Loggers, cfg.DisableLoggers = nil, true
-	cfg.LimitValBatches = volt.Batches(0)
-	zero := 0
-	cfg.NumSanityValSteps = &zero
-	cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true
-	cfg.HandleSignals = false
-	cfg.Log = quiet(cfg.Log)
-	tt, err := volt.NewTrainer(cfg)
+	tt, err := volt.NewTrainer(trialConfig(t, o.StepsPerTrial, probe))
 	if err != nil {
 		return fmt.Errorf("batch size %d: the trial's trainer: %w", trial.Size, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
 
@@ -83,11 +84,7 @@ func newTrainer(t *testing.T, cfg volt.Config) *volt.Trainer {
 	t.Helper()
 	cfg.DefaultRootDir = t.TempDir()
 	cfg.DisableLoggers, cfg.DisableModelSummary = true, true
-	tr, err := volt.NewTrainer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tr
+	return testutil.NewTrainer(t, cfg)
 }
 
 // ulps returns how many float64 steps apart a and b are (for messages).

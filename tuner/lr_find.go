@@ -46,8 +46,7 @@ func LRFind(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataMod
 	if err != nil {
 		return nil, fmt.Errorf("tuner.LRFind: invalid options:\n%w", err)
 	}
-	cfg := t.Config()
-	if cfg.FastDevRun > 0 {
+	if t.Config().FastDevRun > 0 {
 		return nil, errors.New("tuner.LRFind: Config.FastDevRun is set; the learning-rate finder needs real steps")
 	}
 	sweep := &sweepSchedule{mode: o.Mode, min: o.MinLR, max: o.MaxLR, n: o.NumTraining}
@@ -55,18 +54,7 @@ func LRFind(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataMod
 	if !o.NoEarlyStop {
 		rec.threshold = o.EarlyStopThreshold
 	}
-	warm := &warmStart{from: t.Store()}
-	cfg.MaxEpochs = -1
-	cfg.MaxSteps = int64(o.NumTraining)
-	cfg.Callbacks = []volt.Callback{warm, rec}
-	cfg.Loggers, cfg.DisableLoggers = nil, true
-	cfg.LimitValBatches = volt.Batches(0)
-	zero := 0
-	cfg.NumSanityValSteps = &zero
-	cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true
-	cfg.HandleSignals = false
-	cfg.Log = quiet(cfg.Log)
-	st, err := volt.NewTrainer(cfg)
+	st, err := volt.NewTrainer(trialConfig(t, o.NumTraining, rec))
 	if err != nil {
 		return nil, fmt.Errorf("tuner.LRFind: the sweep's trainer: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/report"
 )
 
@@ -58,13 +59,8 @@ func TestLRFinderSavesCurveForReport(t *testing.T) {
 	opts := LRFindOptions{MinLR: 1e-4, MaxLR: 1, NumTraining: 30}
 	root := t.TempDir()
 	cb := &LRFinder{DataModule: d.loaders(), Options: opts}
-	tr, err := volt.NewTrainer(volt.Config{MaxSteps: 2, LogEveryNSteps: 1, DefaultRootDir: root, DisableModelSummary: true, DisableCheckpointing: true, Callbacks: []volt.Callback{cb}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Fit(ctx, &loggingLinear{&linearModule{LR: 0.1, init: d}}, d.loaders()); err != nil {
-		t.Fatal(err)
-	}
+	tr := testutil.Fit(t, volt.Config{MaxSteps: 2, LogEveryNSteps: 1, DefaultRootDir: root, DisableModelSummary: true, DisableCheckpointing: true, Callbacks: []volt.Callback{cb}},
+		&loggingLinear{&linearModule{LR: 0.1, init: d}}, d.loaders())
 	runs, _, err := report.Load([]string{tr.LogDir()})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/compute/dtypes/float16"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // averages is the running average of a module's weights that
@@ -25,10 +26,6 @@ import (
 type averages struct {
 	prefix string // "/volt/ema", "/volt/swa"
 }
-
-// masterPrefix is where volt keeps the float32 master weights under mixed
-// precision (the compute copies are cast from them after every step).
-const masterPrefix = "/volt/master"
 
 func (a averages) path(v string) string { return a.prefix + "/avg" + v }
 func (a averages) countPath() string    { return a.prefix + "/n_averaged" }
@@ -52,9 +49,10 @@ func moduleVariables(store *model.Store) []*model.Variable {
 }
 
 // source returns the variable that holds v's full-precision value: its
-// float32 master under mixed precision, else v itself.
+// float32 master under mixed precision (engine.MasterPrefix, from which the
+// compute copies are cast after every step), else v itself.
 func source(store *model.Store, v *model.Variable) *model.Variable {
-	if m := store.GetVariable(masterPrefix + v.Path()); m != nil && m.HasValue() {
+	if m := store.GetVariable(engine.MasterPrefix + v.Path()); m != nil && m.HasValue() {
 		return m
 	}
 	return v
