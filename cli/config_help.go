@@ -31,7 +31,7 @@ var configHelp = map[string]string{
 	"MaxEpochs":                     "MaxEpochs stops training after this many epochs.",
 	"MaxSteps":                      "MaxSteps stops training after this many optimization steps; 0 or -1 means no limit.",
 	"MinEpochs":                     "MinEpochs keeps training at least this many epochs, even when a callback asks to stop.",
-	"MinSteps":                      "MinSteps keeps training at least this many optimization steps.",
+	"MinSteps":                      "MinSteps keeps training at least this many optimization steps; as in Lightning, with MinEpochs 0 it also keeps the first epoch.",
 	"NumNodes":                      "NumNodes is the number of machines of a job started by the cluster's launcher (mpirun -H, srun --mpi=pmix); 0 means 1.",
 	"NumSanityValSteps":             "NumSanityValSteps is the number of validation batches run before training to catch bugs early: nil means 2, 0 turns the check off, -1 runs the whole validation set.",
 	"OverfitBatches":                "OverfitBatches trains on the same first batches every epoch (shuffling off) and validates on them: Batches(n) or Fraction(f) of the training loader.",
