@@ -224,6 +224,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	t.run.parts = b.Parts
 	out, steps, err := t.auto.run(b, batchIdx, lastInEpoch)
 	err = t.agreeNonFinite(err)
+	if err == nil {
+		err = t.broadcastBuffers()
+	}
 	if err != nil {
 		var nf *NonFiniteError
 		if errors.As(err, &nf) {
