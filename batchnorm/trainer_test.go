@@ -27,7 +27,9 @@ func (m bnModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.normalize(s, b.Input(0))})
 }
 
-func (m bnModule) PredictStep(s *volt.Step, b volt.Batch) *graph.Node { return m.normalize(s, b.Input(0)) }
+func (m bnModule) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return m.normalize(s, b.Input(0))
+}
 
 func (bnModule) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.SGD(0.1)) }
 
