@@ -102,7 +102,7 @@ func TestMatchesPyTorch(t *testing.T) {
 			})
 			worst := 0.0
 			for i, step := range c.Steps {
-				outs := l.train.MustExec(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
+				outs := l.train.MustCall(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
 					tensors.FromFlatDataAndDimensions(step.GradY, c.Shape...))
 				if i == 0 && c.Affine { // the variables exist after the first trace
 					l.setValue("weight", c.Weight)
@@ -124,7 +124,7 @@ func TestMatchesPyTorch(t *testing.T) {
 					t.Errorf("step %d: num_batches_tracked %d, want %d", i, tracked, step.NumBatchesTracked)
 				}
 			}
-			y := l.eval.MustExec(tensors.FromFlatDataAndDimensions(c.Eval.X, c.Shape...))[0]
+			y := l.eval.MustCall(tensors.FromFlatDataAndDimensions(c.Eval.X, c.Shape...))[0]
 			worst = math.Max(worst, check(t, -1, "eval y", tensors.MustCopyFlatData[float32](y), c.Eval.Y))
 			t.Logf("max difference from PyTorch: %.3g", worst)
 		})
@@ -148,7 +148,7 @@ func (l *layer) rerunFirst(step bngolden.Step) []*tensors.Tensor {
 			}
 		}
 	}
-	return l.train.MustExec(tensors.FromFlatDataAndDimensions(step.X, l.c.Shape...),
+	return l.train.MustCall(tensors.FromFlatDataAndDimensions(step.X, l.c.Shape...),
 		tensors.FromFlatDataAndDimensions(step.GradY, l.c.Shape...))
 }
 
@@ -174,13 +174,13 @@ func TestGoMLXBatchNormIsNotPyTorchs(t *testing.T) {
 		return norm.BatchNorm(scope, x, c.FeatureAxis).Momentum(0.9).Epsilon(c.Eps).Done()
 	})
 	step := c.Steps[0]
-	outs := l.train.MustExec(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
+	l.train.MustCall(tensors.FromFlatDataAndDimensions(step.X, c.Shape...), // creates the variables
 		tensors.FromFlatDataAndDimensions(step.GradY, c.Shape...))
 	l.setValue("scale", c.Weight)
 	l.setValue("offset", c.Bias)
 	l.setValue("avg_weight", make([]float32, len(c.Weight)))
 	l.setValue("mean", make([]float32, len(c.Weight)))
-	outs = l.train.MustExec(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
+	outs := l.train.MustCall(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
 		tensors.FromFlatDataAndDimensions(step.GradY, c.Shape...))
 	check(t, 0, "GoMLX y", tensors.MustCopyFlatData[float32](outs[0]), step.Y)
 	check(t, 0, "GoMLX grad_x", tensors.MustCopyFlatData[float32](outs[1]), step.GradX)

@@ -103,7 +103,7 @@ func batchNormOutputs(t *testing.T, backend compute.Backend, c bnSemanticsCase, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := exec.Exec(x, scale, offset, dy)
+	outs, err := exec.Call(x, scale, offset, dy)
 	if err != nil {
 		t.Fatal(err)
 	}

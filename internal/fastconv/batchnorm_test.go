@@ -41,7 +41,7 @@ func TestBatchNormLoweringMatchesPyTorch(t *testing.T) {
 					return []*Node{layout.out(y), mean, variance, layout.out(grads[0]), grads[1], grads[2]}
 				})
 				for i, step := range c.Steps {
-					outs := train.MustExec(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
+					outs := train.MustCall(tensors.FromFlatDataAndDimensions(step.X, c.Shape...),
 						tensors.FromValue(weight), tensors.FromValue(bias),
 						tensors.FromFlatDataAndDimensions(step.GradY, c.Shape...))
 					want := [][]float32{step.Y, step.BatchMean, step.BatchVar, step.GradX}
@@ -58,7 +58,7 @@ func TestBatchNormLoweringMatchesPyTorch(t *testing.T) {
 					return layout.out(InternalBatchNormForInference(layout.in(x), w, b, mean, variance,
 						float32(c.Eps), layout.axis))
 				})
-				y := eval.MustExec(tensors.FromFlatDataAndDimensions(c.Eval.X, c.Shape...), tensors.FromValue(weight),
+				y := eval.MustCall(tensors.FromFlatDataAndDimensions(c.Eval.X, c.Shape...), tensors.FromValue(weight),
 					tensors.FromValue(bias), tensors.FromValue(last.RunningMean), tensors.FromValue(last.RunningVar))[0]
 				checkBN(t, -1, "eval y", tensors.MustCopyFlatData[float32](y), c.Eval.Y)
 			})
