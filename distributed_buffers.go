@@ -54,10 +54,12 @@ func (t *Trainer) broadcastBuffers() error {
 		t.ddp.buffers.seen = map[*model.Variable]*tensors.Tensor{}
 	}
 	var changed []*model.Variable
+	buffers := 0
 	for _, v := range valuedVariables(t.eng.Store) {
 		if !isBuffer(v) {
 			continue
 		}
+		buffers++
 		value, err := v.Value()
 		if err != nil {
 			return fmt.Errorf("buffer %s: %w", v.Path(), err)
@@ -65,6 +67,12 @@ func (t *Trainer) broadcastBuffers() error {
 		if t.ddp.buffers.seen[v] != value {
 			changed = append(changed, v)
 		}
+	}
+	if buffers == 0 {
+		// A module without buffers costs no collective. The ranks agree:
+		// broadcastVariables checked at the start that they hold the same
+		// variables.
+		return nil
 	}
 	h := fnv.New64a()
 	for _, v := range changed {
