@@ -35,8 +35,11 @@
 // Under the scope given to New: weight (ones) and bias (zeros), trainable,
 // when Affine; running_mean (zeros), running_var (ones) and
 // num_batches_tracked (int64 0), not trainable, when TrackRunningStats —
-// PyTorch's state_dict names. Under Config.Devices > 1 volt keeps the
-// non-trainable ones equal on every rank (see volt.Config.SyncBatchNorm).
+// PyTorch's state_dict names. Under volt.Config.Devices > 1 each rank
+// normalises with its own batch's statistics, and volt gives every rank
+// rank 0's running statistics after each training batch (PyTorch DDP's
+// broadcast_buffers=True); batch statistics reduced across ranks
+// (Lightning's sync_batchnorm) are not supported yet.
 package batchnorm
 
 import (
