@@ -26,6 +26,9 @@ type ddpState struct {
 	// agreedNonFinite: every rank agreed on TerminateOnNaN's error (see
 	// agreeNonFinite), so a run ending with it does not abort the job.
 	agreedNonFinite bool
+	// buffers tracks the module buffers broadcast after each training
+	// batch (distributed_buffers.go).
+	buffers bufferSync
 }
 
 // The process's MPI group: MPI is initialised once per process and cannot

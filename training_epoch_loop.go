@@ -196,6 +196,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	p.TrainBatch.started()
 	out, steps, err := t.optimization.run(b, batchIdx, lastInEpoch)
 	err = t.agreeNonFinite(err)
+	if err == nil {
+		err = t.broadcastBuffers()
+	}
 	if err != nil {
 		var nf *NonFiniteError
 		if errors.As(err, &nf) {

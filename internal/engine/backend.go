@@ -80,8 +80,12 @@ func Backend(config string) (compute.Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", config, err)
 	}
-	if name, _, _ := strings.Cut(config, ":"); name == "go" && os.Getenv(FastConvEnvVar) != "off" {
-		b = fastconv.Wrap(b)
+	if name, _, _ := strings.Cut(config, ":"); name == "go" {
+		rules := fastconv.DefaultRules()
+		if os.Getenv(FastConvEnvVar) == "off" {
+			rules.Disabled = true // batch normalization is still lowered: the Go backend has none
+		}
+		b = fastconv.WrapWith(b, rules, fastconv.Lowering{})
 	}
 	backends[config] = b
 	return b, nil
@@ -90,5 +94,6 @@ func Backend(config string) (compute.Backend, error) {
 // FastConvEnvVar names the environment variable that, set to "off", keeps
 // the Go backend's own convolution and pooling loops instead of
 // internal/fastconv's lowering onto its matmul (14–19× faster on a small
-// CNN; see that package).
+// CNN; see that package). Batch normalization, which the Go backend lacks,
+// is lowered by the same wrapper either way.
 const FastConvEnvVar = "VOLT_FASTCONV"

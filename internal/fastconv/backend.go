@@ -20,8 +20,14 @@ type Backend struct {
 	lowering Lowering
 	lowered  atomic.Int64
 
-	loweredPools atomic.Int64
+	loweredPools      atomic.Int64
+	loweredBatchNorms atomic.Int64
 }
+
+// LoweredBatchNorms returns how many batch normalization ops (training,
+// inference and gradient) this backend has lowered so far. They are
+// lowered whatever the Rules say: the Go backend has none of its own.
+func (b *Backend) LoweredBatchNorms() int64 { return b.loweredBatchNorms.Load() }
 
 // LoweredPools returns how many pooling ops (forward and gradient) this
 // backend has lowered so far.

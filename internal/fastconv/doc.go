@@ -24,6 +24,15 @@
 // sum and mean pooling is an overlapping stride-1 ReduceWindow and stays
 // with the backend.
 //
+// # Batch normalization
+//
+// The Go backend has no BatchNormForTraining, BatchNormForInference or
+// BatchNormGradient; LowerBatchNormForTraining, LowerBatchNormForInference
+// and LowerBatchNormGradient (batchnorm.go) emit them as reductions and
+// elementwise ops with XLA's semantics, and the wrapper always uses them
+// (Rules do not apply). TestBatchNormLoweringMatchesPyTorch compares them
+// with PyTorch's BatchNorm1d/2d (testdata/batchnorm).
+//
 // # Gradients
 //
 // GoMLX differentiates the graph-level ConvGeneral node, not the lowered

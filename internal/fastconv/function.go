@@ -125,3 +125,25 @@ func (f *function) lowerPool(x compute.Value, windowDimensions, strides, inputDi
 	f.builder.backend.loweredPools.Add(1)
 	return true
 }
+
+// BatchNormForTraining implements compute.Function: always lowered (the Go
+// backend has none; see LowerBatchNormForTraining).
+func (f *function) BatchNormForTraining(operand, scale, offset compute.Value, epsilon float32,
+	featureAxis int) (normalized, batchMean, batchVariance compute.Value, err error) {
+	f.builder.backend.loweredBatchNorms.Add(1)
+	return LowerBatchNormForTraining(f.Function, operand, scale, offset, epsilon, featureAxis)
+}
+
+// BatchNormForInference implements compute.Function: always lowered.
+func (f *function) BatchNormForInference(operand, scale, offset, mean, variance compute.Value, epsilon float32,
+	featureAxis int) (compute.Value, error) {
+	f.builder.backend.loweredBatchNorms.Add(1)
+	return LowerBatchNormForInference(f.Function, operand, scale, offset, mean, variance, epsilon, featureAxis)
+}
+
+// BatchNormGradient implements compute.Function: always lowered.
+func (f *function) BatchNormGradient(operand, scale, mean, variance, gradOutput compute.Value, epsilon float32,
+	featureAxis int) (gradOperand, gradScale, gradOffset compute.Value, err error) {
+	f.builder.backend.loweredBatchNorms.Add(1)
+	return LowerBatchNormGradient(f.Function, operand, scale, mean, variance, gradOutput, epsilon, featureAxis)
+}

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestResNetLearns trains 20 batches and checks that the validation and
+// test accuracies on 5 batches, computed in evaluation mode with batch
+// normalization's running statistics, are far above chance: residual
+// blocks, batch normalization and their gradients work end to end through
+// volt on the default backend.
+func TestResNetLearns(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{}
+	for _, line := range strings.Split(out.String(), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			values[k], _ = strconv.ParseFloat(v, 64)
+		}
+	}
+	for _, k := range []string{"val_acc", "test_acc"} {
+		if values[k] < 0.3 {
+			t.Errorf("%s %v after 20 batches, want >= 0.3 (chance is 0.1)\n%s", k, values[k], out.String())
+		}
+	}
+}
