@@ -107,7 +107,7 @@ func TestParamGroupValidation(t *testing.T) {
 		group volt.ParamGroup
 		want  string
 	}{
-		{"no selector", volt.ParamGroup{LRScale: 1}, "Groups[0]: selects no variable"},
+		{"no selector", volt.ParamGroup{LRScale: 1}, "Groups[0].Params and Names are both empty"},
 		{"relative scope", volt.ParamGroup{Params: []string{"dense"}, LRScale: 1}, `Groups[0].Params[0] "dense" must be a scope path`},
 		{"bad pattern", volt.ParamGroup{Names: []string{"[bias"}, LRScale: 1}, `Groups[0].Names[0] "[bias"`},
 		{"pattern with a slash", volt.ParamGroup{Names: []string{"dense/biases"}}, `Groups[0].Names[0] "dense/biases"`},

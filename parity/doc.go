@@ -5,7 +5,7 @@
 // losses must agree.
 //
 // A case file is a safetensors file (written by tools/parity/torch_parity.py,
-// read here with github.com/nlpodyssey/safetensors):
+// read by [Read] with github.com/nlpodyssey/safetensors):
 //
 //	params/<variable path>  the model's initial weights, under the GoMLX
 //	                        paths the Go model gives them, in GoMLX's layout
@@ -17,11 +17,11 @@
 //
 //	defer weights.Apply(scope)
 //
-// which gives every variable under scope that has no value yet the file's
+// ([Tensors.Apply]) which gives every variable under scope that has no value yet the file's
 // tensor, and panics, naming the variable, when the file has none or its
-// shape differs. Examples splits the batches into a data.Slice for a
-// DataLoader without shuffling, Losses records the loss of every training
-// step, and Compare reports the steps whose losses differ.
+// shape differs. [Tensors.Examples] splits the batches into a data.Slice
+// for a DataLoader without shuffling, [Losses] records the loss of every
+// training step, and [Compare] reports the steps whose losses differ.
 //
 // The cases live in parity/testdata (the MLP's: tools/parity/mlp.py); a new
 // zoo model adds its PyTorch script beside mlp.py (the layout converters of

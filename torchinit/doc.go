@@ -14,15 +14,15 @@
 //	nn.LSTM, nn.GRU        every weight and bias U(−1/√hidden, 1/√hidden)
 //
 // A GoMLX initialiser sees only a variable's shape, and a bias's shape does
-// not hold its layer's fan_in, so the switch is a pass over the variables
-// the layers created, run before they get their values:
+// not hold its layer's fan_in, so the switch, [Apply], is a pass over the
+// variables the layers created, run before they get their values:
 //
 //	func (m *MLP) forward(scope *model.Scope, x *graph.Node) *graph.Node {
 //		defer torchinit.Apply(scope) // PyTorch's initialisation for the layers below
 //		...
 //	}
 //
-// Apply picks the rule by the variable's name, as GoMLX's layers name them
+// Apply picks the rule ([RuleFor]) by the variable's name, as GoMLX's layers name them
 // ("weights" and "biases" of layers.Dense and layers.Convolution,
 // "embeddings" of layers.Embedding, "inputsW", "recurrentW", "biasesW" and
 // "peepholeW" of layers/lstm); variables that already have a value (loaded

@@ -51,13 +51,13 @@ var goldenLayers = map[string]gomlxLayer{
 	"linear_256_512": {[]int{2, 256}, func(s *model.Scope, x *graph.Node) { layers.DenseWithBias(s, x, 512) },
 		map[string]string{"weight": "/dense/weights", "bias": "/dense/biases"}},
 	"conv2d_3_16_k3": {[]int{1, 8, 8, 3}, func(s *model.Scope, x *graph.Node) {
-		layers.Convolution(s, x).Filters(16).KernelSize(3).Done()
+		layers.Convolution(s, x).Channels(16).KernelSize(3).Done()
 	}, map[string]string{"weight": "/conv/weights", "bias": "/conv/biases"}},
 	"conv2d_16_32_k5x3": {[]int{1, 8, 8, 16}, func(s *model.Scope, x *graph.Node) {
-		layers.Convolution(s, x).Filters(32).KernelSizePerAxis(5, 3).Done()
+		layers.Convolution(s, x).Channels(32).KernelSizePerAxis(5, 3).Done()
 	}, map[string]string{"weight": "/conv/weights", "bias": "/conv/biases"}},
 	"conv1d_4_6_k5": {[]int{1, 10, 4}, func(s *model.Scope, x *graph.Node) {
-		layers.Convolution(s, x).Filters(6).KernelSize(5).Done()
+		layers.Convolution(s, x).Channels(6).KernelSize(5).Done()
 	}, map[string]string{"weight": "/conv/weights", "bias": "/conv/biases"}},
 	"embedding_1000_16": {nil, func(s *model.Scope, x *graph.Node) {
 		layers.Embedding(s, graph.Const(x.Graph(), []int32{1, 2}), dtypes.Float32, 1000, 16)
