@@ -19,10 +19,12 @@ the float32 loss).
 
 Regenerate (from the repository root, needs python3-torch):
 
-    /usr/bin/python3 tools/parity/mlp.py
+    /usr/bin/python3 tools/parity/mlp.py [--out DIR]
+
+TestMLPCasesAreCurrent runs it into a temporary folder and compares.
 """
 
-import math
+import argparse
 import os
 import sys
 
@@ -65,7 +67,7 @@ class MLP(torch.nn.Module):
         return out
 
 
-def run(name, seed, make_optimizer, clip, make_scheduler):
+def run(out, name, seed, make_optimizer, clip, make_scheduler):
     torch.manual_seed(seed)
     model = MLP()
     initial = model.gomlx_weights()
@@ -87,7 +89,7 @@ def run(name, seed, make_optimizer, clip, make_scheduler):
     torch_parity.check_finite(losses)
     tensors = dict(initial)
     tensors["x"], tensors["y"], tensors["loss"] = x, y, np.array(losses, dtype=np.float64)
-    torch_parity.save_safetensors(os.path.join(OUT, name + ".safetensors"), tensors,
+    torch_parity.save_safetensors(os.path.join(out, name + ".safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"{name}: loss {losses[0]:.6f} -> {losses[-1]:.6f}")
 
@@ -100,9 +102,12 @@ def adamw_groups(model):
 
 
 def main():
-    run("mlp_adam", 1, lambda m: torch.optim.Adam(m.parameters(), lr=1e-2), 1.0,
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=OUT)
+    out = ap.parse_args().out
+    run(out, "mlp_adam", 1, lambda m: torch.optim.Adam(m.parameters(), lr=1e-2), 1.0,
         lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=10, gamma=0.5))
-    run("mlp_adamw_groups", 2, adamw_groups, 0.5,
+    run(out, "mlp_adamw_groups", 2, adamw_groups, 0.5,
         lambda o: torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=STEPS))
 
 
