@@ -1,6 +1,7 @@
 package parity_test
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -75,5 +76,32 @@ func TestCompare(t *testing.T) {
 	}
 	if _, _, err := parity.Compare([]float64{1}, []float64{1, 2}, 1e-3); err == nil {
 		t.Error("Compare of different lengths: no error")
+	}
+}
+
+// TestWriteReadRoundTrip: Write then Read gives back every tensor.
+func TestWriteReadRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "round.safetensors")
+	in := map[string]*tensors.Tensor{
+		"f32": tensors.FromFlatDataAndDimensions([]float32{1.5, -2, 3.25, 0}, 2, 2),
+		"f64": tensors.FromFlatDataAndDimensions([]float64{1e-300, -7}, 2),
+		"i32": tensors.FromFlatDataAndDimensions([]int32{-1, 2, 3}, 3, 1),
+		"i64": tensors.FromFlatDataAndDimensions([]int64{1 << 40}, 1),
+	}
+	if err := parity.Write(path, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := parity.Write(path, in); err == nil {
+		t.Error("Write over an existing file: no error")
+	}
+	out, err := parity.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range in {
+		got, ok := out.ByName[name]
+		if !ok || !got.Shape().Equal(want.Shape()) || fmt.Sprint(got.Value()) != fmt.Sprint(want.Value()) {
+			t.Errorf("%s: read back %v, wrote %v", name, got, want)
+		}
 	}
 }

@@ -58,8 +58,8 @@ func (m *mlp) mse(s *volt.Step, b volt.Batch) *graph.Node {
 }
 
 func (m *mlp) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node { return m.mse(s, b) }
-func (m *mlp) ValidationStep(s *volt.Step, b volt.Batch)          { s.Log("val_loss", m.mse(s, b)) }
-func (m *mlp) ConfigureOptimizers() volt.Optimizers               { return volt.Optimize(optim.Adam(1e-3)) }
+func (m *mlp) ValidationStep(s *volt.Step, b volt.Batch)           { s.Log("val_loss", m.mse(s, b)) }
+func (m *mlp) ConfigureOptimizers() volt.Optimizers                { return volt.Optimize(optim.Adam(1e-3)) }
 
 // valLosses records val_loss at the end of every validation.
 type valLosses struct{ values []float64 }
