@@ -13,11 +13,19 @@ import (
 	"github.com/voltml/volt/parity"
 )
 
-// TestMLPCasesAreCurrent runs tools/parity/mlp.py (where /usr/bin/python3
-// imports torch) into a temporary folder and compares its files with the
-// committed ones: weights and batches bitwise, PyTorch's losses within
-// 1e-6 relative (another BLAS may round a matmul differently).
-func TestMLPCasesAreCurrent(t *testing.T) {
+// caseScripts are the scripts under tools/parity and the case files each
+// writes.
+var caseScripts = map[string][]string{
+	"mlp.py":  {"mlp_adam", "mlp_adamw_groups"},
+	"lstm.py": {"lstm_adam"},
+}
+
+// TestCasesAreCurrent runs each script of tools/parity (where
+// /usr/bin/python3 imports torch) into a temporary folder and compares its
+// files with the committed ones: weights and batches bitwise, PyTorch's
+// losses within 1e-6 relative (another BLAS may round a matmul
+// differently).
+func TestCasesAreCurrent(t *testing.T) {
 	python := "/usr/bin/python3"
 	if p := os.Getenv("VOLT_LIGHTNING_PYTHON"); p != "" {
 		python = p
@@ -26,39 +34,48 @@ func TestMLPCasesAreCurrent(t *testing.T) {
 		testenv.Missing(t, python+" cannot import torch: "+string(bytes.TrimSpace(out)), "apt-get install python3-torch")
 	}
 	dir := t.TempDir()
-	if out, err := exec.Command(python, filepath.Join("..", "tools", "parity", "mlp.py"), "--out", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mlp.py: %v\n%s", err, out)
+	for script, cases := range caseScripts {
+		if out, err := exec.Command(python, filepath.Join("..", "tools", "parity", script), "--out", dir).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+		for _, name := range cases {
+			compareCase(t, script, name, dir)
+		}
 	}
-	for _, tc := range mlpCases {
-		committed, err := parity.Read(filepath.Join("testdata", tc.name+".safetensors"))
-		if err != nil {
-			t.Fatal(err)
+}
+
+// compareCase compares the case file written by script into dir with the
+// committed one.
+func compareCase(t *testing.T, script, name, dir string) {
+	t.Helper()
+	committed, err := parity.Read(filepath.Join("testdata", name+".safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := parity.Read(filepath.Join(dir, name+".safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tensor, want := range committed.ByName {
+		got, ok := fresh.ByName[tensor]
+		if !ok {
+			t.Errorf("%s: %s no longer writes %q", name, script, tensor)
+			continue
 		}
-		fresh, err := parity.Read(filepath.Join(dir, tc.name+".safetensors"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, want := range committed.ByName {
-			got, ok := fresh.ByName[name]
-			if !ok {
-				t.Errorf("%s: mlp.py no longer writes %q", tc.name, name)
-				continue
+		if tensor == "loss" {
+			g, _ := fresh.Float64s(tensor)
+			w, _ := committed.Float64s(tensor)
+			if bad, _, err := parity.Compare(g, w, 1e-6); err != nil || len(bad) > 0 {
+				t.Errorf("%s: PyTorch's losses changed: %v %v", name, bad, err)
 			}
-			if name == "loss" {
-				g, _ := fresh.Float64s(name)
-				w, _ := committed.Float64s(name)
-				if bad, _, err := parity.Compare(g, w, 1e-6); err != nil || len(bad) > 0 {
-					t.Errorf("%s: PyTorch's losses changed: %v %v", tc.name, bad, err)
-				}
-				continue
-			}
-			if !want.Shape().Equal(got.Shape()) || !slices.Equal(rawBytes(want), rawBytes(got)) {
-				t.Errorf("%s: tensor %q differs from the committed one; regenerate with /usr/bin/python3 tools/parity/mlp.py", tc.name, name)
-			}
+			continue
 		}
-		if len(fresh.ByName) != len(committed.ByName) {
-			t.Errorf("%s: mlp.py writes %d tensors, the committed file holds %d", tc.name, len(fresh.ByName), len(committed.ByName))
+		if !want.Shape().Equal(got.Shape()) || !slices.Equal(rawBytes(want), rawBytes(got)) {
+			t.Errorf("%s: tensor %q differs from the committed one; regenerate with /usr/bin/python3 tools/parity/%s", name, tensor, script)
 		}
+	}
+	if len(fresh.ByName) != len(committed.ByName) {
+		t.Errorf("%s: %s writes %d tensors, the committed file holds %d", name, script, len(fresh.ByName), len(committed.ByName))
 	}
 }
 

@@ -23,7 +23,8 @@
 // for a DataLoader without shuffling, [Losses] records the loss of every
 // training step, and [Compare] reports the steps whose losses differ.
 //
-// The cases live in parity/testdata (the MLP's: tools/parity/mlp.py); a new
+// The cases live in parity/testdata (tools/parity/mlp.py writes the MLP's,
+// tools/parity/lstm.py the LSTM's); a new
 // zoo model adds its PyTorch script beside mlp.py (the layout converters of
 // torch_parity.py map nn.Linear, nn.Conv2d, nn.LayerNorm and nn.LSTM to
 // GoMLX's variables) and a Go test like TestMLPParity.

@@ -78,14 +78,19 @@ def layer_norm(layer, scope):
 def lstm(layer, scope):
     """nn.LSTM (one layer, unidirectional, batch_first) -> layers/lstm under scope.
 
-    PyTorch stacks the gates (input, forget, cell, output) as [4*hidden, in];
-    GoMLX keeps [directions, 4, hidden, in] with the same gate order per its
-    sources (check before relying on it: not yet exercised by a parity case)."""
+    PyTorch stacks the gates as (input, forget, cell, output) in [4*hidden, in];
+    GoMLX keeps [directions, 4, hidden, in] in the order (input, output,
+    forget, cell) (layers/lstm/lstm.go, ONNX's order), and both bias vectors
+    in biasesW [directions, 8, hidden]: the 4 input biases, then the 4
+    recurrent ones."""
     h = layer.hidden_size
-    w_ih = layer.weight_ih_l0.detach().reshape(1, 4, h, -1)
-    w_hh = layer.weight_hh_l0.detach().reshape(1, 4, h, h)
-    b = torch.cat([layer.bias_ih_l0.detach().reshape(4, h), layer.bias_hh_l0.detach().reshape(4, h)]).reshape(1, 8, h)
-    return {f"{scope}/inputsW": w_ih, f"{scope}/recurrentW": w_hh, f"{scope}/biasesW": b}
+    order = [0, 3, 1, 2]  # GoMLX's gate k is PyTorch's gate order[k]
+    w_ih = layer.weight_ih_l0.detach().reshape(4, h, -1)[order].reshape(1, 4, h, -1)
+    w_hh = layer.weight_hh_l0.detach().reshape(4, h, h)[order].reshape(1, 4, h, h)
+    b_ih = layer.bias_ih_l0.detach().reshape(4, h)[order]
+    b_hh = layer.bias_hh_l0.detach().reshape(4, h)[order]
+    return {f"{scope}/inputsW": w_ih.contiguous(), f"{scope}/recurrentW": w_hh.contiguous(),
+            f"{scope}/biasesW": torch.cat([b_ih, b_hh]).reshape(1, 8, h).contiguous()}
 
 
 def check_finite(losses):
