@@ -18,6 +18,7 @@ import (
 var caseScripts = map[string][]string{
 	"mlp.py":  {"mlp_adam", "mlp_adamw_groups"},
 	"lstm.py": {"lstm_adam"},
+	"cnn.py":  {"cnn_adam"},
 }
 
 // TestCasesAreCurrent runs each script of tools/parity (where

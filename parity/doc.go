@@ -24,7 +24,7 @@
 // training step, and [Compare] reports the steps whose losses differ.
 //
 // The cases live in parity/testdata (tools/parity/mlp.py writes the MLP's,
-// tools/parity/lstm.py the LSTM's); a new
+// lstm.py the LSTM's, cnn.py the CNN's); a new
 // zoo model adds its PyTorch script beside mlp.py (the layout converters of
 // torch_parity.py map nn.Linear, nn.Conv2d, nn.LayerNorm and nn.LSTM to
 // GoMLX's variables) and a Go test like TestMLPParity.
