@@ -23,9 +23,10 @@
 // for a DataLoader without shuffling, [Losses] records the loss of every
 // training step, and [Compare] reports the steps whose losses differ.
 //
-// The cases live in parity/testdata (tools/parity/mlp.py writes the MLP's,
-// lstm.py the LSTM's, cnn.py the CNN's); a new
-// zoo model adds its PyTorch script beside mlp.py (the layout converters of
-// torch_parity.py map nn.Linear, nn.Conv2d, nn.LayerNorm and nn.LSTM to
-// GoMLX's variables) and a Go test like TestMLPParity.
+// The cases live in parity/testdata: tools/parity/mlp.py writes the MLP's,
+// lstm.py the LSTM's, cnn.py the CNN's. A new zoo model adds its PyTorch
+// script beside them (the layout converters of torch_parity.py map
+// nn.Linear, nn.Conv2d, nn.LayerNorm and nn.LSTM to GoMLX's variables), a
+// Go test like TestMLPParity, and its files to the test's caseScripts,
+// which TestCasesAreCurrent reruns where torch is installed.
 package parity
