@@ -16,9 +16,10 @@ import (
 // caseScripts are the scripts under tools/parity and the case files each
 // writes.
 var caseScripts = map[string][]string{
-	"mlp.py":  {"mlp_adam", "mlp_adamw_groups"},
-	"lstm.py": {"lstm_adam"},
-	"cnn.py":  {"cnn_adam"},
+	"mlp.py":       {"mlp_adam", "mlp_adamw_groups"},
+	"lstm.py":      {"lstm_adam"},
+	"cnn.py":       {"cnn_adam"},
+	"layernorm.py": {"layernorm_adamw"},
 }
 
 // TestCasesAreCurrent runs each script of tools/parity (where
