@@ -47,25 +47,9 @@ type OptimizerSetup struct {
 
 	// Groups give some of the optimizer's variables their own learning rate:
 	// the optimizer's (scheduled) rate times the group's LRScale, held in a
-	// variable so that it can change between steps (Trainer.SetLRScale).
+	// variable so that it can change between steps (Trainer.SetLRScale),
+	// and their own weight decay (ParamGroup.WeightDecay, NoWeightDecay).
 	Groups []ParamGroup
-}
-
-// ParamGroup is a set of variables (scope prefixes) with a learning-rate
-// multiplier, like a PyTorch parameter group.
-type ParamGroup struct {
-	Params  []string
-	LRScale float64
-}
-
-// owns reports whether the group holds variable path.
-func (g *ParamGroup) owns(path string) bool {
-	for _, prefix := range g.Params {
-		if path == prefix || strings.HasPrefix(path, strings.TrimSuffix(prefix, "/")+"/") {
-			return true
-		}
-	}
-	return false
 }
 
 // Interval is the unit in which a learning-rate scheduler steps.
@@ -121,6 +105,9 @@ func (o Optimizers) validate() error {
 		}
 		if ms, ok := s.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() && s.Monitor == "" {
 			return fmt.Errorf("optimizer %d: its scheduler needs a metric: set Monitor to the name of a logged metric", i)
+		}
+		if err := validateGroups(s.Groups); err != nil {
+			return fmt.Errorf("optimizer %d: %w", i, err)
 		}
 		for j, p := range s.Params {
 			if !strings.HasPrefix(p, "/") {

@@ -155,6 +155,7 @@ func (c *compiledSteps) updateSpec(s *Step, opt int) *engine.UpdateSpec {
 		Optimizer:      setup.Optimizer,
 		Precision:      t.cfg.precision,
 		LRScale:        setup.lrScale,
+		WeightDecay:    setup.weightDecay,
 		TrackGradNorm:  t.cfg.TrackGradNorm,
 		DetectAnomaly:  t.cfg.DetectAnomaly,
 		TerminateOnNaN: t.cfg.TerminateOnNaN,

@@ -72,6 +72,34 @@ func (o *Optimizer) Apply(store *model.Store, index int, params []*model.Variabl
 // (parameter groups): lrScales[i], when lrScales and it are not nil, is a
 // scalar node multiplying the learning rate for params[i].
 func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*model.Variable, grads, lrScales []*graph.Node, gate *graph.Node) {
+	var opts []ParamOptions
+	if lrScales != nil {
+		opts = make([]ParamOptions, len(params))
+		for i := range opts {
+			if i < len(lrScales) {
+				opts[i].LRScale = lrScales[i]
+			}
+		}
+	}
+	o.ApplyWithOptions(store, index, params, grads, opts, gate)
+}
+
+// ParamOptions is what a parameter group changes for one parameter, as a
+// PyTorch param_group's "lr" and "weight_decay" do.
+type ParamOptions struct {
+	// LRScale, when not nil, is a scalar node multiplying the learning rate.
+	LRScale *graph.Node
+	// WeightDecay, when not nil, replaces the optimizer's WeightDecay (L2
+	// for SGD, Adam and RMSProp, decoupled for AdamW).
+	WeightDecay *float64
+}
+
+// ApplyWithOptions is Apply with per-parameter options (parameter groups):
+// opts, when not nil, holds one entry per parameter.
+func (o *Optimizer) ApplyWithOptions(store *model.Store, index int, params []*model.Variable, grads []*graph.Node, opts []ParamOptions, gate *graph.Node) {
+	if opts != nil && len(opts) != len(params) {
+		panic(fmt.Sprintf("optim.Apply: %d parameters but %d parameter options", len(params), len(opts)))
+	}
 	if len(params) != len(grads) {
 		panic(fmt.Sprintf("optim.Apply: %d parameters but %d gradients", len(params), len(grads)))
 	}
@@ -112,8 +140,14 @@ func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*m
 		if lr.DType() != dtype {
 			lr = graph.ConvertDType(lr, dtype)
 		}
-		if lrScales != nil && lrScales[i] != nil {
-			lr = graph.Mul(lr, graph.ConvertDType(lrScales[i], dtype))
+		weightDecay := o.WeightDecay
+		if opts != nil {
+			if opts[i].LRScale != nil {
+				lr = graph.Mul(lr, graph.ConvertDType(opts[i].LRScale, dtype))
+			}
+			if opts[i].WeightDecay != nil {
+				weightDecay = *opts[i].WeightDecay
+			}
 		}
 		t := graph.ConvertDType(step, dtype)
 		param := read(p, dtype)
@@ -124,8 +158,8 @@ func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*m
 		c := func(x float64) *graph.Node { return graph.ConstAsDType(g, dtype, x) }
 		switch o.Kind {
 		case KindSGD:
-			if o.WeightDecay != 0 {
-				grad = graph.Add(grad, graph.Mul(c(o.WeightDecay), param))
+			if weightDecay != 0 {
+				grad = graph.Add(grad, graph.Mul(c(weightDecay), param))
 			}
 			if o.Momentum != 0 {
 				bufVar := stateVariable(store, index, p, "momentum_buffer")
@@ -142,9 +176,11 @@ func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*m
 			set(p, graph.Sub(param, graph.Mul(lr, grad)))
 		case KindAdam, KindAdamW:
 			if o.Kind == KindAdamW {
-				param = graph.Mul(param, graph.Sub(c(1), graph.Mul(lr, c(o.WeightDecay))))
-			} else if o.WeightDecay != 0 {
-				grad = graph.Add(grad, graph.Mul(c(o.WeightDecay), param))
+				if weightDecay != 0 {
+					param = graph.Mul(param, graph.Sub(c(1), graph.Mul(lr, c(weightDecay))))
+				}
+			} else if weightDecay != 0 {
+				grad = graph.Add(grad, graph.Mul(c(weightDecay), param))
 			}
 			b1, b2 := c(o.Betas[0]), c(o.Betas[1])
 			mVar := stateVariable(store, index, p, "exp_avg")
@@ -159,8 +195,8 @@ func (o *Optimizer) ApplyWithLRScales(store *model.Store, index int, params []*m
 			denom := graph.Add(graph.Div(graph.Sqrt(v), biasCorrection2Sqrt), c(o.Eps))
 			set(p, graph.Sub(param, graph.Mul(stepSize, graph.Div(m, denom))))
 		case KindRMSProp:
-			if o.WeightDecay != 0 {
-				grad = graph.Add(grad, graph.Mul(c(o.WeightDecay), param))
+			if weightDecay != 0 {
+				grad = graph.Add(grad, graph.Mul(c(weightDecay), param))
 			}
 			alpha := c(o.Alpha)
 			sqVar := stateVariable(store, index, p, "square_avg")

@@ -73,6 +73,9 @@ type UpdateSpec struct {
 	// LRScale returns the learning-rate multiplier of v's parameter group
 	// (its group index and initial scale), ok false outside any group.
 	LRScale func(v *model.Variable) (group int, scale float64, ok bool)
+	// WeightDecay returns the weight decay of v's parameter group, ok false
+	// where the optimizer's own applies.
+	WeightDecay func(v *model.Variable) (wd float64, ok bool)
 
 	BeforeBackward      func(loss *graph.Node)
 	AfterBackward       func(grads []Gradient)
@@ -210,7 +213,7 @@ func Apply(store *model.Store, g *graph.Graph, grads []Gradient, spec *UpdateSpe
 		// Skip the update when a gradient overflowed (GradScaler's rule).
 		gate = graph.LogicalAll(FiniteFlags(Values(grads)))
 	}
-	spec.Optimizer.ApplyWithLRScales(store, spec.OptimizerIdx, params, Values(grads), lrScales(store, g, spec, vars), gate)
+	spec.Optimizer.ApplyWithOptions(store, spec.OptimizerIdx, params, Values(grads), paramOptions(store, g, spec, vars), gate)
 	if spec.Precision.Mixed() {
 		for i, v := range vars {
 			v.SetNodeValue(graph.ConvertDType(params[i].NodeValue(g), v.DType()))
@@ -299,6 +302,32 @@ func lrScales(store *model.Store, g *graph.Graph, spec *UpdateSpec, vars []*mode
 		scales[i] = sv.NodeValue(g)
 	}
 	return scales
+}
+
+// paramOptions returns each variable's parameter-group options (learning
+// rate multiplier, weight decay), or nil when no variable is in a group.
+func paramOptions(store *model.Store, g *graph.Graph, spec *UpdateSpec, vars []*model.Variable) []optim.ParamOptions {
+	scales := lrScales(store, g, spec, vars)
+	var opts []optim.ParamOptions
+	for i, v := range vars {
+		var o optim.ParamOptions
+		if scales != nil {
+			o.LRScale = scales[i]
+		}
+		if spec.WeightDecay != nil {
+			if wd, ok := spec.WeightDecay(v); ok {
+				o.WeightDecay = &wd
+			}
+		}
+		if o.LRScale == nil && o.WeightDecay == nil {
+			continue
+		}
+		if opts == nil {
+			opts = make([]optim.ParamOptions, len(vars))
+		}
+		opts[i] = o
+	}
+	return opts
 }
 
 // gradNorms returns the TrackGradNorm outputs: each gradient's p-norm, then

@@ -1,0 +1,88 @@
+package parity_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt/internal/testenv"
+	"github.com/voltml/volt/parity"
+)
+
+// caseScripts are the scripts under tools/parity and the case files each
+// writes.
+var caseScripts = map[string][]string{
+	"mlp.py":       {"mlp_adam", "mlp_adamw_groups"},
+	"lstm.py":      {"lstm_adam"},
+	"cnn.py":       {"cnn_adam"},
+	"layernorm.py": {"layernorm_adamw"},
+}
+
+// TestCasesAreCurrent runs each script of tools/parity (where
+// /usr/bin/python3 imports torch) into a temporary folder and compares its
+// files with the committed ones: weights and batches bitwise, PyTorch's
+// losses within 1e-6 relative (another BLAS may round a matmul
+// differently).
+func TestCasesAreCurrent(t *testing.T) {
+	python := "/usr/bin/python3"
+	if p := os.Getenv("VOLT_LIGHTNING_PYTHON"); p != "" {
+		python = p
+	}
+	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
+		testenv.Missing(t, python+" cannot import torch: "+string(bytes.TrimSpace(out)), "apt-get install python3-torch")
+	}
+	dir := t.TempDir()
+	for script, cases := range caseScripts {
+		if out, err := exec.Command(python, filepath.Join("..", "tools", "parity", script), "--out", dir).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", script, err, out)
+		}
+		for _, name := range cases {
+			compareCase(t, script, name, dir)
+		}
+	}
+}
+
+// compareCase compares the case file written by script into dir with the
+// committed one.
+func compareCase(t *testing.T, script, name, dir string) {
+	t.Helper()
+	committed, err := parity.Read(filepath.Join("testdata", name+".safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := parity.Read(filepath.Join(dir, name+".safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tensor, want := range committed.ByName {
+		got, ok := fresh.ByName[tensor]
+		if !ok {
+			t.Errorf("%s: %s no longer writes %q", name, script, tensor)
+			continue
+		}
+		if tensor == "loss" {
+			g, _ := fresh.Float64s(tensor)
+			w, _ := committed.Float64s(tensor)
+			if bad, _, err := parity.Compare(g, w, 1e-6); err != nil || len(bad) > 0 {
+				t.Errorf("%s: PyTorch's losses changed: %v %v", name, bad, err)
+			}
+			continue
+		}
+		if !want.Shape().Equal(got.Shape()) || !slices.Equal(rawBytes(want), rawBytes(got)) {
+			t.Errorf("%s: tensor %q differs from the committed one; regenerate with /usr/bin/python3 tools/parity/%s", name, tensor, script)
+		}
+	}
+	if len(fresh.ByName) != len(committed.ByName) {
+		t.Errorf("%s: %s writes %d tensors, the committed file holds %d", name, script, len(fresh.ByName), len(committed.ByName))
+	}
+}
+
+func rawBytes(t *tensors.Tensor) []byte {
+	var out []byte
+	t.ConstBytes(func(b []byte) { out = slices.Clone(b) })
+	return out
+}

@@ -1,0 +1,105 @@
+package parity_test
+
+import (
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/activation"
+	"github.com/gomlx/gomlx/ml/train/loss"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/optim"
+	"github.com/voltml/volt/parity"
+)
+
+// mlp is tools/parity/mlp.py's MLP: 8-64-64-1 with ReLU, its weights
+// loaded from the case file.
+type mlp struct {
+	weights    *parity.Tensors
+	optimizers volt.Optimizers
+}
+
+func (m *mlp) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	scope := s.Scope().In("mlp")
+	defer m.weights.Apply(scope)
+	x := b.Input(0)
+	for i, width := range []int{64, 64, 1} {
+		x = layers.DenseWithBias(scope.In("layer_%d", i), x, width)
+		if i < 2 {
+			x = activation.Relu(x)
+		}
+	}
+	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{x})
+}
+
+func (m *mlp) ConfigureOptimizers() volt.Optimizers { return m.optimizers }
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// mlpCases are tools/parity/mlp.py's cases, configured as there.
+var mlpCases = []struct {
+	name string
+	clip float64
+	opts func() volt.Optimizers
+}{
+	{"mlp_adam", 1.0, func() volt.Optimizers {
+		return volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: must(optim.NewStepLR(10, 0.5)), Interval: volt.IntervalStep}}
+	}},
+	{"mlp_adamw_groups", 0.5, func() volt.Optimizers {
+		return volt.Optimizers{{Optimizer: optim.AdamW(1e-2).WithWeightDecay(0.1), Groups: []volt.ParamGroup{volt.NoWeightDecay("biases")},
+			Scheduler: must(optim.NewCosineAnnealingLR(50, 0)), Interval: volt.IntervalStep}}
+	}},
+}
+
+// TestMLPParity trains the MLP 50 steps from PyTorch's initial weights on
+// PyTorch's batches, with the same optimizer, gradient clipping and
+// per-step schedule, and compares the loss at every step with PyTorch's
+// (float32, 1e-4 relative).
+func TestMLPParity(t *testing.T) {
+	for _, tc := range mlpCases {
+		t.Run(tc.name, func(t *testing.T) {
+			file, err := parity.Read(filepath.Join("testdata", tc.name+".safetensors"))
+			if err != nil {
+				t.Fatalf("%v (regenerate with /usr/bin/python3 tools/parity/mlp.py)", err)
+			}
+			want, err := file.Float64s("loss")
+			if err != nil {
+				t.Fatal(err)
+			}
+			examples, err := file.Examples([]string{"x"}, []string{"y"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch := len(examples) / len(want)
+			losses := &parity.Losses{}
+			tr, err := volt.NewTrainer(volt.Config{
+				MaxEpochs: 1, GradientClipVal: tc.clip, GradientClipAlgorithm: volt.ClipNorm,
+				Callbacks:      []volt.Callback{losses},
+				DisableLoggers: true, DisableModelSummary: true, Log: slog.New(slog.DiscardHandler),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := &mlp{weights: file, optimizers: tc.opts()}
+			if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &data.DataLoader{Dataset: examples, BatchSize: batch}}); err != nil {
+				t.Fatal(err)
+			}
+			bad, maxRel, err := parity.Compare(losses.Values, want, 1e-4)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range bad {
+				t.Error(m)
+			}
+			t.Logf("%d steps, loss %.6f -> %.6f, largest relative difference %.3g", len(want), want[0], want[len(want)-1], maxRel)
+		})
+	}
+}

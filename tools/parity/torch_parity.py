@@ -1,0 +1,98 @@
+"""Helpers for volt's step-by-step parity tests against PyTorch.
+
+A parity case is one safetensors file written here and read by package
+parity (Go): the model's initial weights under the GoMLX variable paths
+volt's model gives them (already in GoMLX's layout), the batches in the
+order PyTorch trained on them, and PyTorch's loss at every step. The Go
+test loads the weights into the model (parity.Tensors.Apply), trains the
+same steps with the same optimizer, clipping and schedule, and compares
+the losses.
+
+safetensors (https://github.com/huggingface/safetensors) is written by hand
+(Debian ships no python3-safetensors): an 8-byte little-endian header size,
+a JSON header {name: {dtype, shape, data_offsets}} padded with spaces to a
+multiple of 8, then the tensors' little-endian bytes. The Go side reads it
+with github.com/nlpodyssey/safetensors, an independent reader.
+
+Layout converters for other zoo models live here too: a PyTorch layer's
+parameters -> GoMLX's variables (name and layout).
+"""
+
+import json
+import struct
+
+import numpy as np
+import torch
+
+DTYPES = {np.dtype("float32"): "F32", np.dtype("float64"): "F64", np.dtype("int64"): "I64", np.dtype("int32"): "I32"}
+
+
+def save_safetensors(path, tensors, metadata=None):
+    """Writes {name: numpy array or torch tensor} as a safetensors file, names sorted."""
+    header, blobs, offset = {}, [], 0
+    if metadata:
+        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    for name in sorted(tensors):
+        a = tensors[name]
+        if isinstance(a, torch.Tensor):
+            a = a.detach().cpu().numpy()
+        a = np.ascontiguousarray(a)
+        if a.dtype not in DTYPES:
+            raise ValueError(f"{name}: dtype {a.dtype} not supported")
+        raw = a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+        header[name] = {"dtype": DTYPES[a.dtype], "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
+        blobs.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for raw in blobs:
+            f.write(raw)
+
+
+def linear(layer, scope):
+    """nn.Linear -> layers.Dense under scope: weights [in, out], biases [out]."""
+    out = {f"{scope}/dense/weights": layer.weight.detach().t().contiguous()}
+    if layer.bias is not None:
+        out[f"{scope}/dense/biases"] = layer.bias.detach()
+    return out
+
+
+def conv2d(layer, scope):
+    """nn.Conv2d -> layers.Convolution (channels-last) under scope:
+    weights [kh, kw, in, out], biases [out]."""
+    out = {f"{scope}/conv/weights": layer.weight.detach().permute(2, 3, 1, 0).contiguous()}
+    if layer.bias is not None:
+        out[f"{scope}/conv/biases"] = layer.bias.detach()
+    return out
+
+
+def layer_norm(layer, scope):
+    """nn.LayerNorm -> norm.LayerNorm under scope: gain, offset."""
+    return {f"{scope}/layer_normalization/gain": layer.weight.detach(),
+            f"{scope}/layer_normalization/offset": layer.bias.detach()}
+
+
+def lstm(layer, scope):
+    """nn.LSTM (one layer, unidirectional, batch_first) -> layers/lstm under scope.
+
+    PyTorch stacks the gates as (input, forget, cell, output) in [4*hidden, in];
+    GoMLX keeps [directions, 4, hidden, in] in the order (input, output,
+    forget, cell) (layers/lstm/lstm.go, ONNX's order), and both bias vectors
+    in biasesW [directions, 8, hidden]: the 4 input biases, then the 4
+    recurrent ones."""
+    h = layer.hidden_size
+    order = [0, 3, 1, 2]  # GoMLX's gate k is PyTorch's gate order[k]
+    w_ih = layer.weight_ih_l0.detach().reshape(4, h, -1)[order].reshape(1, 4, h, -1)
+    w_hh = layer.weight_hh_l0.detach().reshape(4, h, h)[order].reshape(1, 4, h, h)
+    b_ih = layer.bias_ih_l0.detach().reshape(4, h)[order]
+    b_hh = layer.bias_hh_l0.detach().reshape(4, h)[order]
+    return {f"{scope}/inputsW": w_ih.contiguous(), f"{scope}/recurrentW": w_hh.contiguous(),
+            f"{scope}/biasesW": torch.cat([b_ih, b_hh]).reshape(1, 8, h).contiguous()}
+
+
+def check_finite(losses):
+    if not all(np.isfinite(losses)):
+        raise SystemExit("PyTorch's losses are not finite: change the case")
