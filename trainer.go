@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/internal/simdcheck"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
 )
@@ -72,6 +73,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	if err := t.setupDistributed(); err != nil {
 		return nil, fmt.Errorf("volt.NewTrainer: %w", err)
 	}
+	simdcheck.WarnOnce(t.cfg.Log, t.cfg.backend)
 	return t, nil
 }
 
