@@ -41,6 +41,8 @@ type Trainer struct {
 	stop stopRequest
 	ddp  ddpState
 	run  *run // the run in progress; empty between runs
+
+	defaultBar *ProgressBar // Config.EnableProgressBar's, nil when off
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -56,6 +58,9 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		evals:    map[evalKey]*evalProgram{},
 		logs:     newLogState(),
 		run:      &run{},
+	}
+	if t.defaultBar, err = defaultProgressBar(r.Config); err != nil {
+		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
 	if r.FastDevRun > 0 {
 		r.Log.Info(fmt.Sprintf("volt: FastDevRun=%d: one epoch of %d training, validation and test batch(es); loggers, checkpointing and early stopping are off", r.FastDevRun, r.FastDevRun))
@@ -251,7 +256,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	t.stop = stopRequest{}
 	t.ckpt.resumedFrom = ""
 	t.ddp.agreedInterrupt, t.ddp.agreedNonFinite = false, false
-	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
+	t.hooks = resolveHooks(t.callbacks(), t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
 
 	defer func() {

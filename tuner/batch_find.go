@@ -90,6 +90,7 @@ func runTrial(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataM
 	cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true
 	cfg.HandleSignals = false
 	cfg.Log = quiet(cfg.Log)
+	cfg.EnableProgressBar = volt.Ptr(false)
 	tt, err := volt.NewTrainer(cfg)
 	if err != nil {
 		return fmt.Errorf("batch size %d: the trial's trainer: %w", trial.Size, err)

@@ -66,6 +66,7 @@ func LRFind(ctx context.Context, t *volt.Trainer, m volt.Module, dm volt.DataMod
 	cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true
 	cfg.HandleSignals = false
 	cfg.Log = quiet(cfg.Log)
+	cfg.EnableProgressBar = volt.Ptr(false)
 	st, err := volt.NewTrainer(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("tuner.LRFind: the sweep's trainer: %w", err)
