@@ -186,7 +186,7 @@ type Config struct {
 	Log *slog.Logger
 
 	// EnableProgressBar is Lightning's enable_progress_bar: nil or true
-	// adds a ProgressBar writing to stdout (bars on a terminal, a line per
+	// adds a ProgressBar writing to stderr (bars on a terminal, a line per
 	// epoch elsewhere) unless a ProgressReporter is in Callbacks; false
 	// shows no progress (a ProgressReporter in Callbacks is then an error).
 	EnableProgressBar *bool

@@ -26,7 +26,7 @@ type ProgressReporter interface {
 }
 
 // ProgressBar shows a run's progress as Lightning's TQDMProgressBar does;
-// the trainer adds one writing to stdout unless Config.EnableProgressBar is
+// the trainer adds one writing to stderr unless Config.EnableProgressBar is
 // false or a ProgressReporter is in Config.Callbacks (package callback
 // re-exports it as callback.ProgressBar).
 //
@@ -76,7 +76,9 @@ type barLine struct {
 
 // ProgressBarConfig configures ProgressBar.
 type ProgressBarConfig struct {
-	// Writer receives the output; nil means os.Stdout, as Lightning's bar.
+	// Writer receives the output; nil means os.Stderr (Lightning draws on
+	// stdout; volt keeps stdout for the program's results, and a program's
+	// Example output free of progress lines).
 	Writer io.Writer
 	// RefreshInterval is the least time between two redraws of a bar
 	// after a batch; 0 means DefaultRefreshInterval. A bar's final state is
@@ -114,7 +116,7 @@ func NewProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {
 		cfg.RefreshInterval = DefaultRefreshInterval
 	}
 	if cfg.Writer == nil {
-		cfg.Writer = os.Stdout
+		cfg.Writer = os.Stderr
 	}
 	return &ProgressBar{cfg: cfg, now: time.Now}, nil
 }
