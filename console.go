@@ -53,9 +53,12 @@ var startupHandler = slog.Default().Handler()
 // unless the program set its own default logger, plain message lines as
 // Lightning prints them ("volt: Fit stopped: MaxEpochs=3 reached."); else
 // slog.Default().
-func defaultLog() *slog.Logger {
-	if slog.Default().Handler() == startupHandler && isTerminal(os.Stderr) {
-		return slog.New(&consoleHandler{w: os.Stderr})
+func defaultLog() *slog.Logger { return defaultLogOn(os.Stderr, isTerminal(os.Stderr)) }
+
+// defaultLogOn is defaultLog for a stderr w that is a terminal or not.
+func defaultLogOn(w io.Writer, terminal bool) *slog.Logger {
+	if terminal && slog.Default().Handler() == startupHandler {
+		return slog.New(&consoleHandler{w: w})
 	}
 	return slog.Default()
 }
