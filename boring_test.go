@@ -24,6 +24,9 @@ func quiet(cfg volt.Config) volt.Config {
 	cfg.DisableLoggers = true
 	cfg.DisableModelSummary = true
 	cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.EnableProgressBar == nil {
+		cfg.EnableProgressBar = volt.Ptr(false) // no default bar's lines in the test output
+	}
 	return cfg
 }
 
