@@ -72,6 +72,7 @@ type barLine struct {
 	start    time.Time
 	drawn    time.Time
 	postfix  bool // shows v_num and the ProgBar values
+	width    int  // runes of its last drawing
 }
 
 // ProgressBarConfig configures ProgressBar.
@@ -231,7 +232,7 @@ func (p *ProgressBar) draw(t *Trainer, b *barLine) error {
 	if p.open && p.lastLen > n {
 		pad = strings.Repeat(" ", p.lastLen-n)
 	}
-	p.lastLen = n
+	p.lastLen, b.width = n, n
 	console.mu.Lock()
 	defer console.mu.Unlock()
 	p.open = true
@@ -433,7 +434,8 @@ func (p *ProgressBar) endEval(t *Trainer) error {
 		if _, err := io.WriteString(p.cfg.Writer, "\x1b[1A"); err != nil {
 			return err
 		}
-		p.open, p.below = true, false
+		// That line holds the training bar's last drawing.
+		p.open, p.below, p.lastLen = true, false, p.train.width
 	}
 	return p.draw(t, p.train)
 }
