@@ -181,9 +181,17 @@ type Config struct {
 	ShardUneven data.Uneven
 
 	// Log receives volt's own messages (why a run stopped, what was
-	// turned off, …). Nil means slog.Default(); use
+	// turned off, …). Nil means plain lines on stderr when it is a
+	// terminal and the program kept slog's default logger (as Lightning
+	// prints them), else slog.Default(); use
 	// slog.New(slog.DiscardHandler) to silence them.
 	Log *slog.Logger
+
+	// EnableProgressBar is Lightning's enable_progress_bar: nil or true
+	// adds a ProgressBar writing to stderr (bars on a terminal, a line per
+	// epoch elsewhere) unless a ProgressReporter is in Callbacks; false
+	// shows no progress (a ProgressReporter in Callbacks is then an error).
+	EnableProgressBar *bool
 }
 
 // Ptr returns a pointer to v, for the optional Config fields.
@@ -308,7 +316,7 @@ func (c Config) withDefaults() resolved {
 		r.seed = *c.Seed
 	}
 	if r.Log == nil {
-		r.Log = slog.Default()
+		r.Log = defaultLog()
 	}
 	if r.DefaultRootDir == "" {
 		r.DefaultRootDir = "."

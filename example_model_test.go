@@ -72,13 +72,14 @@ func exData() volt.Loaders {
 }
 
 // exQuiet turns off what the examples do not show: the default CSV
-// logger and checkpoints under ./volt_logs, the model summary and volt's
-// own messages.
+// logger and checkpoints under ./volt_logs, the model summary, the default
+// progress bar and volt's own messages.
 func exQuiet(cfg volt.Config) volt.Config {
 	cfg.DisableLoggers = true
 	cfg.DisableCheckpointing = true
 	cfg.DisableModelSummary = true
 	cfg.Log = slog.New(slog.DiscardHandler)
+	cfg.EnableProgressBar = volt.Ptr(false)
 	cfg.Seed = volt.Ptr[uint64](42)
 	return cfg
 }

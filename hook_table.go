@@ -61,6 +61,7 @@ const (
 	hookCheckpointDirer
 	hookModelSummarizer
 	hookFastDevRunSkipped
+	hookProgressReporter
 	hookValidationStepper
 	hookTestStepper
 	hookPredictStepper
@@ -260,6 +261,7 @@ var hookTable = [numHooks]hookSpec{
 	hookCheckpointDirer:       marker[CheckpointDirer](),
 	hookModelSummarizer:       marker[ModelSummarizer](),
 	hookFastDevRunSkipped:     marker[FastDevRunSkipped](),
+	hookProgressReporter:      marker[ProgressReporter](),
 	hookValidationStepper:     ask[ValidationStepper](onModule),
 	hookTestStepper:           ask[TestStepper](onModule),
 	hookPredictStepper:        ask[PredictStepper](onModule),

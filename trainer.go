@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/internal/simdcheck"
 	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/optim"
 )
@@ -44,6 +45,8 @@ type Trainer struct {
 	stop stopRequest
 	ddp  ddpState
 	run  *run // the run in progress; empty between runs
+
+	defaultBar *ProgressBar // Config.EnableProgressBar's, nil when off
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -59,6 +62,9 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		evals:    map[evalKey]*evalProgram{},
 		logs:     newLogState(),
 		run:      &run{},
+	}
+	if t.defaultBar, err = defaultProgressBar(r.Config); err != nil {
+		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
 	if r.FastDevRun > 0 {
 		r.Log.Info(fmt.Sprintf("volt: FastDevRun=%d: one epoch of %d training, validation and test batch(es); loggers, checkpointing and early stopping are off", r.FastDevRun, r.FastDevRun))
@@ -76,6 +82,7 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 	if err := t.setupDistributed(); err != nil {
 		return nil, fmt.Errorf("volt.NewTrainer: %w", err)
 	}
+	simdcheck.WarnOnce(t.cfg.Log, t.cfg.backend)
 	return t, nil
 }
 
@@ -214,7 +221,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	t.stop = stopRequest{}
 	t.ckpt.resumedFrom = ""
 	t.ddp.agreedInterrupt, t.ddp.agreedNonFinite = false, false
-	t.hooks = resolveHooks(t.cfg.Callbacks, t.cfg.FastDevRun > 0, m, dm)
+	t.hooks = resolveHooks(t.callbacks(), t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
 
 	defer func() {

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -175,7 +176,11 @@ func newTrainerOn(backend string, maxSteps int64, callbacks ...volt.Callback) (*
 // trainerConfig is newTrainerOn's configuration (and seeds the process).
 func trainerConfig(backend string, maxSteps int64, callbacks ...volt.Callback) volt.Config {
 	volt.SeedEverything(seed)
+	// No default progress bar: the benchmarks measure volt's loops, with a
+	// bar only where they pass one.
+	bar := slices.ContainsFunc(callbacks, func(cb volt.Callback) bool { _, ok := cb.(volt.ProgressReporter); return ok })
 	return volt.Config{
+		EnableProgressBar:   volt.Ptr(bar),
 		Backend:             backend,
 		MaxEpochs:           -1,
 		MaxSteps:            maxSteps,

@@ -8,7 +8,7 @@
 //	EarlyStopping                  stops Fit when a monitored metric stops improving
 //	ModelSummary                   prints the model's variables, grouped by scope
 //	Timer                          stops Fit after a wall-clock budget; times each stage
-//	ProgressBar                    per-epoch bars on a terminal, plain lines elsewhere
+//	ProgressBar                    Lightning's TQDM bars on a terminal, plain lines elsewhere
 //	ThroughputMonitor              logs batches/s, samples/s (and items/s) per epoch
 //	DeviceStatsMonitor             logs process CPU time and Go memory per epoch
 //	PredictionWriter               writes Predict's outputs as JSON files
@@ -22,8 +22,9 @@
 //
 // Add a callback by listing it in volt.Config.Callbacks; leave it out to turn
 // it off. Most runs start with [NewModelCheckpoint] and [NewEarlyStopping];
-// every callback has a runnable example. The trainer itself prints a model summary when Fit starts and keeps
-// the latest epoch's checkpoint (Config.DisableModelSummary,
-// Config.DisableCheckpointing); ModelSummary and ModelCheckpoint replace
-// those defaults. There is no default progress bar: add ProgressBar.
+// every callback has a runnable example. The trainer itself prints a model summary when Fit starts,
+// keeps the latest epoch's checkpoint and shows a progress bar
+// (Config.DisableModelSummary, Config.DisableCheckpointing,
+// Config.EnableProgressBar); ModelSummary, ModelCheckpoint and ProgressBar
+// replace those defaults.
 package callback

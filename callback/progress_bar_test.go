@@ -2,9 +2,11 @@ package callback_test
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/train/loss"
@@ -75,45 +77,108 @@ func TestProgressBarPlainLines(t *testing.T) {
 	}
 }
 
+// TestProgressBarTerminal runs each loop with a bar on a terminal of 80
+// columns and a clock that stands still, renders what it wrote as a
+// terminal would (screen) and compares the screen: Lightning's lines, the
+// training bar reset at each epoch and left at the end, the sanity check and
+// validation bars below it cleared, evaluation runs' bars left.
 func TestProgressBarTerminal(t *testing.T) {
+	bar := func(n int) string { return strings.Repeat("█", n) }
 	tests := []struct {
 		name string
 		run  func(t *testing.T, tr *volt.Trainer) error
 		want []string
 	}{
-		{"fit", func(t *testing.T, tr *volt.Trainer) error { return tr.Fit(t.Context(), &boring{}, boringData()) },
-			[]string{"Epoch 0/1:", "Epoch 1/1: loss=", "train_loss=", "4/4", "Validation", "Sanity Checking", "\x1b[1A"}},
+		{"fit", func(t *testing.T, tr *volt.Trainer) error { return tr.Fit(t.Context(), &barModule{}, boringData()) },
+			[]string{"Epoch 1: 100%|" + bar(14) + "| 4/4 [00:00<?, ?it/s, score=2.000, val_score=10.00]"}},
 		{"validate", func(t *testing.T, tr *volt.Trainer) error {
 			_, err := tr.Validate(t.Context(), &boring{}, boringData())
 			return err
-		}, []string{"Validation", "1/1"}},
+		}, []string{"Validation DataLoader 0: 100%|" + bar(28) + "| 1/1 [00:00<?, ?it/s]"}},
 		{"test", func(t *testing.T, tr *volt.Trainer) error {
 			_, err := tr.Test(t.Context(), &boring{}, boringData())
 			return err
-		}, []string{"Testing", "2/2"}},
+		}, []string{"Testing DataLoader 0: 100%|" + bar(31) + "| 2/2 [00:00<?, ?it/s]"}},
 		{"predict", func(t *testing.T, tr *volt.Trainer) error {
 			_, err := tr.Predict(t.Context(), &boring{}, boringData())
 			return err
-		}, []string{"Predicting", "2/2"}},
+		}, []string{"Predicting DataLoader 0: 100%|" + bar(28) + "| 2/2 [00:00<?, ?it/s]"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true), RefreshInterval: time.Nanosecond})
+			pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true), Columns: 80})
 			if err != nil {
 				t.Fatal(err)
 			}
+			callback.SetProgressBarClock(pb, func() time.Time { return time.Unix(0, 0) })
 			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{pb}}))
 			if err := tc.run(t, tr); err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range tc.want {
-				if !strings.Contains(out.String(), w) {
-					t.Errorf("output lacks %q:\n%q", w, out.String())
-				}
+			got, wraps := screen(out.String(), 80)
+			if wraps > 0 || !slices.Equal(got, tc.want) {
+				t.Errorf("screen (%d wrapped lines):\n%s\nwant:\n%s\nwritten: %q", wraps, strings.Join(got, "\n"), strings.Join(tc.want, "\n"), out.String())
 			}
 		})
 	}
+}
+
+// screen renders what a program wrote to a terminal of width columns (\r,
+// \n as the terminal's onlcr makes it, ESC[1A, ESC[2K, ESC[K) and returns
+// the lines without trailing blanks or empty last lines, and how many times
+// a line ran past the width and wrapped.
+func screen(s string, width int) (lines []string, wraps int) {
+	rows := [][]rune{nil}
+	row, col := 0, 0
+	put := func(r rune) {
+		if col >= width {
+			wraps++
+			row, col = row+1, 0
+		}
+		for len(rows) <= row {
+			rows = append(rows, nil)
+		}
+		for len(rows[row]) <= col {
+			rows[row] = append(rows[row], ' ')
+		}
+		rows[row][col] = r
+		col++
+	}
+	for i := 0; i < len(s); {
+		switch {
+		case strings.HasPrefix(s[i:], "\x1b[1A"):
+			row, i = max(row-1, 0), i+4
+		case strings.HasPrefix(s[i:], "\x1b[2K"):
+			if row < len(rows) {
+				rows[row] = nil
+			}
+			i += 4
+		case strings.HasPrefix(s[i:], "\x1b[K"):
+			if row < len(rows) && col < len(rows[row]) {
+				rows[row] = rows[row][:col]
+			}
+			i += 3
+		case s[i] == '\r':
+			col, i = 0, i+1
+		case s[i] == '\n':
+			row, col, i = row+1, 0, i+1
+			for len(rows) <= row {
+				rows = append(rows, nil)
+			}
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			put(r)
+			i += n
+		}
+	}
+	for _, r := range rows {
+		lines = append(lines, strings.TrimRight(string(r), " "))
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines, wraps
 }
 
 func TestProgressBarNotATerminal(t *testing.T) {
@@ -156,8 +221,9 @@ func TestProgressBarTerminalStoppedEarly(t *testing.T) {
 	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 1, MaxSteps: 2}), &boring{}, boringData(), pb); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "(2/4") || strings.Contains(out.String(), "4/4") || !strings.HasSuffix(out.String(), "\n") {
-		t.Errorf("output %q, want the bar left at 2/4 on its own line", out.String())
+	got, _ := screen(out.String(), 80)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "Epoch 0:  50%|") || !strings.Contains(got[0], "| 2/4 [") || !strings.HasSuffix(out.String(), "\n") {
+		t.Errorf("screen %q, want the bar left at 2/4 on its own line", got)
 	}
 }
 
@@ -197,8 +263,8 @@ func TestProgressBarRedrawsOnTimeBudget(t *testing.T) {
 		maxExtra    int // most writes that many batches add to few batches
 		finalStates []string
 	}{
-		{"clock stands still", 0, 0, 0, []string{"(40/40", "Testing"}},
-		{"clock moves 1s per reading", time.Second, 3 * (many - few), 1 << 30, []string{"(40/40", "Testing"}},
+		{"clock stands still", 0, 0, 0, []string{"| 40/40 [", "Testing DataLoader 0: 100%"}},
+		{"clock moves 1s per reading", time.Second, 3 * (many - few), 1 << 30, []string{"| 40/40 [", "Testing DataLoader 0: 100%"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

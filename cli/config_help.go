@@ -17,6 +17,7 @@ var configHelp = map[string]string{
 	"DisableCheckpointing":          "DisableCheckpointing turns off the default checkpointing: the latest state saved after each epoch in <log dir>/checkpoints (see Checkpointer).",
 	"DisableLoggers":                "DisableLoggers turns off the default CSV logger.",
 	"DisableModelSummary":           "DisableModelSummary turns off the table of the model's variables printed when Fit starts; SummaryWriter is where it goes (nil: stderr).",
+	"EnableProgressBar":             "EnableProgressBar is Lightning's enable_progress_bar: nil or true adds a ProgressBar writing to stderr (bars on a terminal, a line per epoch elsewhere) unless a ProgressReporter is in Callbacks; false shows no progress (a ProgressReporter in Callbacks is then an error).",
 	"FastDevRun":                    "FastDevRun runs n batches of training, validation and test (one epoch) to check that everything runs; loggers, checkpointing and early stopping are off.",
 	"GradientClipAlgorithm":         "GradientClipAlgorithm is ClipNorm (default: global 2-norm over all the optimizer's parameters) or ClipValue (each element to ±GradientClipVal).",
 	"GradientClipVal":               "GradientClipVal clips gradients before each optimizer step; 0 is off.",

@@ -22,6 +22,7 @@ func trialConfig(t *volt.Trainer, steps int, rec volt.Callback) volt.Config {
 	cfg.DisableCheckpointing, cfg.DisableModelSummary = true, true
 	cfg.HandleSignals = false
 	cfg.Log = quiet(cfg.Log)
+	cfg.EnableProgressBar = volt.Ptr(false)
 	return cfg
 }
 

@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"github.com/voltml/volt/examples/internal/digits"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -118,7 +117,8 @@ func run(args []string, out, errOut io.Writer) error {
 		DefaultRootDir:   *root,
 		Callbacks:        callbacks,
 		Profiler:         *profile,
-		Log:              slog.New(slog.NewTextHandler(errOut, nil)),
+		// volt's own progress bar is the one above, or none.
+		EnableProgressBar: volt.Ptr(*progress),
 	})
 	if err != nil {
 		return err

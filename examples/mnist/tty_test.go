@@ -111,6 +111,10 @@ func TestExampleProgressBarOnTerminal(t *testing.T) {
 	if n := len(lines); n < 2 || lines[n-1] != "exit=0" || !regexp.MustCompile(`^test_acc=0\.\d{4} test_f1=0\.\d{4}$`).MatchString(lines[n-2]) {
 		t.Fatalf("the screen does not end with test_acc=… test_f1=… and exit=0:\n%s", screen)
 	}
+	// volt's message as a plain line below the training bar, as Lightning's.
+	if !slices.Contains(lines, "volt: Fit stopped: MaxSteps=200 reached.") || strings.Contains(screen, "level=INFO") {
+		t.Errorf("no plain line volt: Fit stopped: MaxSteps=200 reached.:\n%s", screen)
+	}
 	if !hasLinePrefix(screen, "test_loss=") {
 		t.Errorf("no test_loss= line:\n%s", screen)
 	}
@@ -125,11 +129,11 @@ func TestExampleProgressBarOnTerminal(t *testing.T) {
 	if len(bars) != 1 {
 		t.Fatalf("%d training bar lines, want 1:\n%s", len(bars), screen)
 	}
-	bar := regexp.MustCompile(`^Epoch 0/0: loss=\d\.\d+ train_loss=\d\.\d+ val_acc=0\.\d+ val_loss=\d\.\d+ +23% \|█+ +\| \(200/860, \d+ it/s\) \[[0-9hms]+:[0-9hms]+\]$`)
+	bar := regexp.MustCompile(`^Epoch 0:  23%\|█+[ ▏▎▍▌▋▊▉]+\| 200/860 \[\d\d:\d\d<\d\d:\d\d, +\d+\.\d\dit/s, v_num=0, train_loss=\d\.\d+, val_acc=0\.\d+, val_loss=\d\.\d+\]$`)
 	if !bar.MatchString(bars[0]) {
 		t.Errorf("training bar\n%q\ndoes not match %s", bars[0], bar)
 	}
-	if !regexp.MustCompile(`(?m)^Testing 100% \|█+\| \(157/157, \d+ it/s\)$`).MatchString(screen) {
+	if !regexp.MustCompile(`(?m)^Testing DataLoader 0: 100%\|█+\| 157/157 \[\d\d:\d\d<00:00, +\d+\.\d\dit/s\]$`).MatchString(screen) {
 		t.Errorf("no finished test bar:\n%s", screen)
 	}
 	for _, gone := range []string{"Sanity Checking", "Validation"} {
@@ -150,14 +154,14 @@ func TestExampleProgressBarOnTerminal(t *testing.T) {
 			break
 		}
 	}
-	for _, want := range []string{"Sanity Checking", "Validation", "\x1b[1A\r", "\rEpoch 0/0: loss=", "(100/860", "(200/860"} {
+	for _, want := range []string{"Sanity Checking DataLoader 0", "Validation DataLoader 0", "\x1b[1A\r", "\rEpoch 0: ", "| 100/860 [", "| 200/860 ["} {
 		if !bytes.Contains(stream, []byte(want)) {
 			t.Errorf("the pane was never sent %q", want)
 		}
 	}
 	// The validation bar was drawn below the training bar: on a new line
 	// after a training bar at batch 100.
-	if !regexp.MustCompile(`\(100/860, [^\n]*\n[^\n]*Validation`).Match(stream) {
+	if !regexp.MustCompile(`\| 100/860 \[[^\n]*\n[^\n]*Validation`).Match(stream) {
 		t.Errorf("no validation bar below the training bar in %q", stream)
 	}
 }
@@ -196,7 +200,7 @@ func TestExampleProgressPlainLines(t *testing.T) {
 		regexp.MustCompile(`^epoch 0/0 batch 150/860 step 150 train_loss=\d\.\d+ val_acc=0\.\d+ val_loss=\d\.\d+$`),
 		regexp.MustCompile(`^epoch 0/0 batch 200/860 step 200 train_loss=\d\.\d+ val_acc=0\.\d+ val_loss=\d\.\d+$`),
 		regexp.MustCompile(`^epoch 0/0 step 200 train_loss=\d\.\d+ val_acc=0\.\d+ val_loss=\d\.\d+$`),
-		regexp.MustCompile(`^time=\S+ level=INFO msg="volt: Fit stopped: MaxSteps=200 reached."$`),
+		regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d INFO volt: Fit stopped: MaxSteps=200 reached\.$`),
 	}
 	got := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
 	if len(got) != len(want) {

@@ -8,11 +8,15 @@ import (
 )
 
 // Quiet returns cfg without the default CSV logger, the model summary and
-// volt's own messages: a trainer that writes no files and prints nothing.
+// volt's own messages and the default progress bar: a trainer that writes
+// no files and prints nothing.
 func Quiet(cfg volt.Config) volt.Config {
 	cfg.DisableLoggers = true
 	cfg.DisableModelSummary = true
 	cfg.Log = slog.New(slog.DiscardHandler)
+	if cfg.EnableProgressBar == nil {
+		cfg.EnableProgressBar = volt.Ptr(false) // no default bar's lines in the test output
+	}
 	return cfg
 }
 
