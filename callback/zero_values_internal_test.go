@@ -32,7 +32,9 @@ func TestZeroValuesAreTheDocumentedDefaults(t *testing.T) {
 					Strict: volt.Ptr(true), CheckFinite: volt.Ptr(true)})).(*EarlyStopping).cfg
 			}},
 		{"ModelCheckpoint",
-			func() any { return resolvedCheckpoint(must(NewModelCheckpoint(ModelCheckpointConfig{})).(*ModelCheckpoint)) },
+			func() any {
+				return resolvedCheckpoint(must(NewModelCheckpoint(ModelCheckpointConfig{})).(*ModelCheckpoint))
+			},
 			func() any {
 				return resolvedCheckpoint(must(NewModelCheckpoint(ModelCheckpointConfig{Filename: "{epoch}-{step}", Mode: "min",
 					SaveTopK: volt.Ptr(1), EveryNEpochs: 1, Now: time.Now})).(*ModelCheckpoint))
@@ -50,7 +52,9 @@ func TestZeroValuesAreTheDocumentedDefaults(t *testing.T) {
 					UseForValidation: volt.Ptr(true), CopyToModel: volt.Ptr(true)})).(*EMAWeightAveraging).cfg
 			}},
 		{"LearningRateMonitor",
-			func() any { return must(NewLearningRateMonitor(LearningRateMonitorConfig{})).(*LearningRateMonitor).cfg },
+			func() any {
+				return must(NewLearningRateMonitor(LearningRateMonitorConfig{})).(*LearningRateMonitor).cfg
+			},
 			func() any {
 				return must(NewLearningRateMonitor(LearningRateMonitorConfig{LoggingInterval: "epoch"})).(*LearningRateMonitor).cfg
 			}},
