@@ -183,7 +183,7 @@ func renderPlot(g Group, runs []*Run, scale LogScale, smooth float64) (string, p
 	}
 
 	// Axes.
-	xTicks, xStep := NiceTicks(xMin, xMax, 7)
+	xTicks, xStep := StepTicks(xMin, xMax, 7)
 	if xMin >= 0 && xTicks[0] < 0 {
 		xTicks = xTicks[1:]
 	}
