@@ -127,7 +127,7 @@ func (s *schema) parseFlags(name string, args []string, usageOut io.Writer) (*co
 			for _, p := range s.params {
 				flags = append(flags, p.key)
 			}
-			return nil, fs, &Error{Origin: "flag --" + given, Problem: "unknown flag", Suggestion: "--" + nearest(given, flags)}
+			return nil, fs, &Error{Origin: "flag --" + given, Problem: "unknown flag", Suggestion: "--" + suggestKey(given, flags)}
 		}
 		return nil, fs, &Error{Problem: err.Error()}
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -22,6 +23,14 @@ func TestLightningSpellings(t *testing.T) {
 	if got := mustRun(t, dir, "fit", "--print-config", "--trainer.max_steps=7"); got != printed {
 		t.Errorf("fit --print-config differs from print-config")
 	}
+	t.Chdir(t.TempDir())
+	if err := os.WriteFile("l.yaml", []byte("trainer:\n  logger: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (fixture{args: []string{"fit", "--config", "l.yaml"}}).loadHere(t); err == nil ||
+		!strings.Contains(err.Error(), "did you mean trainer.loggers (a list by name) or trainer.disable_loggers?") {
+		t.Errorf("trainer.logger in a file: %v", err)
+	}
 	tests := []struct {
 		name    string
 		args    []string
@@ -40,6 +49,8 @@ func TestLightningSpellings(t *testing.T) {
 				t.Errorf("printed:\n%s", l.printed(t))
 			}
 		}},
+		{"a LightningCLI key volt spells otherwise names volt's", []string{"fit", "--trainer.enable_checkpointing=false"},
+			"did you mean --trainer.disable_checkpointing (inverted", nil},
 		{"shard_uneven as a number is refused with the names", []string{"fit", "--trainer.shard_uneven=1"},
 			`want one of pad_repeat|drop_tail|keep_uneven, got "1"`, nil},
 	}
