@@ -73,7 +73,7 @@ func TestFitRejectsBadInput(t *testing.T) {
 	}{
 		{"nil module", nil, good, "the module is nil; it must implement TrainingStep"},
 		{"nil loss", lossless{}, good, "TrainingStep returned a nil loss"},
-		{"batch size 0", &boring{}, volt.Loaders{Train: &data.DataLoader{Dataset: regression(8, 1)}}, "training loader: data.DataLoader.BatchSize: must be >= 1, got 0"},
+		{"batch size -1", &boring{}, volt.Loaders{Train: &data.DataLoader{Dataset: regression(8, 1), BatchSize: -1}}, "training loader: data.DataLoader.BatchSize: must be >= 1 (0 means 1), got -1"},
 		{"no training loader", &boring{}, volt.Loaders{}, "Fit needs a training loader"},
 		{"invalid optimizer", &badOptimizer{}, good, "ConfigureOptimizers: optimizer 0: optim.sgd.LR: must be a finite number > 0, got -1"},
 	}

@@ -139,6 +139,9 @@ func (m *conformanceModule) ConfigureOptimizers() volt.Optimizers {
 				panic(err)
 			}
 			s.Factor, s.Patience = 0.5, m.plateauPatience
+			if s.Patience == 0 {
+				s.Patience = -1 // Lightning's patience 0; the zero value means 10
+			}
 			inner, setup.Monitor = s, monitor
 		} else {
 			panic(fmt.Sprintf("conformance: unknown scheduler kind %q", kind))

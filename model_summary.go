@@ -9,8 +9,8 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 )
 
-// Summary describes a model's variables: one row per scope (or variable) up
-// to a depth, and the totals.
+// Summary describes a model's variables: one row per layer or scope (or
+// variable) up to a depth, and the totals.
 type Summary struct {
 	Rows []SummaryRow
 	// TrainableParams, NonTrainableParams and TotalParams count scalar
@@ -20,13 +20,19 @@ type Summary struct {
 	SizeMB float64
 }
 
-// SummaryRow is a scope, or a single variable, of the summary.
+// SummaryRow is a layer, a scope or a single variable of the summary.
 type SummaryRow struct {
-	// Name is the path below the root without the leading "/", e.g. "dense"
-	// or "dense/weights".
+	// Name is the path below the root without the leading "/", the scopes
+	// GoMLX's layers add inside the one you give them left out: the dense
+	// layer built in scope "hidden_0" is "hidden_0" (its variables
+	// "hidden_0/weights", …), not "hidden_0/dense".
 	Name string
 	// Depth is the number of path elements in Name.
 	Depth int
+	// Type is the GoMLX layer the row holds ("Dense", "Conv", "LayerNorm",
+	// "BatchNorm", "RMSNorm", "Embedding", …), "Variable" for a variable
+	// and "Scope" for a scope of several layers or of other variables.
+	Type string
 	// Shape is the variable's dimensions, "" for a scope.
 	Shape string
 	// DType is the dtype shared by every variable in the row, or "mixed".
@@ -46,18 +52,89 @@ func (r SummaryRow) Mode() string {
 	return "mixed"
 }
 
-// Summarize describes the variables of store, with rows for the scopes and
-// variables up to maxDepth levels below the root (-1: all, 0: totals only).
-// volt's internal variables ("/volt/…") and GoMLX's RNG state are left out.
+// layerScopes names the scope each GoMLX layer creates inside the one it is
+// given, and the layer's type in the summary.
+var layerScopes = map[string]string{
+	"dense": "Dense", "conv": "Conv", "layer_normalization": "LayerNorm", "batch_normalization": "BatchNorm",
+	"rms_norm": "RMSNorm", "dynamic_tanh": "DynamicTanh", "MultiHeadAttention": "MultiHeadAttention",
+	"piece_wise_linear": "PieceWiseLinear",
+}
+
+// layerVariables names variables that make their scope a layer by
+// themselves (layers.Embedding creates no scope of its own).
+var layerVariables = map[string]string{"embeddings": "Embedding"}
+
+// summaryPath is a variable's path as the summary shows it: its elements
+// (the variable's name last) and the layer type of each scope element.
+type summaryPath struct {
+	parts []string
+	types []string // types[i] is the type of scope parts[:i+1]; "" when not a layer
+}
+
+// summaryPaths folds each GoMLX layer scope into its parent when it is the
+// parent's only child (hidden_0/dense/weights → hidden_0/weights, the
+// "hidden_0" row a Dense); a layer scope at the root, or beside other
+// children, keeps its name.
+func summaryPaths(paths [][]string) []summaryPath {
+	children := map[string]map[string]bool{}
+	for _, parts := range paths {
+		for i := range parts {
+			parent := strings.Join(parts[:i], "/")
+			if children[parent] == nil {
+				children[parent] = map[string]bool{}
+			}
+			children[parent][parts[i]] = true
+		}
+	}
+	out := make([]summaryPath, len(paths))
+	for k, parts := range paths {
+		var sp summaryPath
+		for i, part := range parts {
+			last := i == len(parts)-1
+			kind, isLayer := layerScopes[part]
+			parent := strings.Join(parts[:i], "/")
+			if !last && isLayer && i > 0 && len(children[parent]) == 1 {
+				sp.types[len(sp.types)-1] = kind // the parent is the layer
+				continue
+			}
+			sp.parts = append(sp.parts, part)
+			switch {
+			case last:
+				sp.types = append(sp.types, "Variable")
+				if kind, ok := layerVariables[part]; ok && len(sp.types) > 1 {
+					sp.types[len(sp.types)-2] = kind
+				}
+			case isLayer:
+				sp.types = append(sp.types, kind)
+			default:
+				sp.types = append(sp.types, "")
+			}
+		}
+		out[k] = sp
+	}
+	return out
+}
+
+// Summarize describes the variables of store, with rows for the layers,
+// scopes and variables up to maxDepth levels below the root (-1: all, 0:
+// totals only), named as summaryPaths folds them. volt's internal
+// variables ("/volt/…") and GoMLX's RNG state are left out.
 func Summarize(store *model.Store, maxDepth int) Summary {
 	var s Summary
-	index := map[string]int{}
-	var bytes int64
+	var vars []*model.Variable
+	var paths [][]string
 	for v := range store.IterVariables() {
 		path := v.Path()
 		if strings.HasPrefix(path, internalPrefix) || v.Name() == model.RNGStateVariableName {
 			continue
 		}
+		vars = append(vars, v)
+		paths = append(paths, strings.Split(strings.TrimPrefix(path, "/"), "/"))
+	}
+	index := map[string]int{}
+	var bytes int64
+	for k, sp := range summaryPaths(paths) {
+		v := vars[k]
 		n := int64(v.Shape().Size())
 		trainable := int64(0)
 		if v.Trainable {
@@ -66,17 +143,20 @@ func Summarize(store *model.Store, maxDepth int) Summary {
 		s.TotalParams += n
 		s.TrainableParams += trainable
 		bytes += v.Shape().ByteSize()
-		parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
-		for d := 1; d <= len(parts) && (maxDepth < 0 || d <= maxDepth); d++ {
-			name := strings.Join(parts[:d], "/")
+		for d := 1; d <= len(sp.parts) && (maxDepth < 0 || d <= maxDepth); d++ {
+			name := strings.Join(sp.parts[:d], "/")
 			i, ok := index[name]
 			if !ok {
 				i = len(s.Rows)
 				index[name] = i
-				s.Rows = append(s.Rows, SummaryRow{Name: name, Depth: d, DType: v.DType().String()})
+				typ := sp.types[d-1]
+				if typ == "" {
+					typ = "Scope"
+				}
+				s.Rows = append(s.Rows, SummaryRow{Name: name, Depth: d, Type: typ, DType: v.DType().String()})
 			}
 			r := &s.Rows[i]
-			if d == len(parts) {
+			if d == len(sp.parts) {
 				r.Shape = fmt.Sprint(v.Shape().Dimensions)
 			}
 			if r.DType != v.DType().String() {
@@ -91,16 +171,31 @@ func Summarize(store *model.Store, maxDepth int) Summary {
 	return s
 }
 
-// String renders the summary as Lightning does: a table, then the totals.
+// String renders the summary as Lightning does: a table (Name, Type,
+// Params, Mode, and volt's DType; a Shape column when variables have rows),
+// then the totals. Lightning's In/Out sizes need an example input run
+// through the layers, which GoMLX's graphs do not mark; like Lightning
+// without one, the table leaves them out.
 func (s Summary) String() string {
-	header := []string{"", "Name", "Shape", "DType", "Params", "Mode"}
+	withShape := false
+	for _, r := range s.Rows {
+		withShape = withShape || r.Shape != ""
+	}
+	header := []string{"", "Name", "Type", "Params", "Mode", "DType"}
+	if withShape {
+		header = append(header, "Shape")
+	}
 	rows := [][]string{header}
 	for i, r := range s.Rows {
-		shape := r.Shape
-		if shape == "" {
-			shape = "-"
+		row := []string{fmt.Sprint(i), r.Name, r.Type, humanCount(r.Params), r.Mode(), r.DType}
+		if withShape {
+			shape := r.Shape
+			if shape == "" {
+				shape = "-"
+			}
+			row = append(row, shape)
 		}
-		rows = append(rows, []string{fmt.Sprint(i), r.Name, shape, r.DType, humanCount(r.Params), r.Mode()})
+		rows = append(rows, row)
 	}
 	widths := make([]int, len(header))
 	for _, row := range rows {

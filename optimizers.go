@@ -103,6 +103,11 @@ func (o Optimizers) validate() error {
 		if s.SchedulerFrequency < 0 {
 			return fmt.Errorf("optimizer %d: SchedulerFrequency must be >= 0 (0 means 1), got %d", i, s.SchedulerFrequency)
 		}
+		if v, ok := s.Scheduler.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				return fmt.Errorf("optimizer %d: Scheduler: %w", i, err)
+			}
+		}
 		if ms, ok := s.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() && s.Monitor == "" {
 			return fmt.Errorf("optimizer %d: its scheduler needs a metric: set Monitor to the name of a logged metric", i)
 		}

@@ -22,7 +22,7 @@ func (m *plateauBoring) ConfigureOptimizers() volt.Optimizers {
 	if err != nil {
 		panic(err)
 	}
-	sched.Patience, sched.Threshold = 0, 10 // no epoch improves enough
+	sched.Patience, sched.Threshold = -1, 10 // patience 0 (-1: 0 means 10); no epoch improves enough
 	m.sched = sched
 	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Monitor: "val_loss"}}
 }

@@ -9,11 +9,17 @@ import (
 )
 
 // Predict runs the module's PredictStep over the data module's prediction
-// loaders and returns, for each loader, the prediction of each batch. In a
-// data-parallel job each rank predicts its shard of each map-style
-// DataLoader and every rank returns the whole result in one process's
-// order and batches (see gatherPredictions); each prediction then needs
-// the batch as its first axis.
+// loaders and returns, for each loader, the prediction of each batch:
+// result[i][k] is the tensor PredictStep returned for batch k of loader i,
+// in the module's compute dtype (bfloat16 under "bf16-mixed", float16 under
+// "16-mixed"). PredictionRows joins a loader's batches and reads them as
+// float32, one row per example, whatever the dtype; PredictionValues gives
+// the flat values and their shape.
+//
+// In a data-parallel job each rank predicts its shard of each map-style
+// DataLoader and every rank returns the whole result, in the order and
+// batches one process would give; each prediction then needs the batch as
+// its first axis.
 func (t *Trainer) Predict(ctx context.Context, m Module, dm DataModule, opts ...RunOption) ([][]*tensors.Tensor, error) {
 	var out [][]*tensors.Tensor
 	err := t.lifecycle(ctx, StagePredict, m, dm, opts, func(ctx context.Context) error {

@@ -96,7 +96,7 @@ func TestSchedulerEpochIntervalAndPlateau(t *testing.T) {
 	}
 
 	plateau, _ := optim.NewReduceLROnPlateau(optim.PlateauMin)
-	plateau.Patience = 0
+	plateau.Patience = -1 // patience 0
 	m = &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: plateau, Monitor: "no_such_metric"}}
 	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
 	err := tr.Fit(t.Context(), m, boringData())
@@ -150,5 +150,42 @@ func TestChangingTheLearningRateNeverRetraces(t *testing.T) {
 	}
 	if rec.lrs[0] == rec.lrs[11] {
 		t.Error("the learning rate did not change")
+	}
+}
+
+// TestSchedulerLiteralsValidateAtFit: a scheduler written as a struct literal
+// in ConfigureOptimizers takes PyTorch's defaults from its zero fields, and
+// an invalid one is reported by Fit, naming the field, before any step (no
+// panic from Start).
+func TestSchedulerLiteralsValidateAtFit(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup volt.OptimizerSetup
+		want  string // substring of Fit's error; "" for success
+	}{
+		{"plateau literal", volt.OptimizerSetup{Optimizer: optim.SGD(0.1),
+			Scheduler: &optim.ReduceLROnPlateau{Patience: 1, Factor: 0.5}, Monitor: "val_loss"}, ""},
+		{"one cycle literal", volt.OptimizerSetup{Optimizer: optim.SGD(0.1),
+			Scheduler: &optim.OneCycleLR{MaxLR: 0.1, TotalSteps: 8}, Interval: volt.IntervalStep}, ""},
+		{"step size missing", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: &optim.StepLR{}},
+			"optimizer 0: Scheduler: optim.StepLR.StepSize: must be >= 1"},
+		{"bad factor", volt.OptimizerSetup{Optimizer: optim.SGD(0.1),
+			Scheduler: &optim.ReduceLROnPlateau{Factor: 2}, Monitor: "val_loss"}, "optim.ReduceLROnPlateau.Factor"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &scheduled{setup: tc.setup}
+			tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tr.Fit(t.Context(), m, boringData())
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Fit: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Fit error = %v, want one containing %q", err, tc.want)
+			}
+		})
 	}
 }

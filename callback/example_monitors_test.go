@@ -78,7 +78,8 @@ func (m exProgBarLine) ValidationStep(s *volt.Step, b volt.Batch) {
 	s.Log("val_loss", m.mse(s, b), volt.ProgBar)
 }
 
-// ModelSummary prints the model's variables by scope when training starts;
+// ModelSummary prints the model's layers when training starts, GoMLX's
+// own "dense" scope inside "backbone" and "head" folded into them;
 // MaxDepth -1 lists every scope and variable.
 func ExampleModelSummary() {
 	summary, err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -1, Writer: os.Stdout})
@@ -91,17 +92,15 @@ func ExampleModelSummary() {
 		Callbacks:            []volt.Callback{summary},
 	}, exBackboneHead{}, exData())
 	// Output:
-	// | Name                   | Shape | DType   | Params | Mode
-	// -----------------------------------------------------------------
-	// 0 | backbone               | -     | Float32 | 36     | trainable
-	// 1 | backbone/dense         | -     | Float32 | 36     | trainable
-	// 2 | backbone/dense/weights | [8 4] | Float32 | 32     | trainable
-	// 3 | backbone/dense/biases  | [4]   | Float32 | 4      | trainable
-	// 4 | head                   | -     | Float32 | 5      | trainable
-	// 5 | head/dense             | -     | Float32 | 5      | trainable
-	// 6 | head/dense/weights     | [4 1] | Float32 | 4      | trainable
-	// 7 | head/dense/biases      | [1]   | Float32 | 1      | trainable
-	// -----------------------------------------------------------------
+	// | Name             | Type     | Params | Mode      | DType   | Shape
+	// ----------------------------------------------------------------------
+	// 0 | backbone         | Dense    | 36     | trainable | Float32 | -
+	// 1 | backbone/weights | Variable | 32     | trainable | Float32 | [8 4]
+	// 2 | backbone/biases  | Variable | 4      | trainable | Float32 | [4]
+	// 3 | head             | Dense    | 5      | trainable | Float32 | -
+	// 4 | head/weights     | Variable | 4      | trainable | Float32 | [4 1]
+	// 5 | head/biases      | Variable | 1      | trainable | Float32 | [1]
+	// ----------------------------------------------------------------------
 	// 41         Trainable params
 	// 0          Non-trainable params
 	// 41         Total params

@@ -26,7 +26,7 @@ func (m *ckptScheduled) ConfigureOptimizers() volt.Optimizers {
 		if err != nil {
 			panic(err)
 		}
-		sched.Patience = 0
+		sched.Patience = -1 // patience 0 (the zero value means 10)
 		return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalEpoch, Monitor: "val_loss"}}
 	}
 	sched, err := optim.NewStepLR(3, 0.5)

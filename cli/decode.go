@@ -25,6 +25,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, key string) error {
 	switch v.Type() {
 	case durationType:
 		return d.duration(n, v, key)
+	case unevenType:
+		return d.uneven(n, v, key)
 	case batchLimitType:
 		return d.batchLimit(n, v, key)
 	case valIntervalType:

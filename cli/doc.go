@@ -12,9 +12,13 @@
 //
 // fit trains (--ckpt-path resumes from a checkpoint); validate, test and
 // predict run their loop (--ckpt-path loads the weights) and print each
-// metric as name=value; print-config prints the resolved config, which
+// metric as name=value; print-config (or LightningCLI's "fit
+// --print_config") prints the resolved config, every default written out
+// as the run uses it (log_every_n_steps: 50, precision: 32-true), which
 // --config reads back to the identical config. "PROGRAM fit --help" lists
-// every key with its type and default.
+// every key with its type and default. Keys follow Lightning's names
+// (trainer.device_ids); trainer.shard_uneven takes pad_repeat, drop_tail or
+// keep_uneven.
 //
 // # Keys
 //

@@ -21,6 +21,8 @@ func encode(v reflect.Value) *yaml.Node {
 	switch v.Type() {
 	case durationType:
 		return str(time.Duration(v.Int()).String())
+	case unevenType:
+		return encodeUneven(v)
 	case batchLimitType, valIntervalType:
 		return encodeInterval(v.Interface())
 	case callbacksType, loggersType:

@@ -16,6 +16,9 @@ type commandLine struct {
 	configs  []string  // --config files, in order
 	settings []setting // --key=value flags, in order
 	help     bool
+	// printConfig is LightningCLI's "fit --print_config": print the
+	// resolved config instead of running.
+	printConfig bool
 }
 
 // flagValue is the pflag.Value of a key: it records the text, read once
@@ -59,6 +62,8 @@ func typeName(t reflect.Type) string {
 		return "callbacks"
 	case loggersType:
 		return "loggers"
+	case unevenType:
+		return unevenChoices()
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
@@ -99,6 +104,7 @@ func (s *schema) flagSet(name string, cl *commandLine, usageOut io.Writer) *pfla
 	})
 	fs.StringArrayVar(&cl.configs, "config", nil, "YAML config file; repeat to merge several, later files winning (flags win over files)")
 	fs.BoolVarP(&cl.help, "help", "h", false, "show this help")
+	fs.BoolVar(&cl.printConfig, "print_config", false, "print the resolved config and exit, as the print-config subcommand (LightningCLI's --print_config)")
 	for _, p := range s.params {
 		f := fs.VarPF(&flagValue{p: p, out: &cl.settings}, p.key, "", p.help)
 		if p.target.Kind() == reflect.Bool {
@@ -117,11 +123,11 @@ func (s *schema) parseFlags(name string, args []string, usageOut io.Writer) (*co
 		var unknown *pflag.NotExistError
 		if errors.As(err, &unknown) {
 			given := strings.TrimLeft(unknown.GetSpecifiedName(), "-")
-			flags := []string{"config", "help"}
+			flags := []string{"config", "help", "print_config"}
 			for _, p := range s.params {
 				flags = append(flags, p.key)
 			}
-			return nil, fs, &Error{Origin: "flag --" + given, Problem: "unknown flag", Suggestion: "--" + nearest(given, flags)}
+			return nil, fs, &Error{Origin: "flag --" + given, Problem: "unknown flag", Suggestion: "--" + suggestKey(given, flags)}
 		}
 		return nil, fs, &Error{Problem: err.Error()}
 	}

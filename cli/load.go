@@ -82,7 +82,7 @@ func (s *schema) applySection(d *decoder, key string, n *yaml.Node) error {
 			continue
 		}
 		e := d.src.errorAt(k, sub, "unknown key")
-		e.Suggestion = nearest(sub, s.keys())
+		e.Suggestion = suggestKey(sub, s.keys())
 		errs = append(errs, e)
 	}
 	return errors.Join(errs...)

@@ -23,8 +23,8 @@ func TestPrecedence(t *testing.T) {
 		batchSize int
 		callbacks string
 	}{
-		{name: "nothing set keeps the module's and Config's defaults", args: []string{"fit"},
-			maxEpochs: 0, lr: 0.05, batchSize: 16},
+		{name: "nothing set keeps the module's and Config's defaults (written out: max_epochs 1000)", args: []string{"fit"},
+			maxEpochs: 1000, lr: 0.05, batchSize: 16},
 		{name: "program defaults", opts: []Option{defaults}, args: []string{"fit"},
 			maxEpochs: 2, lr: 0.05, batchSize: 2},
 		{name: "environment over program defaults", env: env, opts: []Option{defaults}, args: []string{"fit"},

@@ -98,12 +98,16 @@ func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invoca
 		return nil, usageError{err}
 	}
 	if cl.help {
+		rc.trainer = effectiveTrainer(rc.trainer) // the defaults shown are the ones in effect
 		fmt.Fprintf(st.stderr, "Usage: %s %s [--config FILE]... [--KEY=VALUE]...\n\n", st.program, cmd)
-		fmt.Fprint(st.stderr, fs.FlagUsages())
+		writeUsage(st.stderr, fs, usageWidth())
 		return nil, nil
 	}
 	if err := s.resolve(rc, st, cl); err != nil {
 		return nil, usageError{err}
+	}
+	if cl.printConfig {
+		cmd = cmdPrintConfig
 	}
 	return &invocation{cmd: cmd, rc: rc, schema: s}, nil
 }
@@ -143,7 +147,11 @@ func (s *schema) resolve(rc *runConfig, st *settings, cl *commandLine) error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	rc.trainer = effectiveTrainer(rc.trainer)
+	return nil
 }
 
 // run builds the trainer, saves the config in its log directory and runs cmd.

@@ -65,7 +65,7 @@ func newSchema(rc *runConfig, reg *registry) (*schema, error) {
 	for i := range cfg.NumField() {
 		f := cfg.Type().Field(i)
 		key := keyTrainer + "." + snakeCase(f.Name)
-		help := configHelp[f.Name]
+		help := flagHelp(f.Name, configHelp[f.Name])
 		if help == "" {
 			help = "volt.Config." + f.Name
 		}

@@ -29,6 +29,11 @@ func TestSnakeCase(t *testing.T) {
 		{"TerminateOnNaN", "terminate_on_nan"},
 		{"SWALRs", "swa_lrs"},
 		{"Dirpath", "dirpath"},
+		{"DeviceIDs", "device_ids"},
+		{"URLsSeen", "urls_seen"},
+		{"NumIDs", "num_ids"},
+		{"Steps", "steps"},
+		{"BPTTSteps", "bptt_steps"},
 	}
 	for _, tc := range tests {
 		if got := snakeCase(tc.in); got != tc.want {
@@ -177,7 +182,7 @@ func TestHelp(t *testing.T) {
 	if err != nil || l.inv != nil {
 		t.Fatalf("--help: %v, %v; want no error and no run", l.inv, err)
 	}
-	for _, want := range []string{"--trainer.max_epochs int", "--model.lr float", "(default 0.05)", "--data.batch_size int", "training batch size (default 16)", "--ckpt_path string", "--config stringArray"} {
+	for _, want := range []string{"--trainer.max_epochs int", "--model.lr float (default: 0.05)", "--data.batch_size int (default: 16)", "      training batch size\n", "--ckpt_path string", "--config stringArray"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("help lacks %q:\n%s", want, stderr.String())
 		}

@@ -55,3 +55,23 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// lightningKeys maps LightningCLI trainer keys that volt spells otherwise
+// to volt's spelling, for the "did you mean" of an unknown key.
+var lightningKeys = map[string]string{
+	"trainer.enable_checkpointing": "trainer.disable_checkpointing (inverted; checkpointing is on by default)",
+	"trainer.enable_model_summary": "trainer.disable_model_summary (inverted; the summary is on by default)",
+	"trainer.logger":               "trainer.loggers (a list by name) or trainer.disable_loggers",
+	"trainer.gpus":                 "trainer.accelerator=gpu with trainer.devices (or trainer.device_ids)",
+	"trainer.strategy":             "trainer.devices (data-parallel over MPI, Lightning's ddp)",
+	"trainer.max_time":             "trainer.callbacks=[{timer: {max_time: \"DD:HH:MM:SS\"}}]",
+}
+
+// suggestKey returns what to suggest for unknown key: volt's spelling of a
+// LightningCLI key, else the nearest candidate.
+func suggestKey(key string, candidates []string) string {
+	if s, ok := lightningKeys[strings.ReplaceAll(key, "-", "_")]; ok {
+		return s
+	}
+	return nearest(key, candidates)
+}

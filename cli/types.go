@@ -22,7 +22,7 @@ var (
 // Functions, channels, writers and other interfaces cannot.
 func supported(t reflect.Type) bool {
 	switch t {
-	case durationType, batchLimitType, valIntervalType, callbacksType, loggersType:
+	case durationType, batchLimitType, valIntervalType, callbacksType, loggersType, unevenType:
 		return true
 	}
 	switch t.Kind() {

@@ -49,12 +49,13 @@ func (l *DataLoader) runTasks(ctx context.Context, caller string, skip int, vali
 // batch index skip on, for the given example order (all of the dataset, or
 // one rank's shard of it).
 func (l *DataLoader) mapTasks(order []int, skip int) iter.Seq[task] {
-	numBatches := batchCount(len(order), l.BatchSize, l.DropLast)
+	bs := l.batchSize()
+	numBatches := batchCount(len(order), bs, l.DropLast)
 	getter, isBatchGetter := l.Dataset.(BatchGetter)
 	collate := l.collator()
 	return func(yield func(task) bool) {
 		for b := skip; b < numBatches; b++ {
-			indices := order[b*l.BatchSize : min((b+1)*l.BatchSize, len(order))]
+			indices := order[b*bs : min((b+1)*bs, len(order))]
 			var t task
 			if isBatchGetter {
 				t = func() (*Batch, error) { return getBatch(getter, indices, b) }
@@ -110,7 +111,7 @@ func collateBatch(collate Collator, examples []Example, b int) (*Batch, error) {
 // stream) but not collated.
 func (l *DataLoader) iterableTasks(epoch, skip int) iter.Seq[task] {
 	collate := l.collator()
-	bs := l.BatchSize
+	bs := l.batchSize()
 	return func(yield func(task) bool) {
 		chunk := make([]Example, 0, bs)
 		b, count := 0, 0

@@ -33,7 +33,8 @@ type DataLoader struct {
 	// Iterable is an iterable dataset. Exactly one of Dataset and Iterable
 	// must be set.
 	Iterable IterableDataset
-	// BatchSize is the number of examples per batch, >= 1.
+	// BatchSize is the number of examples per batch, >= 1; 0 means 1
+	// (PyTorch's default).
 	BatchSize int
 	// Shuffle permutes the examples each epoch; map-style Dataset only.
 	Shuffle bool
@@ -67,8 +68,8 @@ func (l *DataLoader) Validate() error {
 	case l.Dataset != nil && l.Iterable != nil:
 		errs = append(errs, errors.New("data.DataLoader.Dataset/Iterable: exactly one must be set, got both"))
 	}
-	if l.BatchSize < 1 {
-		errs = append(errs, fmt.Errorf("data.DataLoader.BatchSize: must be >= 1, got %d", l.BatchSize))
+	if l.batchSize() < 1 {
+		errs = append(errs, fmt.Errorf("data.DataLoader.BatchSize: must be >= 1 (0 means 1), got %d", l.BatchSize))
 	}
 	if l.Shuffle && l.Iterable != nil {
 		errs = append(errs, errors.New("data.DataLoader.Shuffle: only valid with a map-style Dataset, "+
@@ -84,16 +85,24 @@ func (l *DataLoader) Validate() error {
 	return errors.Join(errs...)
 }
 
+// batchSize returns BatchSize, 1 when it is 0.
+func (l *DataLoader) batchSize() int {
+	if l.BatchSize == 0 {
+		return 1
+	}
+	return l.BatchSize
+}
+
 // NumBatches returns the number of batches per epoch: -1 for an Iterable
 // dataset, 0 when there is no Dataset or BatchSize < 1.
 func (l *DataLoader) NumBatches() int {
 	if l.Iterable != nil {
 		return -1
 	}
-	if l.Dataset == nil || l.BatchSize < 1 {
+	if l.Dataset == nil || l.batchSize() < 1 {
 		return 0
 	}
-	return batchCount(l.Dataset.Len(), l.BatchSize, l.DropLast)
+	return batchCount(l.Dataset.Len(), l.batchSize(), l.DropLast)
 }
 
 // batchCount returns the number of batches of size batchSize (>= 1) that n

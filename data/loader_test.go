@@ -19,8 +19,8 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid map-style", DataLoader{Dataset: ds, BatchSize: 2, Shuffle: true, Workers: 2}, nil},
 		{"valid iterable", DataLoader{Iterable: stream, BatchSize: 2}, nil},
-		{"batch size 0", DataLoader{Dataset: ds},
-			[]string{"data.DataLoader.BatchSize: must be >= 1, got 0"}},
+		{"batch size -1", DataLoader{Dataset: ds, BatchSize: -1},
+			[]string{"data.DataLoader.BatchSize: must be >= 1 (0 means 1), got -1"}},
 		{"neither dataset", DataLoader{BatchSize: 1},
 			[]string{"data.DataLoader.Dataset/Iterable: exactly one must be set, got neither"}},
 		{"both datasets", DataLoader{Dataset: ds, Iterable: stream, BatchSize: 1},
@@ -31,7 +31,7 @@ func TestValidate(t *testing.T) {
 			[]string{"data.DataLoader.Workers: must be >= 0 (0 = inline), got -1"}},
 		{"negative prefetch", DataLoader{Dataset: ds, BatchSize: 1, Prefetch: -3},
 			[]string{"data.DataLoader.Prefetch: must be >= 0", "got -3"}},
-		{"several errors at once", DataLoader{Workers: -2},
+		{"several errors at once", DataLoader{BatchSize: -1, Workers: -2},
 			[]string{"got neither", "BatchSize", "Workers"}},
 	}
 	for _, tc := range tests {

@@ -54,7 +54,7 @@ func (u *ShardUnion) Indices(epoch int) [][]int {
 	if u.Validate() != nil {
 		return nil
 	}
-	bs := u.Loader.BatchSize
+	bs := u.Loader.batchSize()
 	batches := make([][]int, u.NumBatches())
 	for r := range u.Replicas {
 		shard := u.rank(r).Indices(epoch)
@@ -75,7 +75,7 @@ func (u *ShardUnion) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 	// already acted on each rank's shard.
 	batches := u.Indices(epoch)
 	union := *u.Loader
-	union.BatchSize = u.Replicas * u.Loader.BatchSize
+	union.BatchSize = u.Replicas * u.Loader.batchSize()
 	union.DropLast = false
 	return union.runTasks(ctx, "data.ShardUnion.Batches", skip, u.Validate, func() iter.Seq[task] {
 		return union.mapTasks(slices.Concat(batches...), skip)

@@ -125,7 +125,7 @@ func (s *Sharded) NumBatches() int {
 	if s.Validate() != nil {
 		return 0
 	}
-	return batchCount(s.NumSamples(), s.Loader.BatchSize, s.Loader.DropLast)
+	return batchCount(s.NumSamples(), s.Loader.batchSize(), s.Loader.DropLast)
 }
 
 // Indices returns the dataset indices this rank reads in epoch, in order

@@ -10,8 +10,8 @@ import (
 // torch.optim.lr_scheduler.CosineAnnealingLR. It uses PyTorch's recursive
 // (chainable) form, so its sequence matches PyTorch's to rounding.
 type CosineAnnealingLR struct {
-	TMax   int     // half period in steps, >= 1
-	EtaMin float64 // minimum learning rate, finite and >= 0
+	TMax   int     // half period in steps, >= 1; required
+	EtaMin float64 // minimum learning rate, finite and >= 0; default 0
 
 	p progress
 }

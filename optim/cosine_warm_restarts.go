@@ -11,9 +11,9 @@ import (
 // torch.optim.lr_scheduler.CosineAnnealingWarmRestarts stepped once per step
 // (integer steps).
 type CosineAnnealingWarmRestarts struct {
-	T0     int     // steps in the first period, >= 1
-	TMult  int     // period growth factor after each restart, >= 1
-	EtaMin float64 // minimum learning rate, finite and >= 0
+	T0     int     // steps in the first period, >= 1; required
+	TMult  int     // period growth factor after each restart, >= 1; 0 means 1
+	EtaMin float64 // minimum learning rate, finite and >= 0; default 0
 
 	p    progress
 	tCur int // steps since the last restart (PyTorch's T_cur)
@@ -50,8 +50,8 @@ func (s *CosineAnnealingWarmRestarts) Validate() error {
 	if s.T0 < 1 {
 		return fmt.Errorf("optim.CosineAnnealingWarmRestarts.T0: must be >= 1, got %d", s.T0)
 	}
-	if s.TMult < 1 {
-		return fmt.Errorf("optim.CosineAnnealingWarmRestarts.TMult: must be >= 1, got %d", s.TMult)
+	if orDefault(s.TMult, 1) < 1 {
+		return fmt.Errorf("optim.CosineAnnealingWarmRestarts.TMult: must be >= 1 (0 means 1), got %d", s.TMult)
 	}
 	if !finite(s.EtaMin) || s.EtaMin < 0 {
 		return fmt.Errorf("optim.CosineAnnealingWarmRestarts.EtaMin: must be a finite number >= 0, got %v", s.EtaMin)
@@ -80,7 +80,7 @@ func (s *CosineAnnealingWarmRestarts) Step(float64) float64 {
 	s.tCur++
 	if s.tCur >= s.tI {
 		s.tCur -= s.tI
-		s.tI *= s.TMult
+		s.tI *= orDefault(s.TMult, 1)
 	}
 	return s.p.set(s.lr())
 }

@@ -5,7 +5,7 @@ import "fmt"
 // ExponentialLR multiplies the learning rate by Gamma every step, like
 // torch.optim.lr_scheduler.ExponentialLR.
 type ExponentialLR struct {
-	Gamma float64 // multiplicative decay, finite and > 0
+	Gamma float64 // multiplicative decay, finite and > 0; required (PyTorch has no default)
 
 	p progress
 }
@@ -19,7 +19,7 @@ func NewExponentialLR(gamma float64) (*ExponentialLR, error) {
 // Validate reports the first invalid field, naming it and its valid range.
 func (s *ExponentialLR) Validate() error {
 	if !finite(s.Gamma) || s.Gamma <= 0 {
-		return fmt.Errorf("optim.ExponentialLR.Gamma: must be a finite number > 0, got %v", s.Gamma)
+		return fmt.Errorf("optim.ExponentialLR.Gamma: must be a finite number > 0 (required), got %v", s.Gamma)
 	}
 	return nil
 }

@@ -12,11 +12,13 @@ import (
 // the scale when the gradients overflowed, and doubles it (GrowthFactor)
 // after GrowthInterval consecutive steps without overflow. Like PyTorch's, the
 // scale is kept in float32 and never grows to +Inf. State lives on the host.
+// Zero fields take GradScaler's defaults, so &optim.LossScaler{} is
+// GradScaler().
 type LossScaler struct {
-	InitScale      float64 // initial scale, finite and > 0; default 65536
-	GrowthFactor   float64 // growth multiplier, finite and > 1; default 2
-	BackoffFactor  float64 // backoff multiplier, in (0, 1); default 0.5
-	GrowthInterval int     // overflow-free steps between growths, >= 1; default 2000
+	InitScale      float64 // initial scale, finite and > 0; 0 means 65536
+	GrowthFactor   float64 // growth multiplier, finite and > 1; 0 means 2
+	BackoffFactor  float64 // backoff multiplier, in (0, 1); 0 means 0.5
+	GrowthInterval int     // overflow-free steps between growths, >= 1; 0 means 2000
 
 	started       bool
 	scale         float64
@@ -42,19 +44,29 @@ func NewLossScaler() *LossScaler {
 
 // Validate reports the first invalid field, naming it and its valid range.
 func (s *LossScaler) Validate() error {
-	if !finite(s.InitScale) || s.InitScale <= 0 || math.IsInf(float64(float32(s.InitScale)), 0) {
-		return fmt.Errorf("optim.LossScaler.InitScale: must be a finite float32 number > 0, got %v", s.InitScale)
+	c := s.withDefaults()
+	if !finite(c.InitScale) || c.InitScale <= 0 || math.IsInf(float64(float32(c.InitScale)), 0) {
+		return fmt.Errorf("optim.LossScaler.InitScale: must be a finite float32 number > 0 (0 means 65536), got %v", s.InitScale)
 	}
-	if !finite(s.GrowthFactor) || s.GrowthFactor <= 1 {
-		return fmt.Errorf("optim.LossScaler.GrowthFactor: must be a finite number > 1, got %v", s.GrowthFactor)
+	if !finite(c.GrowthFactor) || c.GrowthFactor <= 1 {
+		return fmt.Errorf("optim.LossScaler.GrowthFactor: must be a finite number > 1 (0 means 2), got %v", s.GrowthFactor)
 	}
-	if !(s.BackoffFactor > 0 && s.BackoffFactor < 1) {
-		return fmt.Errorf("optim.LossScaler.BackoffFactor: must be in (0, 1), got %v", s.BackoffFactor)
+	if !(c.BackoffFactor > 0 && c.BackoffFactor < 1) {
+		return fmt.Errorf("optim.LossScaler.BackoffFactor: must be in (0, 1) (0 means 0.5), got %v", s.BackoffFactor)
 	}
-	if s.GrowthInterval < 1 {
-		return fmt.Errorf("optim.LossScaler.GrowthInterval: must be >= 1, got %d", s.GrowthInterval)
+	if c.GrowthInterval < 1 {
+		return fmt.Errorf("optim.LossScaler.GrowthInterval: must be >= 1 (0 means 2000), got %d", s.GrowthInterval)
 	}
 	return nil
+}
+
+// withDefaults returns the configuration the scale follows, zero fields
+// replaced by GradScaler's defaults.
+func (s *LossScaler) withDefaults() LossScaler {
+	return LossScaler{
+		InitScale: orDefault(s.InitScale, 65536), GrowthFactor: orDefault(s.GrowthFactor, 2),
+		BackoffFactor: orDefault(s.BackoffFactor, 0.5), GrowthInterval: orDefault(s.GrowthInterval, 2000),
+	}
 }
 
 // init sets the scale to InitScale (rounded to float32, as GradScaler's
@@ -65,7 +77,7 @@ func (s *LossScaler) init() {
 		return
 	}
 	mustBeValid(s.Validate())
-	s.scale = float64(float32(s.InitScale))
+	s.scale = float64(float32(s.withDefaults().InitScale))
 	s.growthTracker = 0
 	s.started = true
 }
@@ -90,14 +102,15 @@ func (s *LossScaler) GrowthTracker() int {
 // rounded to float32, as PyTorch stores the scale.
 func (s *LossScaler) Update(foundInf bool) {
 	s.init()
+	c := s.withDefaults()
 	if foundInf {
-		s.scale = float64(float32(s.scale * s.BackoffFactor))
+		s.scale = float64(float32(s.scale * c.BackoffFactor))
 		s.growthTracker = 0
 		return
 	}
 	successful := s.growthTracker + 1
-	if successful == s.GrowthInterval {
-		grown := float32(s.scale * s.GrowthFactor)
+	if successful == c.GrowthInterval {
+		grown := float32(s.scale * c.GrowthFactor)
 		if !math.IsInf(float64(grown), 0) && !math.IsNaN(float64(grown)) {
 			s.scale = float64(grown)
 		}
@@ -129,7 +142,7 @@ func (s *LossScaler) LoadState(data []byte) error {
 	if err := loaded.Validate(); err != nil {
 		return fmt.Errorf("optim.LossScaler.LoadState: %w", err)
 	}
-	if st.Started && (!finite(st.Scale) || st.Scale < 0 || st.GrowthTracker < 0 || st.GrowthTracker >= st.GrowthInterval) {
+	if st.Started && (!finite(st.Scale) || st.Scale < 0 || st.GrowthTracker < 0 || st.GrowthTracker >= loaded.withDefaults().GrowthInterval) {
 		return fmt.Errorf("optim.LossScaler.LoadState: scale must be finite and >= 0 and growth_tracker in [0, growth_interval), got scale %v, growth_tracker %d",
 			st.Scale, st.GrowthTracker)
 	}

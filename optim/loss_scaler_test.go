@@ -110,12 +110,13 @@ func TestLossScalerValidate(t *testing.T) {
 		want   string // substring of the error; "" for valid
 	}{
 		{"defaults", func(*LossScaler) {}, ""},
-		{"zero init scale", func(s *LossScaler) { s.InitScale = 0 }, "InitScale"},
+		{"zero init scale is the default", func(s *LossScaler) { s.InitScale = 0 }, ""},
+		{"negative init scale", func(s *LossScaler) { s.InitScale = -1 }, "InitScale"},
 		{"init scale past float32", func(s *LossScaler) { s.InitScale = 1e39 }, "InitScale"},
 		{"growth factor 1", func(s *LossScaler) { s.GrowthFactor = 1 }, "GrowthFactor"},
 		{"backoff factor 1", func(s *LossScaler) { s.BackoffFactor = 1 }, "BackoffFactor"},
-		{"backoff factor 0", func(s *LossScaler) { s.BackoffFactor = 0 }, "BackoffFactor"},
-		{"growth interval 0", func(s *LossScaler) { s.GrowthInterval = 0 }, "GrowthInterval"},
+		{"backoff factor -0.5", func(s *LossScaler) { s.BackoffFactor = -0.5 }, "BackoffFactor"},
+		{"growth interval -1", func(s *LossScaler) { s.GrowthInterval = -1 }, "GrowthInterval"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

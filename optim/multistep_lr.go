@@ -7,10 +7,11 @@ import (
 
 // MultiStepLR multiplies the learning rate by Gamma at each milestone step,
 // like torch.optim.lr_scheduler.MultiStepLR: a milestone listed k times
-// multiplies it by Gamma^k.
+// multiplies it by Gamma^k. Milestones is required; Fit checks the fields
+// (Validate).
 type MultiStepLR struct {
-	Milestones []int   // steps at which to decay, each >= 1, in any order
-	Gamma      float64 // multiplicative decay, finite and > 0
+	Milestones []int   // steps at which to decay, each >= 1, in any order; required
+	Gamma      float64 // multiplicative decay, finite and > 0; 0 means 0.1
 
 	p progress
 }
@@ -31,8 +32,8 @@ func (s *MultiStepLR) Validate() error {
 			return fmt.Errorf("optim.MultiStepLR.Milestones[%d]: must be >= 1, got %d", i, m)
 		}
 	}
-	if !finite(s.Gamma) || s.Gamma <= 0 {
-		return fmt.Errorf("optim.MultiStepLR.Gamma: must be a finite number > 0, got %v", s.Gamma)
+	if g := orDefault(s.Gamma, 0.1); !finite(g) || g <= 0 {
+		return fmt.Errorf("optim.MultiStepLR.Gamma: must be a finite number > 0 (0 means 0.1), got %v", s.Gamma)
 	}
 	return nil
 }
@@ -55,7 +56,7 @@ func (s *MultiStepLR) Step(float64) float64 {
 	lr := float64(s.p.LR)
 	if count > 0 {
 		// PyTorch: group['lr'] * gamma ** milestones[last_epoch].
-		lr *= math.Pow(s.Gamma, float64(count))
+		lr *= math.Pow(orDefault(s.Gamma, 0.1), float64(count))
 	}
 	return s.p.set(lr)
 }

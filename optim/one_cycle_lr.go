@@ -23,21 +23,26 @@ const (
 //
 // PyTorch raises an error when stepped more than TotalSteps times; volt keeps
 // the learning rate of step TotalSteps instead.
+//
+// MaxLR and TotalSteps are required; the other fields' zero values are
+// PyTorch's defaults, so &optim.OneCycleLR{MaxLR: 0.1, TotalSteps: 1000} is
+// PyTorch's OneCycleLR(opt, 0.1, total_steps=1000). Fit checks the fields
+// (Validate).
 type OneCycleLR struct {
-	MaxLR          float64        // peak learning rate, finite and > 0
-	TotalSteps     int            // length of the cycle in steps, >= 2
-	PctStart       float64        // fraction of the cycle spent rising, in (0, 1); default 0.3
-	Anneal         AnnealStrategy // AnnealCos (default) or AnnealLinear
-	DivFactor      float64        // initial LR = MaxLR/DivFactor, finite and > 0; default 25
-	FinalDivFactor float64        // final LR = initial LR/FinalDivFactor, finite and > 0; default 1e4
+	MaxLR          float64        // peak learning rate, finite and > 0; required
+	TotalSteps     int            // length of the cycle in steps, >= 2; required
+	PctStart       float64        // fraction of the cycle spent rising, in (0, 1); 0 means 0.3
+	Anneal         AnnealStrategy // AnnealCos (default, "") or AnnealLinear
+	DivFactor      float64        // initial LR = MaxLR/DivFactor, finite and > 0; 0 means 25
+	FinalDivFactor float64        // final LR = initial LR/FinalDivFactor, finite and > 0; 0 means 1e4
 	ThreePhase     bool           // come back to the initial LR before the final annealing
 
 	p progress
 }
 
-// NewOneCycleLR returns a validated OneCycleLR with PyTorch's defaults:
-// PctStart 0.3, cosine annealing, DivFactor 25, FinalDivFactor 1e4, two
-// phases. Change the fields and call Validate to customize it.
+// NewOneCycleLR returns a validated OneCycleLR with PyTorch's defaults
+// written out: PctStart 0.3, cosine annealing, DivFactor 25, FinalDivFactor
+// 1e4, two phases (a struct literal's zero values mean the same).
 func NewOneCycleLR(maxLR float64, totalSteps int) (*OneCycleLR, error) {
 	s := &OneCycleLR{
 		MaxLR: maxLR, TotalSteps: totalSteps, PctStart: 0.3, Anneal: AnnealCos,
@@ -46,8 +51,24 @@ func NewOneCycleLR(maxLR float64, totalSteps int) (*OneCycleLR, error) {
 	return s, s.Validate()
 }
 
+// withDefaults returns the configuration the cycle follows, zero fields
+// replaced by PyTorch's defaults.
+func (s *OneCycleLR) withDefaults() OneCycleLR {
+	return OneCycleLR{
+		MaxLR: s.MaxLR, TotalSteps: s.TotalSteps, PctStart: orDefault(s.PctStart, 0.3),
+		Anneal: orDefault(s.Anneal, AnnealCos), DivFactor: orDefault(s.DivFactor, 25),
+		FinalDivFactor: orDefault(s.FinalDivFactor, 1e4), ThreePhase: s.ThreePhase,
+	}
+}
+
 // Validate reports the first invalid field, naming it and its valid range.
 func (s *OneCycleLR) Validate() error {
+	c := s.withDefaults()
+	return c.validate()
+}
+
+// validate checks a configuration with its defaults applied.
+func (s *OneCycleLR) validate() error {
 	positive := func(field string, v float64) error {
 		if !finite(v) || v <= 0 {
 			return fmt.Errorf("optim.OneCycleLR.%s: must be a finite number > 0, got %v", field, v)
@@ -61,12 +82,12 @@ func (s *OneCycleLR) Validate() error {
 		return fmt.Errorf("optim.OneCycleLR.TotalSteps: must be >= 2, got %d", s.TotalSteps)
 	}
 	if !(s.PctStart > 0 && s.PctStart < 1) {
-		return fmt.Errorf("optim.OneCycleLR.PctStart: must be in (0, 1), got %v", s.PctStart)
+		return fmt.Errorf("optim.OneCycleLR.PctStart: must be in (0, 1) (0 means 0.3), got %v", s.PctStart)
 	}
 	switch s.Anneal {
 	case AnnealCos, AnnealLinear:
 	default:
-		return fmt.Errorf("optim.OneCycleLR.Anneal: must be %q or %q, got %q", AnnealCos, AnnealLinear, s.Anneal)
+		return fmt.Errorf("optim.OneCycleLR.Anneal: must be %q (default, \"\") or %q, got %q", AnnealCos, AnnealLinear, s.Anneal)
 	}
 	if err := positive("DivFactor", s.DivFactor); err != nil {
 		return err
@@ -133,8 +154,9 @@ func (s *OneCycleLR) lrAt(step int) float64 {
 // MaxLR/DivFactor).
 func (s *OneCycleLR) Start(float64) float64 {
 	mustBeValid(s.Validate())
-	initial := s.MaxLR / s.DivFactor
-	return s.p.start(initial, s.lrAt(0))
+	c := s.withDefaults()
+	initial := c.MaxLR / c.DivFactor
+	return s.p.start(initial, c.lrAt(0))
 }
 
 // Step implements Scheduler.
@@ -143,7 +165,8 @@ func (s *OneCycleLR) Step(float64) float64 {
 	if e > s.TotalSteps {
 		return float64(s.p.LR)
 	}
-	return s.p.set(s.lrAt(e))
+	c := s.withDefaults()
+	return s.p.set(c.lrAt(e))
 }
 
 // LR implements Scheduler.

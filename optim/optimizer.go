@@ -4,6 +4,12 @@
 // ConfigureOptimizers with volt.Optimize; learning-rate schedulers implement
 // [Scheduler] ([StepLR], [CosineAnnealingLR], [OneCycleLR], …).
 //
+// Schedulers are plain structs whose zero fields take PyTorch's defaults:
+// write &optim.ReduceLROnPlateau{Patience: 1, Factor: 0.5} in
+// ConfigureOptimizers, and Fit reports an invalid field by name (each
+// scheduler's Validate) before training starts. The New… constructors set
+// the same fields and validate at once.
+//
 // An Optimizer is a plain configuration value. The trainer turns it into
 // graph operations once, when the training step is traced; the learning rate
 // lives in a variable of the model store, so schedulers change it between

@@ -31,15 +31,21 @@ const (
 // torch.optim.lr_scheduler.ReduceLROnPlateau. After a reduction it waits
 // Cooldown steps before counting bad steps again. A NaN metric counts as no
 // improvement, as in PyTorch.
+//
+// Every field's zero value is PyTorch's default, so a struct literal names
+// only what differs: &optim.ReduceLROnPlateau{Patience: 1, Factor: 0.5}.
+// Patience, Threshold and Eps default to non-zero values; a negative one
+// means 0 (reduce at the first step without improvement, count any
+// improvement, skip no reduction). Fit checks the fields (Validate).
 type ReduceLROnPlateau struct {
-	Mode          PlateauMode   // PlateauMin or PlateauMax
-	Factor        float64       // reduction factor, in [0, 1); default 0.1
-	Patience      int           // bad steps tolerated before reducing, >= 0; default 10
-	Threshold     float64       // minimal significant improvement, finite and >= 0; default 1e-4
-	ThresholdMode ThresholdMode // ThresholdRel (default) or ThresholdAbs
+	Mode          PlateauMode   // PlateauMin (default, "") or PlateauMax
+	Factor        float64       // reduction factor, in (0, 1); 0 means 0.1
+	Patience      int           // bad steps tolerated before reducing; 0 means 10, negative means 0
+	Threshold     float64       // minimal significant improvement, finite; 0 means 1e-4, negative means 0
+	ThresholdMode ThresholdMode // ThresholdRel (default, "") or ThresholdAbs
 	Cooldown      int           // steps to wait after a reduction, >= 0; default 0
 	MinLR         float64       // lower bound of the learning rate, finite and >= 0; default 0
-	Eps           float64       // reductions smaller than Eps are skipped, finite and >= 0; default 1e-8
+	Eps           float64       // reductions smaller than Eps are skipped, finite; 0 means 1e-8, negative means 0
 
 	p               progress
 	best            float64
@@ -64,9 +70,9 @@ func (st *plateauState) validate() error {
 }
 
 // NewReduceLROnPlateau returns a validated ReduceLROnPlateau for mode with
-// PyTorch's defaults: Factor 0.1, Patience 10, Threshold 1e-4 relative, no
-// Cooldown, MinLR 0, Eps 1e-8. Change the fields and call Validate to
-// customize it.
+// PyTorch's defaults written out: Factor 0.1, Patience 10, Threshold 1e-4
+// relative, no Cooldown, MinLR 0, Eps 1e-8. A struct literal gets the same
+// defaults from its zero values.
 func NewReduceLROnPlateau(mode PlateauMode) (*ReduceLROnPlateau, error) {
 	s := &ReduceLROnPlateau{
 		Mode: mode, Factor: 0.1, Patience: 10, Threshold: 1e-4, ThresholdMode: ThresholdRel, Eps: 1e-8,
@@ -74,41 +80,49 @@ func NewReduceLROnPlateau(mode PlateauMode) (*ReduceLROnPlateau, error) {
 	return s, s.Validate()
 }
 
+// withDefaults returns the configuration the schedule follows: zero fields
+// replaced by PyTorch's defaults and negative Patience, Threshold and Eps by 0.
+func (s *ReduceLROnPlateau) withDefaults() ReduceLROnPlateau {
+	return ReduceLROnPlateau{
+		Mode: orDefault(s.Mode, PlateauMin), Factor: orDefault(s.Factor, 0.1),
+		Patience: orDefaultOrNone(s.Patience, 10), Threshold: orDefaultOrNone(s.Threshold, 1e-4),
+		ThresholdMode: orDefault(s.ThresholdMode, ThresholdRel), Cooldown: s.Cooldown, MinLR: s.MinLR,
+		Eps: orDefaultOrNone(s.Eps, 1e-8),
+	}
+}
+
 // Validate reports the first invalid field, naming it and its valid values.
 func (s *ReduceLROnPlateau) Validate() error {
-	nonNegative := func(field string, v float64) error {
-		if !finite(v) || v < 0 {
-			return fmt.Errorf("optim.ReduceLROnPlateau.%s: must be a finite number >= 0, got %v", field, v)
-		}
-		return nil
-	}
-	switch s.Mode {
+	c := s.withDefaults()
+	switch c.Mode {
 	case PlateauMin, PlateauMax:
 	default:
-		return fmt.Errorf("optim.ReduceLROnPlateau.Mode: must be %q or %q, got %q", PlateauMin, PlateauMax, s.Mode)
+		return fmt.Errorf("optim.ReduceLROnPlateau.Mode: must be %q (default, \"\") or %q, got %q", PlateauMin, PlateauMax, s.Mode)
 	}
-	if !(s.Factor >= 0 && s.Factor < 1) {
-		return fmt.Errorf("optim.ReduceLROnPlateau.Factor: must be in [0, 1), got %v", s.Factor)
+	if !(c.Factor > 0 && c.Factor < 1) {
+		return fmt.Errorf("optim.ReduceLROnPlateau.Factor: must be in (0, 1) (0 means 0.1), got %v", s.Factor)
 	}
-	if s.Patience < 0 {
-		return fmt.Errorf("optim.ReduceLROnPlateau.Patience: must be >= 0, got %d", s.Patience)
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Threshold", c.Threshold}, {"Eps", c.Eps}} {
+		if !finite(f.v) {
+			return fmt.Errorf("optim.ReduceLROnPlateau.%s: must be finite, got %v", f.name, f.v)
+		}
 	}
-	if err := nonNegative("Threshold", s.Threshold); err != nil {
-		return err
-	}
-	switch s.ThresholdMode {
+	switch c.ThresholdMode {
 	case ThresholdRel, ThresholdAbs:
 	default:
-		return fmt.Errorf("optim.ReduceLROnPlateau.ThresholdMode: must be %q or %q, got %q",
+		return fmt.Errorf("optim.ReduceLROnPlateau.ThresholdMode: must be %q (default, \"\") or %q, got %q",
 			ThresholdRel, ThresholdAbs, s.ThresholdMode)
 	}
-	if s.Cooldown < 0 {
+	if c.Cooldown < 0 {
 		return fmt.Errorf("optim.ReduceLROnPlateau.Cooldown: must be >= 0, got %d", s.Cooldown)
 	}
-	if err := nonNegative("MinLR", s.MinLR); err != nil {
-		return err
+	if !finite(c.MinLR) || c.MinLR < 0 {
+		return fmt.Errorf("optim.ReduceLROnPlateau.MinLR: must be a finite number >= 0, got %v", s.MinLR)
 	}
-	return nonNegative("Eps", s.Eps)
+	return nil
 }
 
 // NeedsMetric implements MetricScheduler: Step must be given the metric.
@@ -118,7 +132,7 @@ func (s *ReduceLROnPlateau) NeedsMetric() bool { return true }
 func (s *ReduceLROnPlateau) Start(baseLR float64) float64 {
 	mustBeValid(s.Validate())
 	s.best = math.Inf(1)
-	if s.Mode == PlateauMax {
+	if s.withDefaults().Mode == PlateauMax {
 		s.best = math.Inf(-1)
 	}
 	s.numBadEpochs, s.cooldownCounter = 0, 0
@@ -126,23 +140,24 @@ func (s *ReduceLROnPlateau) Start(baseLR float64) float64 {
 }
 
 // isBetter is PyTorch's is_better(a, best).
-func (s *ReduceLROnPlateau) isBetter(a float64) bool {
+func (s *ReduceLROnPlateau) isBetter(c *ReduceLROnPlateau, a float64) bool {
 	switch {
-	case s.Mode == PlateauMin && s.ThresholdMode == ThresholdRel:
-		return a < s.best*(1-s.Threshold)
-	case s.Mode == PlateauMin:
-		return a < s.best-s.Threshold
-	case s.ThresholdMode == ThresholdRel:
-		return a > s.best*(s.Threshold+1)
+	case c.Mode == PlateauMin && c.ThresholdMode == ThresholdRel:
+		return a < s.best*(1-c.Threshold)
+	case c.Mode == PlateauMin:
+		return a < s.best-c.Threshold
+	case c.ThresholdMode == ThresholdRel:
+		return a > s.best*(c.Threshold+1)
 	default:
-		return a > s.best+s.Threshold
+		return a > s.best+c.Threshold
 	}
 }
 
 // Step implements Scheduler; metric is the monitored value.
 func (s *ReduceLROnPlateau) Step(metric float64) float64 {
 	s.p.advance("ReduceLROnPlateau")
-	if s.isBetter(metric) {
+	c := s.withDefaults()
+	if s.isBetter(&c, metric) {
 		s.best = metric
 		s.numBadEpochs = 0
 	} else {
@@ -152,13 +167,13 @@ func (s *ReduceLROnPlateau) Step(metric float64) float64 {
 		s.cooldownCounter--
 		s.numBadEpochs = 0 // bad steps during cooldown are ignored.
 	}
-	if s.numBadEpochs > s.Patience {
+	if s.numBadEpochs > c.Patience {
 		oldLR := float64(s.p.LR)
-		newLR := math.Max(oldLR*s.Factor, s.MinLR)
-		if oldLR-newLR > s.Eps {
+		newLR := math.Max(oldLR*c.Factor, c.MinLR)
+		if oldLR-newLR > c.Eps {
 			s.p.set(newLR)
 		}
-		s.cooldownCounter = s.Cooldown
+		s.cooldownCounter = c.Cooldown
 		s.numBadEpochs = 0
 	}
 	return float64(s.p.LR)

@@ -50,6 +50,7 @@ var goldenSchedulers = map[string]func(t *testing.T, params json.RawMessage) Sch
 	"cosine_warm_restarts_tmult1": warmRestartsFromGolden,
 	"linear_warmup":               linearFromGolden,
 	"linear_decay":                linearFromGolden,
+	"linear_decay_to_zero":        linearFromGolden,
 	"one_cycle_cos":               oneCycleFromGolden,
 	"one_cycle_linear":            oneCycleFromGolden,
 	"one_cycle_three_phase":       oneCycleFromGolden,
@@ -62,6 +63,8 @@ var goldenSchedulers = map[string]func(t *testing.T, params json.RawMessage) Sch
 	"plateau_min_rel":        plateauFromGolden,
 	"plateau_max_abs_min_lr": plateauFromGolden,
 	"plateau_defaults":       plateauFromGolden,
+
+	"plateau_zero_patience_threshold_eps": plateauFromGolden,
 }
 
 // cosineFromGolden builds CosineAnnealingLR from PyTorch's arguments.
@@ -93,7 +96,7 @@ func linearFromGolden(t *testing.T, raw json.RawMessage) Scheduler {
 		TotalIters  int     `json:"total_iters"`
 	}
 	decode(t, raw, &p)
-	return built(NewLinearWarmup(p.StartFactor, p.EndFactor, p.TotalIters))(t)
+	return built(NewLinearWarmup(p.StartFactor, literalZero(p.EndFactor), p.TotalIters))(t)
 }
 
 // oneCycleFromGolden builds OneCycleLR from PyTorch's arguments.
@@ -133,7 +136,7 @@ func plateauFromGolden(t *testing.T, raw json.RawMessage) Scheduler {
 	s := built(NewReduceLROnPlateau(PlateauMode(p.Mode)))(t)
 	defaults := *s
 	s.Factor, s.Patience, s.Threshold, s.ThresholdMode, s.Cooldown, s.MinLR, s.Eps =
-		p.Factor, p.Patience, p.Threshold, ThresholdMode(p.ThresholdMode), p.Cooldown, p.MinLR, p.Eps
+		p.Factor, literalZero(p.Patience), literalZero(p.Threshold), ThresholdMode(p.ThresholdMode), p.Cooldown, p.MinLR, literalZero(p.Eps)
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +144,15 @@ func plateauFromGolden(t *testing.T, raw json.RawMessage) Scheduler {
 		t.Fatalf("NewReduceLROnPlateau defaults %+v differ from PyTorch's %+v", defaults, *s)
 	}
 	return s
+}
+
+// literalZero spells PyTorch's argument v as volt's field: a literal 0 is
+// -1 where volt's zero value means PyTorch's non-zero default.
+func literalZero[T int | float64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // decode unmarshals golden params.

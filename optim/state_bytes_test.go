@@ -15,12 +15,12 @@ func TestPlateauStateBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Factor, s.Patience, s.MinLR = 0.5, 0, 1e-7
-	const config = `"config":{"Mode":"min","Factor":0.5,"Patience":0,"Threshold":0.0001,"ThresholdMode":"rel","Cooldown":0,"MinLR":1e-7,"Eps":1e-8}`
+	s.Factor, s.Patience, s.MinLR = 0.5, 1, 1e-7
+	const config = `"config":{"Mode":"min","Factor":0.5,"Patience":1,"Threshold":0.0001,"ThresholdMode":"rel","Cooldown":0,"MinLR":1e-7,"Eps":1e-8}`
 	want := []string{
 		`{"kind":"ReduceLROnPlateau",` + config + `,"progress":{"started":true,"base_lr":0.00001,"lr":0.00001,"last_epoch":0},"extra":{"best":"+Inf","num_bad_epochs":0,"cooldown_counter":0}}`,
 		`{"kind":"ReduceLROnPlateau",` + config + `,"progress":{"started":true,"base_lr":0.00001,"lr":0.00001,"last_epoch":1},"extra":{"best":1234567,"num_bad_epochs":0,"cooldown_counter":0}}`,
-		`{"kind":"ReduceLROnPlateau",` + config + `,"progress":{"started":true,"base_lr":0.00001,"lr":0.000005,"last_epoch":2},"extra":{"best":1234567,"num_bad_epochs":0,"cooldown_counter":0}}`,
+		`{"kind":"ReduceLROnPlateau",` + config + `,"progress":{"started":true,"base_lr":0.00001,"lr":0.00001,"last_epoch":2},"extra":{"best":1234567,"num_bad_epochs":1,"cooldown_counter":0}}`,
 	}
 	s.Start(1e-5)
 	for i, metric := range []float64{0, 1234567, 2e6} {

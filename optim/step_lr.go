@@ -3,10 +3,11 @@ package optim
 import "fmt"
 
 // StepLR multiplies the learning rate by Gamma every StepSize steps, like
-// torch.optim.lr_scheduler.StepLR.
+// torch.optim.lr_scheduler.StepLR. StepSize is required; Fit checks the
+// fields (Validate).
 type StepLR struct {
-	StepSize int     // steps between decays, >= 1
-	Gamma    float64 // multiplicative decay, finite and > 0
+	StepSize int     // steps between decays, >= 1; required
+	Gamma    float64 // multiplicative decay, finite and > 0; 0 means 0.1
 
 	p progress
 }
@@ -22,8 +23,8 @@ func (s *StepLR) Validate() error {
 	if s.StepSize < 1 {
 		return fmt.Errorf("optim.StepLR.StepSize: must be >= 1, got %d", s.StepSize)
 	}
-	if !finite(s.Gamma) || s.Gamma <= 0 {
-		return fmt.Errorf("optim.StepLR.Gamma: must be a finite number > 0, got %v", s.Gamma)
+	if g := orDefault(s.Gamma, 0.1); !finite(g) || g <= 0 {
+		return fmt.Errorf("optim.StepLR.Gamma: must be a finite number > 0 (0 means 0.1), got %v", s.Gamma)
 	}
 	return nil
 }
@@ -39,7 +40,7 @@ func (s *StepLR) Step(float64) float64 {
 	e := s.p.advance("StepLR")
 	lr := float64(s.p.LR)
 	if e%s.StepSize == 0 {
-		lr *= s.Gamma
+		lr *= orDefault(s.Gamma, 0.1)
 	}
 	return s.p.set(lr)
 }

@@ -96,7 +96,9 @@ func ParseMetrics(r io.Reader, name string) (*Metrics, error) {
 			if epoch, err = strconv.ParseFloat(strings.TrimSpace(rec[epochCol]), 64); err != nil || epoch < 0 || epoch != math.Trunc(epoch) {
 				return nil, fmt.Errorf("report: %s:%d: epoch %q is not a whole number", name, line, rec[epochCol])
 			}
-			m.noteEpoch(int(epoch), step)
+			if !onlyTestMetrics(header, rec, epochCol) {
+				m.noteEpoch(int(epoch), step)
+			}
 		}
 		m.Rows++
 		if math.IsNaN(m.MaxStep) || step > m.MaxStep {
@@ -155,6 +157,23 @@ func parseHeader(rec []string) ([]string, int, error) {
 		return nil, -1, fmt.Errorf("header starts with %q, want %q (is this a volt or Lightning metrics.csv?)", header[0], stepColumn)
 	}
 	return header, epochCol, nil
+}
+
+// onlyTestMetrics reports whether a row's values are all test metrics
+// ("test_…"): the row Trainer.Test logs after Fit carries the epoch count
+// (current_epoch, one past the last epoch), which is no epoch of training.
+func onlyTestMetrics(header, rec []string, epochCol int) bool {
+	test := false
+	for i := 1; i < len(rec); i++ {
+		if i == epochCol || strings.TrimSpace(rec[i]) == "" {
+			continue
+		}
+		if !strings.HasPrefix(header[i], "test_") {
+			return false
+		}
+		test = true
+	}
+	return test
 }
 
 // noteEpoch records that step was logged in epoch.

@@ -218,7 +218,7 @@ func TestResolveDirs(t *testing.T) {
 		{name: "metrics file", args: []string{logs + "/version_2/metrics.csv"}, dirs: []string{logs + "/version_2"}},
 		{name: "parent", args: []string{logs}, dirs: []string{logs + "/version_2", logs + "/version_10", logs + "/custom"}, skipped: []string{logs + "/version_3"}},
 		{name: "duplicates dropped", args: []string{logs + "/version_2", logs + "/version_2/"}, dirs: []string{logs + "/version_2"}},
-		{name: "no metrics.csv", args: []string{dir + "/empty"}, wantErr: "report: no metrics.csv in " + dir + "/empty"},
+		{name: "no metrics.csv", args: []string{dir + "/empty"}, wantErr: "report: no metrics.csv or TensorBoard event file in " + dir + "/empty"},
 		{name: "root hint", args: []string{dir}, wantErr: "(did you mean " + logs + "?)"},
 		{name: "missing", args: []string{dir + "/nope"}, wantErr: dir + "/nope does not exist"},
 		{name: "none", args: nil, wantErr: "no log directory given"},
@@ -244,7 +244,7 @@ func TestResolveDirs(t *testing.T) {
 
 func TestLoadRunErrors(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := LoadRun(dir); err == nil || err.Error() != "report: no metrics.csv in "+dir {
+	if _, err := LoadRun(dir); err == nil || err.Error() != "report: no metrics.csv or TensorBoard event file in "+dir {
 		t.Errorf("LoadRun of a directory without metrics.csv: %v", err)
 	}
 	bad := writeRunDir(t, dir, "bad", "step,a\n0,zz\n", "")

@@ -33,10 +33,11 @@ type Run struct {
 }
 
 // ResolveDirs expands the command-line arguments to version directories.
-// An argument is a version directory (it holds metrics.csv), a metrics.csv
-// file, or a parent such as volt_logs/ whose version_* subdirectories (any
-// subdirectory holding metrics.csv) are all taken, version_N in numeric
-// order. Subdirectories without metrics.csv are reported in skipped.
+// An argument is a version directory (it holds metrics.csv or TensorBoard
+// event files), a metrics.csv file, or a parent such as volt_logs/ whose
+// version_* subdirectories (any subdirectory holding either) are all taken,
+// version_N in numeric order. Subdirectories with neither are reported in
+// skipped.
 func ResolveDirs(args []string) (dirs, skipped []string, err error) {
 	if len(args) == 0 {
 		return nil, nil, errors.New("report: no log directory given")
@@ -68,7 +69,7 @@ func ResolveDirs(args []string) (dirs, skipped []string, err error) {
 			}
 			return nil, nil, fmt.Errorf("report: %s is a file; give a log directory holding %s", arg, MetricsFileName)
 		}
-		if isFile(filepath.Join(arg, MetricsFileName)) {
+		if hasRunFiles(arg) {
 			add(arg)
 			continue
 		}
@@ -77,7 +78,7 @@ func ResolveDirs(args []string) (dirs, skipped []string, err error) {
 			return nil, nil, err
 		}
 		if len(subs) == 0 {
-			msg := fmt.Sprintf("report: no %s in %s, and no version_* subdirectory holds one", MetricsFileName, arg)
+			msg := fmt.Sprintf("report: no %s or TensorBoard event file in %s, and no version_* subdirectory holds one", MetricsFileName, arg)
 			if isDir(filepath.Join(arg, "volt_logs")) {
 				msg += fmt.Sprintf(" (did you mean %s?)", filepath.Join(arg, "volt_logs"))
 			}
@@ -103,7 +104,7 @@ func versionSubdirs(parent string) (dirs, skipped []string, err error) {
 		if !e.IsDir() {
 			continue
 		}
-		if isFile(filepath.Join(parent, e.Name(), MetricsFileName)) {
+		if hasRunFiles(filepath.Join(parent, e.Name())) {
 			names = append(names, e.Name())
 		} else if strings.HasPrefix(e.Name(), "version_") {
 			skipped = append(skipped, filepath.Join(parent, e.Name()))
@@ -155,27 +156,39 @@ func isDir(path string) bool {
 }
 
 // LoadRun reads dir/metrics.csv and, when present, dir/hparams.yaml and
-// dir/lr_find.csv. A missing or unreadable metrics.csv is an error naming its
-// path; a missing hparams.yaml or lr_find.csv is not, and a malformed one
-// becomes a note.
+// dir/lr_find.csv. A run logged to TensorBoard only is read from its event
+// files instead (the scalars, and the hparams plugin's values when there is
+// no hparams.yaml). A directory with neither is an error naming it; a
+// missing hparams.yaml or lr_find.csv is not, and a malformed one becomes a
+// note.
 func LoadRun(dir string) (*Run, error) {
 	path := filepath.Join(dir, MetricsFileName)
-	f, err := os.Open(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("report: no %s in %s", MetricsFileName, dir)
+	var run *Run
+	var tbHparams map[string]any
+	switch f, err := os.Open(path); {
+	case errors.Is(err, fs.ErrNotExist) && len(eventFiles(dir)) > 0:
+		m, h, notes, err := loadEvents(dir)
+		if err != nil {
+			return nil, err
 		}
+		run = &Run{Name: filepath.Base(dir), Dir: dir, Metrics: m, Notes: notes}
+		tbHparams = h
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("report: no %s or TensorBoard event file in %s", MetricsFileName, dir)
+	case err != nil:
 		return nil, fmt.Errorf("report: %w", err)
+	default:
+		defer f.Close()
+		m, err := ParseMetrics(f, path)
+		if err != nil {
+			return nil, err
+		}
+		run = &Run{Name: filepath.Base(dir), Dir: dir, Metrics: m}
 	}
-	defer f.Close()
-	m, err := ParseMetrics(f, path)
-	if err != nil {
-		return nil, err
-	}
-	run := &Run{Name: filepath.Base(dir), Dir: dir, Metrics: m}
 	hp := filepath.Join(dir, HparamsFileName)
 	switch b, err := os.ReadFile(hp); {
 	case errors.Is(err, fs.ErrNotExist):
+		run.Hparams = tbHparams
 	case err != nil:
 		run.Notes = append(run.Notes, fmt.Sprintf("%s could not be read: %v", HparamsFileName, err))
 	default:

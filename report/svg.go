@@ -197,7 +197,7 @@ type plotFrame struct {
 // y labels' width to the left of the plot area.
 func newPlotFrame(ext extent, log, notes, epochs bool) plotFrame {
 	f := plotFrame{log: log}
-	f.xTicks, f.xStep = NiceTicks(ext.xMin, ext.xMax, 7)
+	f.xTicks, f.xStep = StepTicks(ext.xMin, ext.xMax, 7)
 	if ext.xMin >= 0 && f.xTicks[0] < 0 {
 		f.xTicks = f.xTicks[1:]
 	}

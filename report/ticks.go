@@ -81,6 +81,25 @@ func NiceTicks(lo, hi float64, n int) (ticks []float64, step float64) {
 	return ticks, step
 }
 
+// StepTicks is NiceTicks for an axis of whole numbers (training steps):
+// the spacing is never below 1, so a range of a step or two ticks 199, 200
+// rather than 199.0, 199.2, ….
+func StepTicks(lo, hi float64, n int) (ticks []float64, step float64) {
+	ticks, step = NiceTicks(lo, hi, n)
+	if step >= 1 {
+		return ticks, step
+	}
+	lo, hi = math.Floor(math.Min(lo, hi)), math.Ceil(math.Max(lo, hi))
+	if lo == hi {
+		lo, hi = lo-1, hi+1
+	}
+	ticks = ticks[:0]
+	for v := lo; v <= hi; v++ {
+		ticks = append(ticks, v)
+	}
+	return ticks, 1
+}
+
 // LogTicks returns tick values for a log axis covering [lo, hi] (both > 0):
 // the major ticks are powers of ten, plus their 2× and 5× multiples when
 // the values span at most two decades, from the last one at or below lo to

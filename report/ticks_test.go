@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"math"
+	"strings"
 	"testing"
 )
 
@@ -80,6 +82,22 @@ func TestFormatTick(t *testing.T) {
 	for v, want := range map[float64]string{0.001: "0.001", 1e-5: "1e-5", 100: "100", 1e6: "1e6"} {
 		if got := formatLogTick(v); got != want {
 			t.Errorf("formatLogTick(%v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestStepTicks: a step axis ticks whole numbers, labelled without
+// decimals, covering the range, however short the run.
+func TestStepTicks(t *testing.T) {
+	for _, r := range [][2]float64{{199, 200}, {199, 199}, {0, 3}, {0, 1}, {10, 17}, {0, 1199}, {5, 5000}} {
+		ticks, step := StepTicks(r[0], r[1], 7)
+		if step < 1 || len(ticks) < 2 || ticks[0] > r[0] || ticks[len(ticks)-1] < r[1] {
+			t.Errorf("StepTicks(%v, %v) = %v step %v: want whole steps covering the range", r[0], r[1], ticks, step)
+		}
+		for _, v := range ticks {
+			if v != math.Trunc(v) || strings.Contains(formatTick(v, step), ".") {
+				t.Errorf("StepTicks(%v, %v): tick %v labelled %q", r[0], r[1], v, formatTick(v, step))
+			}
 		}
 	}
 }

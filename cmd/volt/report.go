@@ -21,9 +21,10 @@ of final and best values, the hyperparameters table, and the learning-rate
 finder's curve with its suggestion when a run directory holds lr_find.csv
 (saved there by the tuner's LRFinder).
 
-Each DIR is a version directory holding metrics.csv (volt_logs/version_0),
-or a parent such as volt_logs/ whose version_* directories are all
-included. With several runs the plots compare them, one colour per run,
+Each DIR is a version directory holding metrics.csv (volt_logs/version_0)
+or, for a run logged to TensorBoard only, its event files (the scalars, and
+the hparams plugin's values), or a parent such as volt_logs/ whose
+version_* directories are all included. With several runs the plots compare them, one colour per run,
 and the hyperparameters table highlights the values that differ.
 
 Flags (they may also follow the directories):

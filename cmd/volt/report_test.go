@@ -51,7 +51,7 @@ func TestReportCommand(t *testing.T) {
 		{name: "bad -log", args: []string{"-log", "maybe", v0}, code: 2, stderr: `-log must be auto, on or off, got "maybe"`},
 		{name: "bad -smooth", args: []string{"-smooth", "0.5", v0}, code: 2, stderr: `-smooth must be auto, off or a window`},
 		{name: "unknown flag", args: []string{"-x", v0}, code: 2, stderr: "flag provided but not defined: -x"},
-		{name: "dir without metrics.csv", args: []string{empty}, code: 1, stderr: "volt: report: no metrics.csv in " + empty},
+		{name: "dir without metrics.csv", args: []string{empty}, code: 1, stderr: "volt: report: no metrics.csv or TensorBoard event file in " + empty},
 		{name: "missing dir", args: []string{filepath.Join(root, "nope")}, code: 1, stderr: filepath.Join(root, "nope") + " does not exist"},
 	}
 	for _, tt := range tests {

@@ -7,13 +7,16 @@
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn
 //
-// The last line printed is test_acc=….
+// After the test run it predicts the first 10 test images (Trainer.Predict
+// and volt.PredictionRows) and prints their predicted and true digits. The
+// last line printed is test_acc=….
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
 	"io"
 	"log/slog"
@@ -22,20 +25,16 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/data"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "cnn:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("cnn", run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run trains and tests the network as the flags in args say, printing the
 // results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("cnn", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 2, "training epochs")
+	epochs := flags.Int("epochs", 1, "training epochs")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	root := flags.String("root", ".", "where volt_logs/ is written")
@@ -77,8 +76,43 @@ func run(args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := printPredictions(ctx, trainer, model, dm.Test[0].(*data.DataLoader).Dataset, out); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, "val_acc=%.4f\n", trainer.CallbackMetrics()["val_acc"])
 	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
 	fmt.Fprintf(out, "test_acc=%.4f\n", results[0]["test_acc"])
+	return nil
+}
+
+// printPredictions predicts the first 10 images of test with model and
+// prints the predicted digits, then the true ones.
+func printPredictions(ctx context.Context, trainer *volt.Trainer, model volt.Module, test data.Dataset, out io.Writer) error {
+	const n = 10
+	first := make(data.Slice, n)
+	for i := range first {
+		ex, err := test.Get(i)
+		if err != nil {
+			return err
+		}
+		first[i] = ex
+	}
+	preds, err := trainer.Predict(ctx, model, volt.Loaders{Predict: []data.Loader{&data.DataLoader{Dataset: first, BatchSize: n}}})
+	if err != nil {
+		return err
+	}
+	rows, err := volt.PredictionRows(preds[0]) // one row per image: its predicted class
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(out, "predicted:")
+	for _, r := range rows {
+		fmt.Fprintf(out, " %d", int(r[0]))
+	}
+	fmt.Fprint(out, "\ntrue:     ")
+	for _, ex := range first {
+		fmt.Fprintf(out, " %d", ex.Labels[0].Value)
+	}
+	fmt.Fprintln(out)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"io"
 	"log/slog"
 	"math"
@@ -21,12 +22,7 @@ import (
 
 const radius = 2.0
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "gan:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("gan", run(os.Args[1:], os.Stdout)) }
 
 // ring returns n points near a circle of the given radius.
 func ring(n int, seed uint64) data.Slice {

@@ -21,6 +21,12 @@ func TestE2EBinaryRunsBothLoops(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build -tags e2ebench: %v\n%s", err, out)
 	}
+	t.Run("-h exits 0", func(t *testing.T) {
+		out, err := exec.Command(bin, "-h").CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "Usage of mnist") || strings.Contains(string(out), "help requested") {
+			t.Errorf("mnist -h: %v\n%s", err, out)
+		}
+	})
 	for _, tc := range []struct {
 		name       string
 		raw        bool

@@ -27,6 +27,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
 	"io"
 	"os"
@@ -43,10 +44,7 @@ func main() {
 	if ferr := volt.FinalizeDistributed(); err == nil {
 		err = ferr
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mnist:", err)
-		os.Exit(1)
-	}
+	cmdexit.Exit("mnist", err)
 }
 
 // run trains and tests the model as the flags in args say, printing results

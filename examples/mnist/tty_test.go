@@ -185,11 +185,11 @@ func TestExampleProgressPlainLines(t *testing.T) {
 	}
 	want := []*regexp.Regexp{
 		// The model summary, printed once when Fit starts.
-		regexp.MustCompile(`^  \| Name +\| Shape \| DType +\| Params +\| Mode$`),
+		regexp.MustCompile(`^  \| Name +\| Type +\| Params +\| Mode +\| DType$`),
 		regexp.MustCompile(`^-+$`),
-		regexp.MustCompile(`^0 \| hidden_0 \| - +\| Float32 \| 201\.0 K \| trainable$`),
-		regexp.MustCompile(`^1 \| hidden_1 \| - +\| Float32 \| 65\.8 K +\| trainable$`),
-		regexp.MustCompile(`^2 \| output +\| - +\| Float32 \| 2\.6 K +\| trainable$`),
+		regexp.MustCompile(`^0 \| hidden_0 \| Dense \| 201\.0 K \| trainable \| Float32$`),
+		regexp.MustCompile(`^1 \| hidden_1 \| Dense \| 65\.8 K +\| trainable \| Float32$`),
+		regexp.MustCompile(`^2 \| output +\| Dense \| 2\.6 K +\| trainable \| Float32$`),
 		regexp.MustCompile(`^-+$`),
 		regexp.MustCompile(`^269\.3 K +Trainable params$`),
 		regexp.MustCompile(`^0 +Non-trainable params$`),

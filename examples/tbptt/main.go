@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"io"
 	"log/slog"
 	"math"
@@ -21,12 +22,7 @@ import (
 	"github.com/voltml/volt/data"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "tbptt:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("tbptt", run(os.Args[1:], os.Stdout)) }
 
 // sines returns n sequences of length steps+1 split into inputs (first
 // steps values) and labels (next values), shapes [steps, 1].

@@ -17,6 +17,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"io"
 	"log/slog"
 	"os"
@@ -29,12 +30,7 @@ import (
 	"github.com/voltml/volt/tuner"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "tuner:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("tuner", run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run finds the learning rate, trains and tests as the flags in args say,
 // printing the results to out and volt's messages to errOut.

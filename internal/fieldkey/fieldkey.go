@@ -15,7 +15,8 @@ var nameOverrides = map[string]string{"SWALRs": "swa_lrs", "TerminateOnNaN": "te
 
 // SnakeCase turns a Go field name into a config key: MaxEpochs →
 // max_epochs, CheckValEveryNEpoch → check_val_every_n_epoch,
-// TruncatedBPTTSteps → truncated_bptt_steps, LR → lr.
+// TruncatedBPTTSteps → truncated_bptt_steps, LR → lr, and a plural
+// acronym stays one word: DeviceIDs → device_ids, URLsSeen → urls_seen.
 func SnakeCase(name string) string {
 	if s, ok := nameOverrides[name]; ok {
 		return s
@@ -26,6 +27,11 @@ func SnakeCase(name string) string {
 		if i > 0 && unicode.IsUpper(c) {
 			prev := r[i-1]
 			nextLower := i+1 < len(r) && unicode.IsLower(r[i+1])
+			// IDs, URLs: an acronym's plural "s" ends the word.
+			plural := i+1 < len(r) && r[i+1] == 's' && (i+2 == len(r) || unicode.IsUpper(r[i+2]))
+			if unicode.IsUpper(prev) && plural {
+				nextLower = false
+			}
 			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
 				b.WriteByte('_')
 			}

@@ -71,6 +71,9 @@ func (m *module) ConfigureOptimizers() volt.Optimizers {
 		// Threshold 0.2: only a marked improvement counts, so the rate
 		// drops during these short runs.
 		sched.Patience, sched.Threshold, sched.Factor = sc.Patience, 0.2, 0.5
+		if sc.Patience == 0 {
+			sched.Patience = -1 // PyTorch's patience 0; the zero value means 10
+		}
 		setup.Scheduler, setup.Monitor, setup.Interval = sched, sc.PlateauOn, volt.IntervalEpoch
 	}
 	return volt.Optimizers{setup}

@@ -162,6 +162,8 @@ SCHEDULER_CASES = [
      dict(start_factor=0.25, end_factor=1.0, total_iters=6)),
     ("linear_decay", lambda o: S.LinearLR(o, start_factor=1.0, end_factor=0.1, total_iters=10),
      dict(start_factor=1.0, end_factor=0.1, total_iters=10)),
+    ("linear_decay_to_zero", lambda o: S.LinearLR(o, start_factor=1.0, end_factor=0.0, total_iters=4),
+     dict(start_factor=1.0, end_factor=0.0, total_iters=4)),
     ("one_cycle_cos", lambda o: S.OneCycleLR(o, max_lr=1.0, total_steps=20),
      dict(max_lr=1.0, total_steps=20, pct_start=0.3, anneal="cos", div_factor=25.0,
           final_div_factor=1e4, three_phase=False)),
@@ -188,6 +190,10 @@ PLATEAU_CASES = [
     ("plateau_defaults", dict(mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                               cooldown=0, min_lr=0.0, eps=1e-8),
      [5.0 - 0.1 * i if i < 4 else 4.6 for i in range(20)]),
+    # Literal zeros (volt spells them as negative values; its zero values mean the defaults).
+    ("plateau_zero_patience_threshold_eps", dict(mode="min", factor=0.5, patience=0, threshold=0.0,
+                                                 threshold_mode="rel", cooldown=0, min_lr=0.0, eps=0.0),
+     [1.0, 0.9, 0.9, 0.8, 0.85, 0.8, 0.7, 0.7, 0.7, 0.6]),
 ]
 
 

@@ -37,5 +37,8 @@ func (m *CNN) ValidationStep(s *volt.Step, b volt.Batch) { ValidationStep(s, b, 
 // TestStep implements volt.TestStepper.
 func (m *CNN) TestStep(s *volt.Step, b volt.Batch) { TestStep(s, b, m.Logits) }
 
+// PredictStep implements volt.PredictStepper: the predicted class.
+func (m *CNN) PredictStep(s *volt.Step, b volt.Batch) *graph.Node { return PredictStep(s, b, m.Logits) }
+
 // ConfigureOptimizers implements volt.OptimizerConfigurer.
 func (m *CNN) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.Adam(m.LR)) }
