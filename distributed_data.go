@@ -37,8 +37,22 @@ func (t *Trainer) shardLoader(l data.Loader, uneven data.Uneven, what string) da
 	switch dl := l.(type) {
 	case *data.Sharded:
 		return l // the module shards itself
+	case *data.StreamShard:
+		if what == "training" && dl.Agree == nil {
+			own := *dl
+			own.Agree = t.agreeStreamBatch
+			return &own
+		}
+		return l
 	case *data.DataLoader:
-		if dl.Iterable != nil || dl.Dataset == nil {
+		if dl.Iterable != nil {
+			s := &data.StreamShard{Loader: dl, Rank: t.ddp.group.Rank(), Replicas: t.ddp.group.Size()}
+			if what == "training" {
+				s.Agree = t.agreeStreamBatch
+			}
+			return s
+		}
+		if dl.Dataset == nil {
 			break
 		}
 		own := *dl

@@ -364,7 +364,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if t.resumesInEpoch() {
 		skip = t.ckpt.resume.Batch
 	}
-	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
+	next, stop := iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(t.streamContext(ctx, l.train, epoch, skip), epoch, skip)))
 	b, err, ok := next()
 	if !ok {
 		stop()

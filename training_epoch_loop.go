@@ -165,7 +165,7 @@ func (l *fitLoop) runBatches(ctx context.Context, epoch, skip int) error {
 	} else {
 		l.closeFirst()
 		var stop func()
-		next, stop = iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(ctx, epoch, skip)))
+		next, stop = iter.Pull2(t.profiledBatches(actTrainNext, l.train.Batches(t.streamContext(ctx, l.train, epoch, skip), epoch, skip)))
 		defer stop()
 		b, err, ok = next()
 	}
@@ -211,6 +211,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, fmt.Errorf("volt: training loader, epoch %d, batch %d: %w", t.CurrentEpoch(), batchIdx, err)
 	}
 	p.TrainBatch.ready()
+	t.noteStreamState(batchIdx, b)
 	t.run.batchSize = b.Size
 	p.At = PointTrainBatchStart
 	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {
