@@ -65,7 +65,10 @@ func (t *Trainer) shardLoader(l data.Loader, uneven data.Uneven, what string) da
 			seed := t.cfg.seed
 			own.Seed = &seed
 		}
-		return &data.Sharded{Loader: &own, Rank: t.ddp.group.Rank(), Replicas: t.ddp.group.Size(), Uneven: uneven}
+		// A training loader's Sampler is dealt as Lightning's
+		// DistributedSamplerWrapper(shuffle=True) deals it.
+		return &data.Sharded{Loader: &own, Rank: t.ddp.group.Rank(), Replicas: t.ddp.group.Size(), Uneven: uneven,
+			PermuteSampler: what == "training"}
 	}
 	t.sayOnce("unsharded-"+what, fmt.Sprintf("volt: the %s loader (%T) is not a map-style data.DataLoader, so volt cannot shard it: "+
 		"each of the %d ranks reads all of it (shard it by Trainer.GlobalRank() yourself, or use data.Sharded)", what, l, t.ddp.group.Size()))

@@ -20,7 +20,12 @@ func (l *DataLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 		if l.Iterable != nil {
 			return l.streamTasks(ctx, epoch, skip, nil)
 		}
-		return l.mapTasks(l.order(epoch, l.seedFor(ctx)), skip)
+		seed := l.seedFor(ctx)
+		order, err := l.orderOf(epoch, seed)
+		if err != nil {
+			return errorTask(err)
+		}
+		return l.mapTasks(order, epoch, seed, skip)
 	})
 }
 
@@ -46,16 +51,41 @@ func (l *DataLoader) runTasks(ctx context.Context, caller string, skip int, vali
 	}
 }
 
+// errorTask returns tasks that yield err.
+func errorTask(err error) iter.Seq[task] {
+	return func(yield func(task) bool) { yield(func() (*Batch, error) { return nil, err }) }
+}
+
+// batchIndices cuts an epoch's order into batches: the BatchSampler's
+// (for epoch and seed), else BatchSize slices of it.
+func (l *DataLoader) batchIndices(order []int, epoch int, seed uint64) ([][]int, error) {
+	if l.BatchSampler != nil {
+		batches, err := l.BatchSampler.Batches(order, epoch, seed)
+		if err != nil {
+			return nil, fmt.Errorf("data.DataLoader.BatchSampler: epoch %d: %w", epoch, err)
+		}
+		return batches, nil
+	}
+	batches := make([][]int, batchCount(len(order), l.BatchSize, l.DropLast))
+	for b := range batches {
+		batches[b] = order[b*l.BatchSize : min((b+1)*l.BatchSize, len(order))]
+	}
+	return batches, nil
+}
+
 // mapTasks returns the tasks of the batches of a map-style dataset from
 // batch index skip on, for the given example order (all of the dataset, or
-// one rank's shard of it).
-func (l *DataLoader) mapTasks(order []int, skip int) iter.Seq[task] {
-	numBatches := batchCount(len(order), l.BatchSize, l.DropLast)
+// one rank's shard of it) of epoch, batched for seed.
+func (l *DataLoader) mapTasks(order []int, epoch int, seed uint64, skip int) iter.Seq[task] {
+	batches, err := l.batchIndices(order, epoch, seed)
+	if err != nil {
+		return errorTask(err)
+	}
 	getter, isBatchGetter := l.Dataset.(BatchGetter)
 	collate := l.collator()
 	return func(yield func(task) bool) {
-		for b := skip; b < numBatches; b++ {
-			indices := order[b*l.BatchSize : min((b+1)*l.BatchSize, len(order))]
+		for b := skip; b < len(batches); b++ {
+			indices := batches[b]
 			var t task
 			if isBatchGetter {
 				t = func() (*Batch, error) { return getBatch(getter, indices, b) }

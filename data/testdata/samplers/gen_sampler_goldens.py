@@ -67,7 +67,34 @@ for name, make, drop_last in [
         per_rank.append(eps)
     ranked.append(dict(name=name, seed=5, shard_seed=42, drop_last=drop_last, ranks=per_rank))
 
-out = dict(torch=torch.__version__, mkl=torch.backends.mkl.is_available(), cases=cases, distributed=ranked)
+
+# torchnlp's BucketBatchSampler (pytorch-nlp 0.5.0, torchnlp/samplers/bucket_batch_sampler.py,
+# not packaged by Debian), its algorithm copied: buckets of batch_size*bucket_size_multiplier
+# indices of the inner sampler's order, each sorted by sort_key (SortedSampler, a stable sort),
+# cut by BatchSampler and yielded through SubsetRandomSampler (torch's default generator).
+from torch.utils.data import BatchSampler, SequentialSampler  # noqa: E402
+
+
+def bucket_batches(order, batch_size, drop_last, sort_key, mult):
+    for bucket in BatchSampler(order, min(batch_size * mult, len(order)), False):
+        sorted_positions = [i for i, _ in sorted(enumerate(bucket), key=lambda r: sort_key(r[1]))]
+        batches = list(BatchSampler(sorted_positions, batch_size, drop_last))
+        for batch in SubsetRandomSampler(batches):
+            yield [bucket[i] for i in batch]
+
+
+def length(i):
+    return (i * 7919) % 13
+
+
+buckets = []
+for n, bs, drop_last, mult, seed in [(50, 4, False, 3, 0), (50, 4, True, 3, 7), (23, 5, False, 100, 42)]:
+    torch.manual_seed(seed)
+    order = list(SequentialSampler(range(n)))
+    eps = [list(bucket_batches(order, bs, drop_last, length, mult)) for _ in range(EPOCHS)]
+    buckets.append(dict(n=n, batch_size=bs, drop_last=drop_last, bucket_batches=mult, seed=seed, epochs=eps))
+
+out = dict(torch=torch.__version__, buckets=buckets, mkl=torch.backends.mkl.is_available(), cases=cases, distributed=ranked)
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens.json"), "w") as f:
     json.dump(out, f, indent=1)
     f.write("\n")
