@@ -2,7 +2,8 @@
 // tests, built with -tags mpi and launched under mpirun: testutil.Boring
 // trained on a stateful stream, split across the ranks by volt (a
 // round-robin deal of -n examples) or by the dataset (-parts: rank r's
-// part has parts[r] examples). Each rank writes rank<R>.json (see result)
+// part has parts[r] examples), or, with -sampler, on 12 examples through a
+// data sampler. Each rank writes rank<R>.json (see result)
 // to -out; the program checks nothing itself.
 package main
 
@@ -143,6 +144,7 @@ func run() error {
 	ckpt := flag.String("ckpt", "", "checkpoint path")
 	resume := flag.Bool("resume", false, "resume from -ckpt")
 	out := flag.String("out", "", "result directory")
+	sampler := flag.String("sampler", "", "train on 12 examples with this sampler instead of a stream: weighted (WeightedRandomSampler of gen_sampler_goldens.py's WEIGHTS, 11 samples, seed 5) or subset (SubsetRandomSampler of [5 3 9 1 7 11 2], seed 5), loader seed 42")
 	flag.Parse()
 	ds := &stream{n: *n}
 	var dataset data.IterableDataset = ds
@@ -176,7 +178,13 @@ func run() error {
 	if *resume {
 		opts = append(opts, volt.FromCheckpoint(*ckpt))
 	}
-	fitErr := t.Fit(context.Background(), &testutil.Boring{}, volt.Loaders{Train: &data.DataLoader{Iterable: dataset, BatchSize: *bs}}, opts...)
+	train := &data.DataLoader{Iterable: dataset, BatchSize: *bs}
+	if *sampler != "" {
+		if train, err = samplerLoader(*sampler, *bs); err != nil {
+			return err
+		}
+	}
+	fitErr := t.Fit(context.Background(), &testutil.Boring{}, volt.Loaders{Train: train}, opts...)
 	if fitErr != nil {
 		return fitErr
 	}
@@ -200,4 +208,20 @@ func run() error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(*out, fmt.Sprintf("rank%d.json", res.Rank)), line, 0o644)
+}
+
+// samplerLoader returns the DataLoader of -sampler over 12 examples.
+func samplerLoader(name string, bs int) (*data.DataLoader, error) {
+	samplerSeed, loaderSeed := uint64(5), uint64(42)
+	l := &data.DataLoader{Dataset: data.Func(12, func(i int) (data.Example, error) { return example(i), nil }), BatchSize: bs, Seed: &loaderSeed}
+	switch name {
+	case "weighted":
+		weights := []float64{0.1, 2.0, 0.0, 1.5, 3.0, 0.25, 1.0, 0.7, 0.0, 5.0, 0.05, 1.25}
+		l.Sampler = data.WeightedRandomSampler{Weights: weights, NumSamples: 11, Seed: &samplerSeed}
+	case "subset":
+		l.Sampler = data.SubsetRandomSampler{Subset: []int{5, 3, 9, 1, 7, 11, 2}, Seed: &samplerSeed}
+	default:
+		return nil, fmt.Errorf("-sampler: %q is not weighted or subset", name)
+	}
+	return l, nil
 }

@@ -55,6 +55,7 @@ func TestStreamsOnTwoRanks(t *testing.T) {
 	t.Run("unequal_parts_stop_together", func(t *testing.T) { t.Parallel(); testUnequalParts(t, bin) })
 	t.Run("round_robin_split", func(t *testing.T) { t.Parallel(); testRoundRobin(t, bin) })
 	t.Run("resume_each_rank", func(t *testing.T) { t.Parallel(); testResume(t, bin) })
+	t.Run("samplers_match_lightning", func(t *testing.T) { t.Parallel(); testSamplers(t, bin) })
 }
 
 // testUnequalParts: the ranks' parts of a self-sharded stream have
@@ -142,6 +143,57 @@ func testResume(t *testing.T, bin string) {
 				}
 				if strings.Contains(got.Log, "reads and discards") {
 					t.Errorf("rank %d: a stateful stream's resume replayed:\n%s", r, got.Log)
+				}
+			}
+		})
+	}
+}
+
+// testSamplers: a Fit on 2 ranks with a WeightedRandomSampler or a
+// SubsetRandomSampler trains, on each rank, the indices Lightning 2.2.5's
+// DistributedSamplerWrapper gives that rank over the torch sampler
+// (data/testdata/samplers/goldens.json), epoch after epoch; resumed from a
+// checkpoint inside epoch 1, each rank trains the rest of them and ends
+// with the uninterrupted job's weights, bit for bit.
+func testSamplers(t *testing.T, bin string) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "data", "testdata", "samplers", "goldens.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var goldens struct {
+		Distributed []struct {
+			Name  string
+			Ranks [][][]int
+		}
+	}
+	if err := json.Unmarshal(raw, &goldens); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ flag, golden string }{{"weighted", "weighted num_samples=11"}, {"subset", "subset of 7"}} {
+		t.Run(tc.flag, func(t *testing.T) {
+			i := slices.IndexFunc(goldens.Distributed, func(d struct {
+				Name  string
+				Ranks [][][]int
+			}) bool {
+				return d.Name == tc.golden
+			})
+			if i < 0 {
+				t.Fatalf("no golden %q", tc.golden)
+			}
+			ckpt := filepath.Join(t.TempDir(), "sampler.ckpt")
+			args := []string{"-sampler", tc.flag, "-bs", "2", "-epochs", "3", "-ckpt", ckpt}
+			full := runJob(t, bin, append(args, "-save-at", "4")...)
+			resumed := runJob(t, bin, append(args, "-resume")...)
+			for r := range 2 {
+				want := slices.Concat(goldens.Distributed[i].Ranks[r]...)
+				if got := flat(full[r].Batches); !slices.Equal(got, want) {
+					t.Errorf("rank %d trained %v, want Lightning's %v", r, got, want)
+				}
+				if got, rest := flat(resumed[r].Batches), flat(full[r].Batches[4:]); !slices.Equal(got, rest) {
+					t.Errorf("rank %d resumed trained %v, want %v", r, got, rest)
+				}
+				if !reflect.DeepEqual(resumed[r].Weights, full[r].Weights) {
+					t.Errorf("rank %d: the resumed job's weights differ from the uninterrupted job's", r)
 				}
 			}
 		})
