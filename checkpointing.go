@@ -43,6 +43,10 @@ type resumePoint struct {
 	// the epoch's values went to the loggers: the resumed run sends them
 	// before the next epoch.
 	EpochLogs bool `json:"epoch_logs,omitempty"`
+	// StreamState is the training stream's position after Batch batches
+	// (data.Batch.StreamState; rank 0's in a data-parallel job), for a
+	// data.StatefulIterable to resume at once.
+	StreamState []byte `json:"stream_state,omitempty"`
 }
 
 // inEpoch reports whether the run continues inside epoch Epoch (some of its
@@ -266,6 +270,7 @@ func (t *Trainer) resumePointNow() *resumePoint {
 	case p.At.inTrainEpoch():
 		// The epoch is not completed: Completed is its index.
 		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
+		r.StreamState = t.streamStateAt(r.Epoch, r.Batch)
 		if l := t.run.fit; l != nil {
 			stepped := l.lastStepped
 			// Pending: a due validation waits for the window's end, or
@@ -444,6 +449,7 @@ func (t *Trainer) restoreState(path string, st *trainerState) error {
 	}
 	t.progress = st.Progress
 	t.ckpt.resume = st.Resume
+	t.restoreStreamState(st.Resume)
 	t.ckpt.resumedFrom = path
 	t.ckpt.restoredEpochs = int(st.Progress.Epoch.Total.Completed)
 	if r := st.Resume; r != nil {

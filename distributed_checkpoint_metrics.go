@@ -30,6 +30,8 @@ type rankMetrics struct {
 	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
 	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
 	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
+	// StreamState is the rank's training stream position (resumePoint's).
+	StreamState     []byte                     `json:"stream_state,omitempty"`
 	Tensors         []checkpoint.Tensor        `json:"-"`
 }
 
@@ -51,6 +53,9 @@ func (t *Trainer) ownMetrics() (*rankMetrics, error) {
 		return nil, err
 	}
 	m.Tensors = f.Tensors
+	if r := t.resumePointNow(); r != nil {
+		m.StreamState = r.StreamState
+	}
 	return m, nil
 }
 
@@ -147,6 +152,12 @@ func (t *Trainer) takeRankMetrics(path string, f *checkpoint.File, st *trainerSt
 	if mine {
 		m := saved.Ranks[rank-1]
 		st.TrainMetrics, st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = m.TrainMetrics, m.CallbackMetrics, m.LoggedMetrics, m.ProgBarMetrics
+		if st.Resume != nil {
+			st.Resume.StreamState = m.StreamState
+		}
+	}
+	if st.Resume != nil && len(saved.Ranks)+1 != t.ddp.group.Size() {
+		st.Resume.StreamState = nil // a position in another job's split
 	}
 	return nil
 }

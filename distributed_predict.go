@@ -31,6 +31,11 @@ func (t *Trainer) shardPredictLoaders(loaders []data.Loader) (out []data.Loader,
 		if s, ok := l.(*data.Sharded); ok && l != loaders[i] {
 			sharded[i] = s.Loader
 		}
+		if _, ok := l.(*data.StreamShard); ok && l != loaders[i] {
+			// A stream's predictions are not gathered: every rank predicts
+			// all of it.
+			out[i] = loaders[i]
+		}
 	}
 	return out, sharded
 }

@@ -390,7 +390,8 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 // openEpoch opens the training loader's pass over epoch from batch skip,
 // looking one batch ahead.
 func (l *fitLoop) openEpoch(ctx context.Context, epoch, skip int) *epochIterator {
-	return l.t.openEpoch(ctx, actTrainNext, l.train, epoch, skip, l.trainLimit, true)
+	// A resumed stream starts from its saved position (stream_resume.go).
+	return l.t.openEpoch(l.t.streamContext(ctx, l.train, epoch, skip), actTrainNext, l.train, epoch, skip, l.trainLimit, true)
 }
 
 // epochBatches returns the training batches of epoch from skip on: the pass

@@ -6,6 +6,7 @@ toolchain go1.27.4
 
 require (
 	github.com/bufbuild/protocompile v0.14.1
+	github.com/edsrzf/mmap-go v1.2.0
 	github.com/gomlx/compute v0.1.14
 	github.com/gomlx/go-xla v0.4.13
 	github.com/gomlx/gomlx v0.28.16

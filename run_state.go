@@ -99,6 +99,7 @@ type checkpointState struct {
 	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
 	loaded         *loadCheck   // what the last restore set, until the first trace checks it
 	restoredFrom   *loadCheck   // what the last restore set, kept to explain a shape clash (explainShapeClash)
+	stream         streamNotes  // the training stream's positions (stream_resume.go)
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.
 	restoredSchedulers *[][]byte

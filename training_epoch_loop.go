@@ -184,6 +184,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, fmt.Errorf("volt: training loader, epoch %d, batch %d: %w", t.CurrentEpoch(), batchIdx, err)
 	}
 	p.TrainBatch.ready()
+	t.noteStreamState(batchIdx, b)
 	t.run.batchSize = b.Size
 	p.At = PointTrainBatchStart
 	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {

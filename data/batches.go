@@ -2,6 +2,7 @@ package data
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 )
@@ -17,9 +18,14 @@ type task func() (*Batch, error)
 func (l *DataLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Batch, error] {
 	return l.runTasks(ctx, "data.DataLoader.Batches", skip, l.Validate, func() iter.Seq[task] {
 		if l.Iterable != nil {
-			return l.iterableTasks(epoch, skip)
+			return l.streamTasks(ctx, epoch, skip, nil)
 		}
-		return l.mapTasks(l.order(epoch, l.seedFor(ctx)), skip)
+		seed := l.seedFor(ctx)
+		order, err := l.orderOf(epoch, seed)
+		if err != nil {
+			return errorTask(err)
+		}
+		return l.mapTasks(order, epoch, seed, skip)
 	})
 }
 
@@ -45,17 +51,42 @@ func (l *DataLoader) runTasks(ctx context.Context, caller string, skip int, vali
 	}
 }
 
+// errorTask returns tasks that yield err.
+func errorTask(err error) iter.Seq[task] {
+	return func(yield func(task) bool) { yield(func() (*Batch, error) { return nil, err }) }
+}
+
+// batchIndices cuts an epoch's order into batches: the BatchSampler's
+// (for epoch and seed), else BatchSize slices of it.
+func (l *DataLoader) batchIndices(order []int, epoch int, seed uint64) ([][]int, error) {
+	if l.BatchSampler != nil {
+		batches, err := l.BatchSampler.Batches(order, epoch, seed)
+		if err != nil {
+			return nil, fmt.Errorf("data.DataLoader.BatchSampler: epoch %d: %w", epoch, err)
+		}
+		return batches, nil
+	}
+	bs := l.batchSize()
+	batches := make([][]int, batchCount(len(order), bs, l.DropLast))
+	for b := range batches {
+		batches[b] = order[b*bs : min((b+1)*bs, len(order))]
+	}
+	return batches, nil
+}
+
 // mapTasks returns the tasks of the batches of a map-style dataset from
 // batch index skip on, for the given example order (all of the dataset, or
-// one rank's shard of it).
-func (l *DataLoader) mapTasks(order []int, skip int) iter.Seq[task] {
-	bs := l.batchSize()
-	numBatches := batchCount(len(order), bs, l.DropLast)
+// one rank's shard of it) of epoch, batched for seed.
+func (l *DataLoader) mapTasks(order []int, epoch int, seed uint64, skip int) iter.Seq[task] {
+	batches, err := l.batchIndices(order, epoch, seed)
+	if err != nil {
+		return errorTask(err)
+	}
 	getter, isBatchGetter := l.Dataset.(BatchGetter)
 	collate := l.collator()
 	return func(yield func(task) bool) {
-		for b := skip; b < numBatches; b++ {
-			indices := order[b*bs : min((b+1)*bs, len(order))]
+		for b := skip; b < len(batches); b++ {
+			indices := batches[b]
 			var t task
 			if isBatchGetter {
 				t = func() (*Batch, error) { return getBatch(getter, indices, b) }
@@ -106,29 +137,50 @@ func collateBatch(collate Collator, examples []Example, b int) (*Batch, error) {
 	return batch, nil
 }
 
-// iterableTasks returns the tasks of the batches of an iterable dataset from
-// batch index skip on. Examples of skipped batches are read (to advance the
-// stream) but not collated.
-func (l *DataLoader) iterableTasks(epoch, skip int) iter.Seq[task] {
+// iterableTasks returns the tasks of the batches of a stream from batch
+// index skip on. A pass continued from a saved position (src.start) starts
+// there; otherwise the examples of skipped batches are read (to advance the
+// stream) but not collated. With a StatefulIterable each batch carries the
+// position after it (Batch.StreamState).
+func (l *DataLoader) iterableTasks(src streamSource, skip int) iter.Seq[task] {
 	collate := l.collator()
 	bs := l.batchSize()
 	return func(yield func(task) bool) {
 		chunk := make([]Example, 0, bs)
-		b, count := 0, 0
-		for ex, err := range l.Iterable.Iter(epoch) {
+		b, count := src.start.Batches, src.start.Examples
+		emit := func() bool {
+			examples, batchIdx := chunk, b
+			var pos []byte
+			if src.state != nil {
+				var err error
+				if pos, err = l.streamPosition(src, b+1, count); err != nil {
+					return yield(func() (*Batch, error) { return nil, err })
+				}
+			}
+			return yield(func() (*Batch, error) {
+				batch, err := collateBatch(collate, examples, batchIdx)
+				if batch != nil {
+					batch.StreamState = pos
+				}
+				return batch, err
+			})
+		}
+		for ex, err := range src.examples {
 			if err != nil {
 				err = fmt.Errorf("data.DataLoader: batch %d: iterable dataset, example %d: %w", b, count, err)
 				yield(func() (*Batch, error) { return nil, err })
 				return
 			}
 			count++
+			if src.keep != nil && !src.keep(count-1) {
+				continue
+			}
 			chunk = append(chunk, ex)
 			if len(chunk) < bs {
 				continue
 			}
 			if b >= skip {
-				examples, batchIdx := chunk, b
-				if !yield(func() (*Batch, error) { return collateBatch(collate, examples, batchIdx) }) {
+				if !emit() {
 					return
 				}
 				chunk = make([]Example, 0, bs)
@@ -138,8 +190,21 @@ func (l *DataLoader) iterableTasks(epoch, skip int) iter.Seq[task] {
 			b++
 		}
 		if len(chunk) > 0 && !l.DropLast && b >= skip {
-			examples, batchIdx := chunk, b
-			yield(func() (*Batch, error) { return collateBatch(collate, examples, batchIdx) })
+			emit()
 		}
 	}
+}
+
+// streamPosition encodes the position after batches batches, count examples
+// of the pass read, with the dataset's current state.
+func (l *DataLoader) streamPosition(src streamSource, batches int, count int64) ([]byte, error) {
+	state, err := src.state()
+	if err != nil {
+		return nil, fmt.Errorf("data.DataLoader: batch %d: iterable dataset State: %w", batches-1, err)
+	}
+	pos, err := json.Marshal(streamPosition{Epoch: src.start.Epoch, Batches: batches, Examples: count, Dataset: state})
+	if err != nil {
+		return nil, fmt.Errorf("data.DataLoader: batch %d: encoding the stream position: %w", batches-1, err)
+	}
+	return pos, nil
 }

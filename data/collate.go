@@ -19,6 +19,11 @@ type Batch struct {
 	// DataloaderIdx is the index of the loader a Sequential CombinedLoader
 	// took this batch from (0 otherwise).
 	DataloaderIdx int
+	// StreamState is the position of a stream after this batch, set by a
+	// DataLoader or StreamShard over a StatefulIterable (nil otherwise):
+	// WithStreamState resumes the stream after it. volt.Trainer saves the
+	// last trained batch's in its checkpoints.
+	StreamState []byte
 }
 
 // Collator turns examples into a batch.

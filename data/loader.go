@@ -38,6 +38,17 @@ type DataLoader struct {
 	BatchSize int
 	// Shuffle permutes the examples each epoch; map-style Dataset only.
 	Shuffle bool
+	// Sampler chooses the indices of each epoch (torch's sampler=; see
+	// RandomSampler, WeightedRandomSampler, SubsetRandomSampler); nil reads
+	// 0..Len()-1, or a permutation with Shuffle. Map-style Dataset only,
+	// and not with Shuffle.
+	Sampler Sampler
+	// BatchSampler groups each epoch's indices (the Sampler's, Shuffle's or
+	// 0..Len()-1) into batches (torch's batch_sampler=; see LengthBuckets);
+	// nil cuts them into batches of BatchSize, DropLast dropping a short
+	// last one. With a BatchSampler, BatchSize must be 0 and DropLast
+	// false, as in torch. Map-style Dataset only.
+	BatchSampler BatchSampler
 	// Seed is the shuffle seed; nil means the seed of Batches' context
 	// (SeedFrom: the trainer's seed when a volt.Trainer runs the loader,
 	// else DefaultSeed() at the time Batches or Order is called).
@@ -68,12 +79,25 @@ func (l *DataLoader) Validate() error {
 	case l.Dataset != nil && l.Iterable != nil:
 		errs = append(errs, errors.New("data.DataLoader.Dataset/Iterable: exactly one must be set, got both"))
 	}
-	if l.batchSize() < 1 {
+	switch {
+	case l.BatchSampler != nil && (l.BatchSize != 0 || l.DropLast):
+		errs = append(errs, fmt.Errorf("data.DataLoader.BatchSize/DropLast: must be 0/false with a BatchSampler, which makes the batches; got %d/%v",
+			l.BatchSize, l.DropLast))
+	case l.BatchSampler == nil && l.batchSize() < 1:
 		errs = append(errs, fmt.Errorf("data.DataLoader.BatchSize: must be >= 1 (0 means 1), got %d", l.BatchSize))
 	}
 	if l.Shuffle && l.Iterable != nil {
 		errs = append(errs, errors.New("data.DataLoader.Shuffle: only valid with a map-style Dataset, "+
 			"must be false with Iterable"))
+	}
+	if l.Sampler != nil && l.Iterable != nil {
+		errs = append(errs, errors.New("data.DataLoader.Sampler: only valid with a map-style Dataset, must be nil with Iterable"))
+	}
+	if l.BatchSampler != nil && l.Iterable != nil {
+		errs = append(errs, errors.New("data.DataLoader.BatchSampler: only valid with a map-style Dataset, must be nil with Iterable"))
+	}
+	if l.Sampler != nil && l.Shuffle {
+		errs = append(errs, errors.New("data.DataLoader.Shuffle: must be false with a Sampler, which chooses the order (as in torch)"))
 	}
 	if l.Workers < 0 {
 		errs = append(errs, fmt.Errorf("data.DataLoader.Workers: must be >= 0 (0 = inline), got %d", l.Workers))
@@ -99,10 +123,27 @@ func (l *DataLoader) NumBatches() int {
 	if l.Iterable != nil {
 		return -1
 	}
-	if l.Dataset == nil || l.batchSize() < 1 {
+	if l.Dataset == nil || (l.batchSize() < 1 && l.BatchSampler == nil) {
 		return 0
 	}
-	return batchCount(l.Dataset.Len(), l.batchSize(), l.DropLast)
+	return l.batchesOf(l.samples())
+}
+
+// samples returns the number of indices of an epoch: the Sampler's, else
+// the dataset's length.
+func (l *DataLoader) samples() int {
+	if l.Sampler != nil {
+		return l.Sampler.Len(l.Dataset.Len())
+	}
+	return l.Dataset.Len()
+}
+
+// batchesOf returns the number of batches an epoch of n indices makes.
+func (l *DataLoader) batchesOf(n int) int {
+	if l.BatchSampler != nil {
+		return l.BatchSampler.NumBatches(n)
+	}
+	return batchCount(n, l.batchSize(), l.DropLast)
 }
 
 // batchCount returns the number of batches of size batchSize (>= 1) that n
@@ -117,10 +158,27 @@ func batchCount(n, batchSize int, dropLast bool) int {
 // Order returns the example indices of an epoch, in the order they are
 // batched: 0..Len()-1, or, with Shuffle, a permutation that is a
 // deterministic function of (seed, epoch) (a Fisher-Yates shuffle driven by
-// math/rand/v2's PCG seeded with (seed, epoch)). It returns nil for an
-// Iterable dataset.
+// math/rand/v2's PCG seeded with (seed, epoch)), or the Sampler's indices.
+// It returns nil for an Iterable dataset or a Sampler that fails (Batches
+// yields its error).
 func (l *DataLoader) Order(epoch int) []int {
-	return l.order(epoch, l.seed())
+	order, err := l.orderOf(epoch, l.seed())
+	if err != nil {
+		return nil
+	}
+	return order
+}
+
+// orderOf returns the indices of epoch for seed: the Sampler's, else order's.
+func (l *DataLoader) orderOf(epoch int, seed uint64) ([]int, error) {
+	if l.Sampler != nil && l.Dataset != nil {
+		order, err := l.Sampler.Indices(l.Dataset.Len(), epoch, seed)
+		if err != nil {
+			return nil, fmt.Errorf("data.DataLoader.Sampler: epoch %d: %w", epoch, err)
+		}
+		return order, nil
+	}
+	return l.order(epoch, seed), nil
 }
 
 // seed returns the effective shuffle seed outside Batches.

@@ -31,6 +31,9 @@ var _ Loader = (*ShardUnion)(nil)
 // Validate checks the configuration and returns an error naming every bad
 // field, or nil.
 func (u *ShardUnion) Validate() error {
+	if u.Loader != nil && u.Loader.BatchSampler != nil {
+		return errors.New("data.ShardUnion.Loader: a BatchSampler's batches of the ranks cannot be joined; use BatchSize")
+	}
 	if u.Uneven == KeepUneven {
 		return errors.New("data.ShardUnion.Uneven: KeepUneven shards may differ in batch count; use PadRepeat or DropTail")
 	}
@@ -78,7 +81,7 @@ func (u *ShardUnion) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 	union.BatchSize = u.Replicas * u.Loader.batchSize()
 	union.DropLast = false
 	return union.runTasks(ctx, "data.ShardUnion.Batches", skip, u.Validate, func() iter.Seq[task] {
-		return union.mapTasks(slices.Concat(batches...), skip)
+		return union.mapTasks(slices.Concat(batches...), epoch, 0, skip)
 	})
 }
 

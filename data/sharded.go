@@ -80,6 +80,13 @@ type Sharded struct {
 	// Uneven is the policy for a length that is not a multiple of
 	// Replicas; the zero value is PadRepeat, Lightning's behaviour.
 	Uneven Uneven
+	// PermuteSampler, with a Loader whose Sampler is set, permutes the
+	// positions of the Sampler's indices each epoch before dealing them:
+	// TorchRandperm(len, seed+epoch), seed the Loader's. That is
+	// Lightning's DistributedSamplerWrapper(shuffle=True), which Lightning
+	// puts around a training loader's custom sampler; volt sets it for
+	// training loaders.
+	PermuteSampler bool
 }
 
 var _ Loader = (*Sharded)(nil)
@@ -117,7 +124,7 @@ func (s *Sharded) NumSamples() int {
 	if s.Validate() != nil {
 		return 0
 	}
-	return shardLen(s.Loader.Dataset.Len(), s.Rank, s.Replicas, s.Uneven)
+	return shardLen(s.Loader.samples(), s.Rank, s.Replicas, s.Uneven)
 }
 
 // NumBatches implements Loader: the batches of NumSamples samples.
@@ -125,23 +132,52 @@ func (s *Sharded) NumBatches() int {
 	if s.Validate() != nil {
 		return 0
 	}
-	return batchCount(s.NumSamples(), s.Loader.batchSize(), s.Loader.DropLast)
+	return s.Loader.batchesOf(s.NumSamples())
 }
 
 // Indices returns the dataset indices this rank reads in epoch, in order
-// (nil for an invalid configuration).
+// (nil for an invalid configuration or a Sampler that fails).
 func (s *Sharded) Indices(epoch int) []int {
-	if s.Validate() != nil {
+	indices, err := s.indices(epoch)
+	if err != nil {
 		return nil
 	}
+	return indices
+}
+
+// indices implements Indices, returning the Sampler's error. With a
+// Sampler, the order dealt is the Sampler's indices (their positions
+// permuted with PermuteSampler), as Lightning's DistributedSamplerWrapper
+// deals them.
+func (s *Sharded) indices(epoch int) ([]int, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
 	n := s.Loader.Dataset.Len()
+	seed := s.Loader.seed()
 	var order []int
-	if s.Loader.Shuffle {
-		order = TorchRandperm(n, s.Loader.seed()+uint64(epoch))
-	} else {
+	switch {
+	case s.Loader.Sampler != nil:
+		list, err := s.Loader.orderOf(epoch, seed)
+		if err != nil {
+			return nil, err
+		}
+		order = list
+		if s.PermuteSampler {
+			order = make([]int, len(list))
+			for i, p := range TorchRandperm(len(list), seed+uint64(epoch)) {
+				order[i] = list[p]
+			}
+		}
+	case s.Loader.Shuffle:
+		order = TorchRandperm(n, seed+uint64(epoch))
+	default:
 		order = s.Loader.order(epoch, 0)
 	}
-	return shard(order, s.Rank, s.Replicas, s.Uneven)
+	if len(order) == 0 {
+		return nil, nil
+	}
+	return shard(order, s.Rank, s.Replicas, s.Uneven), nil
 }
 
 // Batches implements Loader: the batches of Indices(epoch) from batch skip
@@ -151,7 +187,11 @@ func (s *Sharded) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Batch
 		return func(yield func(*Batch, error) bool) { yield(nil, err) }
 	}
 	return s.Loader.runTasks(ctx, "data.Sharded.Batches", skip, s.Validate, func() iter.Seq[task] {
-		return s.Loader.mapTasks(s.Indices(epoch), skip)
+		indices, err := s.indices(epoch)
+		if err != nil {
+			return errorTask(err)
+		}
+		return s.Loader.mapTasks(indices, epoch, s.Loader.seed(), skip)
 	})
 }
 
