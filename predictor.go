@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -325,16 +326,36 @@ func dimsText(dims []int) string {
 	return strings.TrimSpace(b.String())
 }
 
+// shapesKey identifies the shapes of ts (dtype and dimensions of each), cheaply.
+func shapesKey(ts []*tensors.Tensor) string {
+	b := make([]byte, 0, 8*len(ts))
+	for _, t := range ts {
+		s := t.Shape()
+		b = strconv.AppendInt(b, int64(s.DType), 10)
+		for _, d := range s.Dimensions {
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(d), 10)
+		}
+		b = append(b, ';')
+	}
+	return string(b)
+}
+
+// shapesText shows the shapes of ts, for errors.
+func shapesText(ts []*tensors.Tensor) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = t.Shape().String()
+	}
+	return strings.Join(parts, ", ")
+}
+
 // programFor returns the compiled step for the shapes of ts, compiling it
 // (and evicting the least recently used one when the cache is full).
 func (p *Predictor) programFor(ts []*tensors.Tensor) (*predictorProgram, error) {
-	var key strings.Builder
-	for _, t := range ts {
-		key.WriteString(t.Shape().String())
-		key.WriteByte(';')
-	}
+	key := shapesKey(ts)
 	p.clock++
-	if pp, ok := p.programs[key.String()]; ok {
+	if pp, ok := p.programs[key]; ok {
 		pp.lastUse = p.clock
 		return pp, nil
 	}
@@ -345,7 +366,7 @@ func (p *Predictor) programFor(ts []*tensors.Tensor) (*predictorProgram, error) 
 	b := &data.Batch{Inputs: ts, Size: ts[0].Shape().Dimensions[0]}
 	if err := prog.Compile(b); err != nil {
 		prog.Close()
-		return nil, fmt.Errorf("checkpoint %s with %T on inputs %s: %w", p.path, p.module, strings.TrimSuffix(key.String(), ";"), err)
+		return nil, fmt.Errorf("checkpoint %s with %T on inputs %s: %w", p.path, p.module, shapesText(ts), err)
 	}
 	p.stats.Compiles++
 	if len(p.programs) >= p.opts.maxShapes {
@@ -360,7 +381,7 @@ func (p *Predictor) programFor(ts []*tensors.Tensor) (*predictorProgram, error) 
 		p.stats.Evictions++
 	}
 	pp := &predictorProgram{prog: prog, lastUse: p.clock}
-	p.programs[key.String()] = pp
+	p.programs[key] = pp
 	return pp, nil
 }
 
