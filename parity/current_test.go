@@ -20,6 +20,7 @@ var caseScripts = map[string][]string{
 	"lstm.py":      {"lstm_adam"},
 	"cnn.py":       {"cnn_adam"},
 	"layernorm.py": {"layernorm_adamw"},
+	"chargpt.py":   {"chargpt_adamw"},
 }
 
 // TestCasesAreCurrent runs each script of tools/parity (where

@@ -24,7 +24,8 @@
 // training step, and [Compare] reports the steps whose losses differ.
 //
 // The cases live in parity/testdata: tools/parity/mlp.py writes the MLP's,
-// lstm.py the LSTM's, cnn.py the CNN's, layernorm.py the LayerNorm net's. A new zoo model adds its PyTorch
+// lstm.py the LSTM's, cnn.py the CNN's, layernorm.py the LayerNorm net's, chargpt.py the character
+// transformer's (examples/chargpt/gpt). A new zoo model adds its PyTorch
 // script beside them (the layout converters of torch_parity.py map
 // nn.Linear, nn.Conv2d, nn.LayerNorm and nn.LSTM to GoMLX's variables), a
 // Go test like TestMLPParity, and its files to the test's caseScripts,
