@@ -5,6 +5,8 @@
 //
 //	x = batchnorm.New(s.Scope().In("bn1"), x, 1).Done() // NCHW; -1 for NHWC
 //
+// Start with [New]; [Builder] holds the options.
+//
 // In a training graph (volt's training steps) it normalises with the
 // batch's mean and biased variance over every axis but featureAxis, and
 // updates the running statistics as PyTorch does:

@@ -2,7 +2,8 @@
 // written with GoMLX's layers, as a volt module: token and position
 // embeddings, pre-norm blocks of causal self-attention and a GELU MLP,
 // a final LayerNorm and a language-model head tied to the token embedding;
-// AdamW with no weight decay on biases and norm parameters.
+// AdamW with no weight decay on biases and norm parameters. [Config] sizes
+// it; [Module] is the volt module.
 //
 // Where GoMLX's defaults differ from PyTorch's, the model takes PyTorch's:
 // LayerNorm's epsilon is 1e-5 (GoMLX's default is 1e-3) and GELU is the
