@@ -18,7 +18,7 @@ func testImage(w, h, k int) *image.NRGBA {
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
-			img.SetNRGBA(x, y, color.NRGBA{uint8(x*37 + y*11 + k*53), uint8(x*5 + y*29 + k), uint8((x + y) * 17 * (k + 1)), 255})
+			img.SetNRGBA(x, y, color.NRGBA{uint8(x*9 + y*4 + k*13), uint8(x*2 + y*7 + k*11), uint8((x+y)*5 + k*17), 255})
 		}
 	}
 	return img
