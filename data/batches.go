@@ -91,7 +91,7 @@ func (l *DataLoader) mapTasks(order []int, epoch int, seed uint64, skip int) ite
 			if isBatchGetter {
 				t = func() (*Batch, error) { return getBatch(getter, indices, b) }
 			} else {
-				t = func() (*Batch, error) { return l.getAndCollate(collate, indices, b) }
+				t = func() (*Batch, error) { return l.getAndCollate(collate, indices, b, epoch, seed) }
 			}
 			if !yield(t) {
 				return
@@ -112,11 +112,19 @@ func getBatch(getter BatchGetter, indices []int, b int) (*Batch, error) {
 	return batch, nil
 }
 
-// getAndCollate builds batch b with Dataset.Get and the collator.
-func (l *DataLoader) getAndCollate(collate Collator, indices []int, b int) (*Batch, error) {
+// getAndCollate builds batch b of epoch with Dataset.Get (GetSeeded, for a
+// SeededDataset) and the collator.
+func (l *DataLoader) getAndCollate(collate Collator, indices []int, b, epoch int, seed uint64) (*Batch, error) {
 	examples := make([]Example, len(indices))
+	seeded, isSeeded := l.Dataset.(SeededDataset)
 	for i, idx := range indices {
-		ex, err := l.Dataset.Get(idx)
+		var ex Example
+		var err error
+		if isSeeded {
+			ex, err = seeded.GetSeeded(idx, epoch, seed)
+		} else {
+			ex, err = l.Dataset.Get(idx)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("data.DataLoader: batch %d: dataset Get(%d): %w", b, idx, err)
 		}

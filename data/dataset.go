@@ -23,6 +23,18 @@ type BatchGetter interface {
 	GetBatch(indices []int) (*Batch, error)
 }
 
+// SeededDataset is an optional interface of a Dataset whose examples are
+// random (augmentation): the DataLoader calls GetSeeded, on whichever
+// worker builds the batch, with the epoch and the loader's seed, so an
+// example is a pure function of (seed, epoch, index) — the same for any
+// Workers and on a mid-epoch resume. See ImageFolder.
+type SeededDataset interface {
+	Dataset
+	// GetSeeded returns example i of the given epoch, drawing any
+	// randomness from (seed, epoch, i) only.
+	GetSeeded(i, epoch int, seed uint64) (Example, error)
+}
+
 // IterableDataset is a dataset without a known length: Iter yields the
 // examples of one pass. The epoch is given so the dataset can reseed any
 // randomness it uses.

@@ -39,6 +39,15 @@ type NPYArray struct {
 	size   int    // bytes per element
 	kind   byte   // 'b', 'i', 'u' or 'f'
 	order  binary.ByteOrder
+	label  string // names the array in errors; "" means "data.NPYArray <Path>"
+}
+
+// describe names the array in errors.
+func (a *NPYArray) describe() string {
+	if a.label != "" {
+		return a.label
+	}
+	return "data.NPYArray " + a.Path
 }
 
 // npyMagic starts every .npy file.
@@ -204,7 +213,7 @@ func (a *NPYArray) Close() error {
 // shape Shape[1:].
 func (a *NPYArray) Field(i int) (Field, error) {
 	if i < 0 || i >= a.Len() {
-		return Field{}, fmt.Errorf("data.NPYArray %s: example %d out of range [0, %d)", a.Path, i, a.Len())
+		return Field{}, fmt.Errorf("%s: example %d out of range [0, %d)", a.describe(), i, a.Len())
 	}
 	per := 1
 	for _, d := range a.Shape[1:] {
@@ -250,10 +259,12 @@ func (a *NPYArray) Field(i int) (Field, error) {
 			v[j] = math.Float64frombits(a.order.Uint64(bytesAt(j)))
 		}
 		return Field{Value: v, Shape: shape}, nil
-	case a.kind == 'f':
+	case a.kind == 'f' || a.kind == bfloat16Kind:
 		v := make([]float32, per)
 		for j := range v {
-			if a.size == 4 {
+			if a.kind == bfloat16Kind {
+				v[j] = math.Float32frombits(uint32(a.order.Uint16(bytesAt(j))) << 16)
+			} else if a.size == 4 {
 				v[j] = math.Float32frombits(a.order.Uint32(bytesAt(j)))
 			} else {
 				v[j] = halfToFloat32(a.order.Uint16(bytesAt(j)))
@@ -272,7 +283,7 @@ func (a *NPYArray) Field(i int) (Field, error) {
 		b := bytesAt(j)
 		if a.kind == 'u' && a.size == 8 {
 			if u := a.order.Uint64(b); u > math.MaxInt64 {
-				return Field{}, fmt.Errorf("data.NPYArray %s: example %d, element %d: uint64 %d does not fit in int64", a.Path, i, j, u)
+				return Field{}, fmt.Errorf("%s: example %d, element %d: uint64 %d does not fit in int64", a.describe(), i, j, u)
 			}
 		}
 		v[j] = a.integer(b)
