@@ -1,8 +1,6 @@
 package parity_test
 
 import (
-	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
@@ -10,7 +8,6 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
-	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/optim"
 	"github.com/voltml/volt/parity"
 )
@@ -37,34 +34,6 @@ func (m *cnn) ConfigureOptimizers() volt.Optimizers {
 // per-step ExponentialLR with PyTorch's loss at every step (1e-4
 // relative).
 func TestCNNParity(t *testing.T) {
-	file, err := parity.Read(filepath.Join("testdata", "cnn_adam.safetensors"))
-	if err != nil {
-		t.Fatalf("%v (regenerate with /usr/bin/python3 tools/parity/cnn.py)", err)
-	}
-	want, err := file.Float64s("loss")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, err := file.Examples([]string{"x"}, []string{"y"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	losses := &parity.Losses{}
-	tr, err := volt.NewTrainer(volt.Config{MaxEpochs: 1, GradientClipVal: 1, Callbacks: []volt.Callback{losses},
-		DisableLoggers: true, DisableModelSummary: true, Log: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = tr.Fit(t.Context(), &cnn{weights: file}, volt.Loaders{Train: &data.DataLoader{Dataset: examples, BatchSize: len(examples) / len(want)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, maxRel, err := parity.Compare(losses.Values, want, 1e-4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range bad {
-		t.Error(m)
-	}
-	t.Logf("%d steps, loss %.6f -> %.6f, largest relative difference %.3g", len(want), want[0], want[len(want)-1], maxRel)
+	c := readCase(t, "cnn_adam", "cnn.py")
+	c.compare(t, c.train(t, volt.Config{GradientClipVal: 1}, &cnn{weights: c.file}))
 }

@@ -1,8 +1,6 @@
 package parity_test
 
 import (
-	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/graph"
@@ -11,7 +9,6 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/norm"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
-	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/optim"
 	"github.com/voltml/volt/parity"
 )
@@ -41,33 +38,13 @@ func (m *lnNet) ConfigureOptimizers() volt.Optimizers {
 // matches PyTorch's loss at every step (1e-4 relative); GoMLX's default
 // epsilon (1e-3) does not.
 func TestLayerNormParity(t *testing.T) {
-	file, err := parity.Read(filepath.Join("testdata", "layernorm_adamw.safetensors"))
-	if err != nil {
-		t.Fatalf("%v (regenerate with /usr/bin/python3 tools/parity/layernorm.py)", err)
-	}
-	want, err := file.Float64s("loss")
-	if err != nil {
-		t.Fatal(err)
-	}
-	examples, err := file.Examples([]string{"x"}, []string{"y"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := readCase(t, "layernorm_adamw", "layernorm.py")
 	for _, tc := range []struct {
 		epsilon float64
 		match   bool
 	}{{1e-5, true}, {1e-3, false}} {
-		losses := &parity.Losses{}
-		tr, err := volt.NewTrainer(volt.Config{MaxEpochs: 1, GradientClipVal: 1, Callbacks: []volt.Callback{losses},
-			DisableLoggers: true, DisableModelSummary: true, Log: slog.New(slog.DiscardHandler)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = tr.Fit(t.Context(), &lnNet{weights: file, epsilon: tc.epsilon}, volt.Loaders{Train: &data.DataLoader{Dataset: examples, BatchSize: len(examples) / len(want)}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		bad, maxRel, err := parity.Compare(losses.Values, want, 1e-4)
+		got := c.train(t, volt.Config{GradientClipVal: 1}, &lnNet{weights: c.file, epsilon: tc.epsilon})
+		bad, maxRel, err := parity.Compare(got, c.want, 1e-4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,6 +55,6 @@ func TestLayerNormParity(t *testing.T) {
 		} else if len(bad) == 0 {
 			t.Errorf("epsilon %g (GoMLX's default) also matched PyTorch's eps 1e-5 (largest difference %.3g): the case cannot tell them apart", tc.epsilon, maxRel)
 		}
-		t.Logf("epsilon %g: largest relative difference %.3g over %d steps", tc.epsilon, maxRel, len(want))
+		t.Logf("epsilon %g: largest relative difference %.3g over %d steps", tc.epsilon, maxRel, len(c.want))
 	}
 }
