@@ -31,8 +31,8 @@ type rankMetrics struct {
 	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
 	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
 	// StreamState is the rank's training stream position (resumePoint's).
-	StreamState     []byte                     `json:"stream_state,omitempty"`
-	Tensors         []checkpoint.Tensor        `json:"-"`
+	StreamState []byte              `json:"stream_state,omitempty"`
+	Tensors     []checkpoint.Tensor `json:"-"`
 }
 
 // ownMetrics captures this rank's accumulators, as snapshot saves them.
