@@ -6,7 +6,38 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 )
+
+// lastWrite is the modification time of the newest checkpoint this process
+// wrote: every later one gets a strictly later time, so that the newest
+// file (FromCheckpoint("last") in a new trainer) is the one written last even
+// where two saves fall in one tick of the file system's clock (a few ms).
+var lastWrite struct {
+	sync.Mutex
+	t time.Time
+}
+
+// laterThanLastWrite gives the file at path a modification time after every
+// checkpoint this process wrote before.
+func laterThanLastWrite(path string) error {
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	lastWrite.Lock()
+	defer lastWrite.Unlock()
+	mt := info.ModTime()
+	if !mt.After(lastWrite.t) {
+		mt = lastWrite.t.Add(time.Microsecond)
+		if err := os.Chtimes(path, mt, mt); err != nil {
+			return err
+		}
+	}
+	lastWrite.t = mt
+	return nil
+}
 
 // testHooks lets tests inject failures into writeAtomic; all nil in
 // production.
@@ -51,6 +82,9 @@ func writeAtomic(path string, p *prepared) (err error) {
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("closing %s: %w", tmpPath, err)
+	}
+	if err := laterThanLastWrite(tmpPath); err != nil {
+		return fmt.Errorf("setting the modification time of %s: %w", tmpPath, err)
 	}
 	if testHooks.beforeRename != nil {
 		if err := testHooks.beforeRename(tmpPath); err != nil {
