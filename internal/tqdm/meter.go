@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/voltml/volt/internal/pyfloat"
 )
 
 // Item is one name=value pair of a bar's postfix.
@@ -51,17 +53,7 @@ func Num(v float64) string {
 const padSize = 5
 
 // pyFormatG3 is Python's '{0:.3g}'.format(v).
-func pyFormatG3(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "nan"
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(v, 'g', 3, 64)
-}
+func pyFormatG3(v float64) string { return pyfloat.Format(v, 3) }
 
 // pyRepr is Python's repr of a float: the shortest digits that read back,
 // in exponent form when the exponent is below -4 or at least 16.
