@@ -91,8 +91,8 @@ func (t *Trainer) agree(ctx context.Context) error {
 	if flags[0] != 0 && !t.stop.requested {
 		t.Stop(fmt.Sprintf("requested on rank %d", flags[0]-1))
 	}
-	if flags[1] != 0 && t.run.signals != nil && t.run.signals.signalled() == nil {
-		t.run.signals.received.Store(os.Signal(syscall.Signal(flags[1])))
+	if flags[1] != 0 && t.run.signals != nil {
+		t.run.signals.adopt(syscall.Signal(flags[1]))
 	}
 	if flags[2] != 0 {
 		t.ddp.agreedInterrupt = true

@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -72,9 +72,13 @@ func ExitCode(err error) int {
 
 // signalWatch turns signals into a flag the loops read after each step.
 type signalWatch struct {
-	ch       chan os.Signal
-	received atomic.Value // os.Signal
-	done     chan struct{}
+	ch   chan os.Signal
+	done chan struct{}
+
+	mu       sync.Mutex
+	received os.Signal // the first signal, this process's or the ranks' agreed one
+	at       time.Time // when received was set or this process's own copy of it came
+	fromPeer bool      // received was adopted from the ranks' agreement; this process's own copy may still come
 }
 
 // sameRequestWithin is how soon after the first signal the same signal
@@ -89,18 +93,12 @@ func watchSignals() *signalWatch {
 	w := &signalWatch{ch: make(chan os.Signal, 2), done: make(chan struct{})}
 	signal.Notify(w.ch, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	go func() {
-		var first time.Time
 		for {
 			select {
 			case <-w.done:
 				return
 			case s := <-w.ch:
-				if w.received.Load() == nil {
-					w.received.Store(s)
-					first = time.Now()
-					continue
-				}
-				if s == w.received.Load() && time.Since(first) < sameRequestWithin {
+				if !w.take(s, time.Now()) {
 					continue
 				}
 				// A second signal stops at once, as the default handler would,
@@ -117,6 +115,39 @@ func watchSignals() *signalWatch {
 	return w
 }
 
+// take records signal s, delivered to this process at now, and reports
+// whether it is a second request (stop at once). The first signal is a
+// request; the same signal again within sameRequestWithin is the same
+// request delivered twice; and where the ranks' agreement already set the
+// signal (a peer's copy was read first), this process's own copy of it,
+// however late the kernel or the scheduler hands it over, is that request
+// too.
+func (w *signalWatch) take(s os.Signal, now time.Time) (second bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.received == nil:
+		w.received, w.at = s, now
+		return false
+	case s == w.received && w.fromPeer:
+		w.fromPeer, w.at = false, now
+		return false
+	case s == w.received && now.Sub(w.at) < sameRequestWithin:
+		return false
+	}
+	return true
+}
+
+// adopt sets the signal the ranks agreed on, where this process has not
+// received one itself yet.
+func (w *signalWatch) adopt(s os.Signal) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.received == nil {
+		w.received, w.at, w.fromPeer = s, time.Now(), true
+	}
+}
+
 func (w *signalWatch) stop() {
 	signal.Stop(w.ch)
 	close(w.done)
@@ -127,8 +158,9 @@ func (w *signalWatch) signalled() os.Signal {
 	if w == nil {
 		return nil
 	}
-	s, _ := w.received.Load().(os.Signal)
-	return s
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.received
 }
 
 // interruptBySignal saves the resumable checkpoint after a handled signal
