@@ -1,0 +1,243 @@
+// Command speedtable measures the training step of each zoo model in volt
+// (default backend) and in PyTorch on the same machine in the same run, at
+// 1 and 2 threads, and prints the table of medians and ratios that the
+// README shows (issue 23).
+//
+//	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/internal/speedtable [-rounds 5] [-steps 50] [-models mlp,cnn] [-threads 1,2]
+//
+// Every measurement is a fresh process: volt's with GOMAXPROCS=T (this
+// program run again with -worker), PyTorch's torch_models.py with
+// torch.set_num_threads(T) and OMP_NUM_THREADS=OPENBLAS_NUM_THREADS=T. The
+// two sides alternate within a round (which goes first alternates between
+// rounds), so that both see the same machine; the ratio column is the
+// median of the rounds' volt/PyTorch ratios. A step is volt's time between
+// two training batch ends (its loader included) against PyTorch's forward,
+// backward and optimizer step on a fixed batch, after 5 warm-up steps on
+// both sides. PyTorch is Debian's python3-torch at /usr/bin/python3; install
+// libopenblas0-pthread first, or torch falls back to the reference BLAS.
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "speedtable:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	rounds, steps int
+	models        []benchModel
+	threads       []int
+	python        string
+	script        string
+}
+
+func run(args []string, out, errOut io.Writer) error {
+	flags := flag.NewFlagSet("speedtable", flag.ContinueOnError)
+	flags.SetOutput(errOut)
+	rounds := flags.Int("rounds", 5, "paired rounds per model and thread count")
+	steps := flags.Int("steps", 50, "timed steps per measurement (after 5 warm-up steps)")
+	modelList := flags.String("models", "mlp,cnn,resnet,chargpt", "comma-separated models")
+	threadList := flags.String("threads", "1,2", "comma-separated thread counts")
+	python := flags.String("python", "/usr/bin/python3", "a Python with torch")
+	worker := flags.String("worker", "", "internal: time volt's step of this model once and print ms_per_step")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if *steps < 1 || *rounds < 1 {
+		return fmt.Errorf("-steps and -rounds must be positive, got %d and %d", *steps, *rounds)
+	}
+	if *worker != "" {
+		m, err := modelNamed(*worker)
+		if err != nil {
+			return err
+		}
+		d, err := voltStepTime(m, *steps)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "ms_per_step=%.3f\n", float64(d.Nanoseconds())/1e6)
+		return nil
+	}
+	o := options{rounds: *rounds, steps: *steps, python: *python}
+	for _, name := range strings.Split(*modelList, ",") {
+		m, err := modelNamed(strings.TrimSpace(name))
+		if err != nil {
+			return fmt.Errorf("-models: %w", err)
+		}
+		o.models = append(o.models, m)
+	}
+	for _, s := range strings.Split(*threadList, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-threads: %q is not a positive thread count", s)
+		}
+		o.threads = append(o.threads, n)
+	}
+	script, err := torchScript()
+	if err != nil {
+		return err
+	}
+	o.script = script
+	table, err := measure(o, errOut)
+	if err != nil {
+		return err
+	}
+	table.write(out)
+	return nil
+}
+
+// torchScript finds torch_models.py next to this command's source.
+func torchScript() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if ok {
+		if p := filepath.Join(filepath.Dir(file), "torch_models.py"); fileExists(p) {
+			return p, nil
+		}
+	}
+	if p := filepath.Join("examples", "internal", "speedtable", "torch_models.py"); fileExists(p) {
+		return p, nil
+	}
+	return "", errors.New("torch_models.py not found: run from the repository root")
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// cell is one model at one thread count: every round's step times.
+type cell struct {
+	volt, torch []float64 // ms per step, by round
+}
+
+// table is the measurement, by model then thread count.
+type table struct {
+	o     options
+	cells map[string]map[int]*cell
+}
+
+// measure runs the rounds, printing each measurement to progress.
+func measure(o options, progress io.Writer) (*table, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	t := &table{o: o, cells: map[string]map[int]*cell{}}
+	for r := range o.rounds {
+		for _, m := range o.models {
+			for _, threads := range o.threads {
+				c := t.at(m.name, threads)
+				sides := []func() error{
+					func() error {
+						ms, err := stepMs(exec.Command(self, "-worker", m.name, "-steps", strconv.Itoa(o.steps)),
+							"GOMAXPROCS="+strconv.Itoa(threads))
+						c.volt = append(c.volt, ms)
+						return err
+					},
+					func() error {
+						n := strconv.Itoa(threads)
+						ms, err := stepMs(exec.Command(o.python, o.script, "--model", m.name, "--threads", n, "--steps", strconv.Itoa(o.steps)),
+							"OMP_NUM_THREADS="+n, "OPENBLAS_NUM_THREADS="+n)
+						c.torch = append(c.torch, ms)
+						return err
+					},
+				}
+				if r%2 == 1 {
+					slices.Reverse(sides)
+				}
+				for _, side := range sides {
+					if err := side(); err != nil {
+						return nil, fmt.Errorf("%s, %d threads, round %d: %w", m.name, threads, r+1, err)
+					}
+				}
+				fmt.Fprintf(progress, "round %d %s t%d: volt %.2f ms, torch %.2f ms\n", r+1, m.name, threads,
+					c.volt[len(c.volt)-1], c.torch[len(c.torch)-1])
+			}
+		}
+	}
+	return t, nil
+}
+
+func (t *table) at(model string, threads int) *cell {
+	if t.cells[model] == nil {
+		t.cells[model] = map[int]*cell{}
+	}
+	if t.cells[model][threads] == nil {
+		t.cells[model][threads] = &cell{}
+	}
+	return t.cells[model][threads]
+}
+
+var msPerStep = regexp.MustCompile(`ms_per_step=([0-9.]+)`)
+
+// stepMs runs cmd with env added and returns the ms_per_step it printed.
+func stepMs(cmd *exec.Cmd, env ...string) (float64, error) {
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, stderr.String())
+	}
+	m := msPerStep.FindSubmatch(stdout.Bytes())
+	if m == nil {
+		return 0, fmt.Errorf("%s printed no ms_per_step:\n%s%s", strings.Join(cmd.Args, " "), stdout.String(), stderr.String())
+	}
+	return strconv.ParseFloat(string(m[1]), 64)
+}
+
+// median returns the median of xs (not empty).
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	return (s[(n-1)/2] + s[n/2]) / 2
+}
+
+// ratios returns volt/torch per round.
+func (c *cell) ratios() []float64 {
+	r := make([]float64, len(c.volt))
+	for i := range c.volt {
+		r[i] = c.volt[i] / c.torch[i]
+	}
+	return r
+}
+
+// write prints the Markdown table: per model and thread count the median
+// step times and the median of the paired ratios.
+func (t *table) write(w io.Writer) {
+	fmt.Fprintf(w, "%d paired rounds of %d timed steps, %s, GOMAXPROCS / torch threads:\n\n", t.o.rounds, t.o.steps, time.Now().UTC().Format("2006-01-02"))
+	header, rule := "| model |", "|---|"
+	for _, n := range t.o.threads {
+		header += fmt.Sprintf(" volt t%d ms | torch t%d ms | volt/torch t%d |", n, n, n)
+		rule += "---:|---:|---:|"
+	}
+	fmt.Fprintln(w, header)
+	fmt.Fprintln(w, rule)
+	for _, m := range t.o.models {
+		line := "| " + m.name + " |"
+		for _, n := range t.o.threads {
+			c := t.cells[m.name][n]
+			line += fmt.Sprintf(" %.2f | %.2f | %.2f× |", median(c.volt), median(c.torch), median(c.ratios()))
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
+	for _, m := range t.o.models {
+		fmt.Fprintf(w, "- %s: %s\n", m.name, m.about)
+	}
+}

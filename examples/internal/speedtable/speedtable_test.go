@@ -1,0 +1,67 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/voltml/volt/internal/testenv"
+)
+
+// TestMain lets the test binary be its own volt worker (measure runs
+// os.Executable() -worker NAME, which is this binary under go test).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "-worker" {
+		if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestTableRunsBothSides: one round of every model at one thread, a few
+// steps, both sides measured and the table printed with a finite positive
+// time and ratio per model (PyTorch from Debian's python3-torch).
+func TestTableRunsBothSides(t *testing.T) {
+	if out, err := exec.Command("/usr/bin/python3", "-c", "import torch").CombinedOutput(); err != nil {
+		testenv.Missing(t, "/usr/bin/python3 cannot import torch: "+strings.TrimSpace(string(out)), "apt-get install python3-torch")
+	}
+	var out, progress bytes.Buffer
+	if err := run([]string{"-rounds", "1", "-steps", "2", "-threads", "1"}, &out, &progress); err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	for _, m := range models {
+		row := regexp.MustCompile(`(?m)^\| ` + m.name + ` \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+)× \|$`).FindStringSubmatch(out.String())
+		if row == nil {
+			t.Errorf("no row for %s in\n%s", m.name, out.String())
+			continue
+		}
+		for _, v := range row[1:] {
+			if v == "0.00" {
+				t.Errorf("%s: a zero figure in %q", m.name, row[0])
+			}
+		}
+	}
+}
+
+// TestBadFlags: a wrong model or thread count is refused, naming what is valid.
+func TestBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"-models", "mlp,vgg"}, `no model "vgg"; the models are [mlp cnn resnet chargpt]`},
+		{[]string{"-threads", "0"}, `-threads: "0" is not a positive thread count`},
+		{[]string{"-steps", "0"}, "-steps and -rounds must be positive"},
+	} {
+		err := run(tc.args, &bytes.Buffer{}, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("run(%v) = %v, want an error saying %q", tc.args, err, tc.says)
+		}
+	}
+}
