@@ -52,7 +52,10 @@ func (u *ShardUnion) NumBatches() int {
 }
 
 // Indices returns the indices of every batch of epoch, in order (nil for an
-// invalid configuration).
+// invalid configuration), shuffled with the Loader's Seed, else
+// DefaultSeed(). Batches uses the Loader's Seed, else its context's seed
+// (SeedFrom), for the order and for a SeededDataset's examples alike, as
+// each rank's loader under volt.Trainer has the trainer's seed.
 func (u *ShardUnion) Indices(epoch int) [][]int {
 	if u.Validate() != nil {
 		return nil
@@ -73,15 +76,24 @@ func (u *ShardUnion) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 	if err := u.Validate(); err != nil {
 		return func(yield func(*Batch, error) bool) { yield(nil, err) }
 	}
+	// The ranks' loaders have a Seed (volt.Trainer gives each its own
+	// seed, the one it puts in ctx), and a SeededDataset draws every
+	// example from it: the union resolves the seed once, orders with it and
+	// hands it to GetSeeded, as the ranks do.
+	seed := u.Loader.seedFor(ctx)
+	ranks := *u
+	seeded := *u.Loader
+	seeded.Seed = &seed
+	ranks.Loader = &seeded
 	// The union batches are batched by a copy of the loader whose batch
 	// size is the union's, over the concatenated indices; DropLast has
 	// already acted on each rank's shard.
-	batches := u.Indices(epoch)
-	union := *u.Loader
+	batches := ranks.Indices(epoch)
+	union := seeded
 	union.BatchSize = u.Replicas * u.Loader.batchSize()
 	union.DropLast = false
 	return union.runTasks(ctx, "data.ShardUnion.Batches", skip, u.Validate, func() iter.Seq[task] {
-		return union.mapTasks(slices.Concat(batches...), epoch, 0, skip)
+		return union.mapTasks(slices.Concat(batches...), epoch, seed, skip)
 	})
 }
 
