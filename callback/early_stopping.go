@@ -279,3 +279,8 @@ var (
 	_ volt.OnTrainEpochEnd   = (*EarlyStopping)(nil)
 	_ volt.Stateful          = (*EarlyStopping)(nil)
 )
+
+// Config returns the configuration in effect: the one given, with the zero
+// values that mean a default replaced by that default (Patience 3, Mode
+// "min", Strict and CheckFinite true).
+func (e *EarlyStopping) Config() EarlyStoppingConfig { return e.cfg }
