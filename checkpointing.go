@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voltml/volt/internal/engine"
 	"maps"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 const Version = "0.1.0"
 
 // internalPrefix is where volt keeps optimizer state and accumulators.
-const internalPrefix = "/volt/"
+const internalPrefix = engine.Prefix
 
 // resumePoint says where a resumed Fit continues: at batch Batch of epoch
 // Epoch, with the validation that followed batch Batch-1 already done or not.
@@ -213,12 +214,12 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	}
 	f := &checkpoint.File{VoltVersion: Version}
 	for v := range t.eng.Store.IterVariables() {
-		if !v.Trainable && !strings.HasPrefix(v.Path(), internalPrefix) && !strings.HasPrefix(v.Path(), "/#") {
+		if !v.Trainable && engine.ModuleVariable(v.Path()) {
 			st.Frozen = append(st.Frozen, v.Path())
 		}
 	}
 	for v := range t.eng.Store.IterVariables() {
-		if weightsOnly && !isModuleVariable(v.Path()) {
+		if weightsOnly && !engine.ModuleVariable(v.Path()) {
 			continue
 		}
 		if !v.HasValue() {
@@ -421,7 +422,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 		} else if err := v.SetValue(val); err != nil {
 			return fmt.Errorf("checkpoint %s: setting %s: %w", path, ct.Name, err)
 		}
-		v.SetTrainable(!frozen[ct.Name] && !strings.HasPrefix(ct.Name, internalPrefix) && !strings.HasPrefix(ct.Name, "/#"))
+		v.SetTrainable(!frozen[ct.Name] && engine.ModuleVariable(ct.Name))
 		l.loaded[ct.Name] = true
 	}
 	if len(mismatched) > 0 {

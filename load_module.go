@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voltml/volt/internal/engine"
 	"reflect"
 	"strings"
 
@@ -67,7 +68,7 @@ func LoadModule[T any, PT interface {
 		w.frozen[p] = true
 	}
 	for _, ct := range f.Tensors {
-		if isModuleVariable(ct.Name) {
+		if engine.ModuleVariable(ct.Name) {
 			w.tensors = append(w.tensors, ct)
 		}
 	}
@@ -76,13 +77,6 @@ func LoadModule[T any, PT interface {
 	}
 	attachWeights(m, w)
 	return m, nil
-}
-
-// isModuleVariable reports whether a checkpoint tensor is one of the
-// module's variables, not volt's state (optimizer, metric accumulators)
-// or GoMLX's internals.
-func isModuleVariable(name string) bool {
-	return !strings.HasPrefix(name, internalPrefix) && !strings.HasPrefix(name, "/#")
 }
 
 // moduleState is the part of a checkpoint's trainer state LoadModule reads.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/voltml/volt/internal/engine"
 	"maps"
 	"math"
 	"slices"
@@ -177,7 +178,7 @@ func (f *Finetuning) OnFitStart(t *volt.Trainer) error {
 // variables of the frozen scopes, before volt collects the trainable ones.
 func (f *Finetuning) OnBeforeBackward(s *volt.Step, _ *graph.Node) {
 	for v := range s.Scope().Store().IterVariables() {
-		if !strings.HasPrefix(v.Path(), "/volt/") && f.Frozen(v.Path()) {
+		if !strings.HasPrefix(v.Path(), engine.Prefix) && f.Frozen(v.Path()) {
 			v.SetTrainable(false)
 		}
 	}
@@ -197,7 +198,7 @@ func (f *Finetuning) checkScopes(store *model.Store) error {
 	tops := map[string]bool{}
 	for v := range store.IterVariables() {
 		p := v.Path()
-		if strings.HasPrefix(p, "/volt/") || strings.HasPrefix(p, "/#") {
+		if !engine.ModuleVariable(p) {
 			continue
 		}
 		paths = append(paths, p)
@@ -243,7 +244,7 @@ func (f *Finetuning) apply(t *volt.Trainer) error {
 	f.state.Applied++
 	if store := t.Store(); store != nil {
 		for v := range store.IterVariables() {
-			if !strings.HasPrefix(v.Path(), "/volt/") && inScope(v.Path(), st.Unfreeze) && !f.Frozen(v.Path()) {
+			if !strings.HasPrefix(v.Path(), engine.Prefix) && inScope(v.Path(), st.Unfreeze) && !f.Frozen(v.Path()) {
 				v.SetTrainable(true)
 			}
 		}

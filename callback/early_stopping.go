@@ -68,7 +68,7 @@ type EarlyStoppingConfig struct {
 type earlyStoppingState struct {
 	WaitCount    int     `json:"wait_count"`
 	StoppedEpoch int     `json:"stopped_epoch"`
-	BestScore    float64 `json:"-"` // ±Inf before the first check; encoded as a string
+	BestScore    float64 `json:"-"` // ±Inf before the first check; written as a jsonfloat.Float
 }
 
 // NewEarlyStopping validates cfg and returns the callback.
@@ -246,12 +246,12 @@ func (e *EarlyStopping) StateKey() string {
 
 type earlyStoppingJSON struct {
 	earlyStoppingState
-	BestScore jsonfloat.Quoted `json:"best_score"`
+	BestScore jsonfloat.Float `json:"best_score"`
 }
 
 // State implements volt.Stateful: wait count, stopped epoch and best score.
 func (e *EarlyStopping) State() ([]byte, error) {
-	return json.Marshal(earlyStoppingJSON{e.state, jsonfloat.Quoted(e.state.BestScore)})
+	return json.Marshal(earlyStoppingJSON{e.state, jsonfloat.Float(e.state.BestScore)})
 }
 
 // LoadState implements volt.Stateful; the loaded state survives the next OnFitStart.
@@ -279,3 +279,8 @@ var (
 	_ volt.OnTrainEpochEnd   = (*EarlyStopping)(nil)
 	_ volt.Stateful          = (*EarlyStopping)(nil)
 )
+
+// Config returns the configuration in effect: the one given, with the zero
+// values that mean a default replaced by that default (Patience 3, Mode
+// "min", Strict and CheckFinite true).
+func (e *EarlyStopping) Config() EarlyStoppingConfig { return e.cfg }

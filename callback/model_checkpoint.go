@@ -30,12 +30,13 @@ import (
 // FromCheckpoint("last") loads it. Its bookkeeping is volt.Stateful: a
 // resumed Fit continues the same top k.
 type ModelCheckpoint struct {
-	cfg     ModelCheckpointConfig
-	topK    int
-	name    filenameTemplate
-	better  func(a, b float64) bool
-	dirpath string // resolved at Setup
-	state   modelCheckpointState
+	cfg        ModelCheckpointConfig
+	defaultNow bool // cfg.Now was nil: time.Now
+	topK       int
+	name       filenameTemplate
+	better     func(a, b float64) bool
+	dirpath    string // resolved at Setup
+	state      modelCheckpointState
 
 	loaded      bool   // LoadState ran: keep lastGlobalStepSaved at OnFitStart
 	orphansUpTo int64  // LoadState restored this directory's bookkeeping up to this step (-1: not)

@@ -128,9 +128,23 @@ func NewModelCheckpoint(cfg ModelCheckpointConfig) (*ModelCheckpoint, error) {
 		return nil, fmt.Errorf("callback.NewModelCheckpoint: %s", strings.Join(errs, "; "))
 	}
 	if cfg.Now == nil {
-		cfg.Now = time.Now
+		cfg.Now, m.defaultNow = time.Now, true
 	}
 	m.cfg = cfg
 	m.state = newModelCheckpointState(cfg.Monitor)
 	return m, nil
+}
+
+// Config returns the configuration in effect: the one given, with the zero
+// values that mean a default replaced by that default (Mode "min", SaveTopK
+// 1, EveryNEpochs 1 when no cadence is set, Filename "{epoch}-{step}").
+// Dirpath stays "" when not given: it is chosen when Fit starts; so does a
+// nil Now (time.Now), which a config cannot set.
+func (m *ModelCheckpoint) Config() ModelCheckpointConfig {
+	c, k := m.cfg, m.topK
+	c.SaveTopK = &k
+	if m.defaultNow {
+		c.Now = nil
+	}
+	return c
 }

@@ -13,19 +13,18 @@ import (
 // top k.
 
 // modelCheckpointState is ModelCheckpoint's bookkeeping, as saved. Scores
-// are strings in JSON (jsonfloat.Quoted) so that ±Inf, what NaN is recorded
-// as, survives.
+// are jsonfloat.Floats so that ±Inf, what NaN is recorded as, survives.
 type modelCheckpointState struct {
-	Monitor        string            `json:"monitor"`
-	Dirpath        string            `json:"dirpath"`
-	BestModelPath  string            `json:"best_model_path"`
-	BestModelScore *jsonfloat.Quoted `json:"best_model_score"` // nil: none yet
-	BestKModels    []scoredPath      `json:"best_k_models"`    // in the order saved
+	Monitor        string           `json:"monitor"`
+	Dirpath        string           `json:"dirpath"`
+	BestModelPath  string           `json:"best_model_path"`
+	BestModelScore *jsonfloat.Float `json:"best_model_score"` // nil: none yet
+	BestKModels    []scoredPath     `json:"best_k_models"`    // in the order saved
 	// KthBestModelPath is the worst kept file once k are kept.
-	KthBestModelPath    string            `json:"kth_best_model_path"`
-	KthValue            *jsonfloat.Quoted `json:"kth_value"`
-	LastModelPath       string            `json:"last_model_path"`
-	LastGlobalStepSaved int64             `json:"last_global_step_saved"`
+	KthBestModelPath    string           `json:"kth_best_model_path"`
+	KthValue            *jsonfloat.Float `json:"kth_value"`
+	LastModelPath       string           `json:"last_model_path"`
+	LastGlobalStepSaved int64            `json:"last_global_step_saved"`
 }
 
 func newModelCheckpointState(monitor string) modelCheckpointState {
@@ -34,8 +33,8 @@ func newModelCheckpointState(monitor string) modelCheckpointState {
 
 // scoredPath is a kept checkpoint and its monitored value.
 type scoredPath struct {
-	Path  string           `json:"path"`
-	Score jsonfloat.Quoted `json:"score"`
+	Path  string          `json:"path"`
+	Score jsonfloat.Float `json:"score"`
 }
 
 // StateKey implements volt.Stateful; it names the monitor, the mode and the

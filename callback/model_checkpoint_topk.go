@@ -98,7 +98,7 @@ func (m *ModelCheckpoint) updateBestAndSave(t *volt.Trainer, current float64, ca
 	if err := t.BroadcastFromRankZero(&path); err != nil {
 		return "", err
 	}
-	s.BestKModels = append(s.BestKModels, scoredPath{Path: path, Score: jsonfloat.Quoted(current)})
+	s.BestKModels = append(s.BestKModels, scoredPath{Path: path, Score: jsonfloat.Float(current)})
 	if len(s.BestKModels) == k {
 		kth := m.extreme(func(a, b float64) bool { return m.better(b, a) }) // the worst
 		s.KthBestModelPath, s.KthValue = kth.Path, ptrTo(kth.Score)

@@ -2,7 +2,6 @@ package callback
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/dtypes/bfloat16"
@@ -40,7 +39,7 @@ func moduleVariables(store *model.Store) []*model.Variable {
 	var vars []*model.Variable
 	for v := range store.IterVariables() {
 		p := v.Path()
-		if strings.HasPrefix(p, "/volt/") || strings.HasPrefix(p, "/#") || !v.DType().IsFloat() || !v.HasValue() {
+		if !engine.ModuleVariable(p) || !v.DType().IsFloat() || !v.HasValue() {
 			continue
 		}
 		vars = append(vars, v)

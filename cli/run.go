@@ -131,9 +131,12 @@ func (s *schema) resolve(rc *runConfig, st *settings, cl *commandLine) error {
 	// The values read are checked even when others could not be read, so
 	// that one run reports every problem.
 	errs = append(errs, s.checkTrainer(rc)...)
-	_, cbErrs := buildCallbacks(rc.callbacks)
+	cbs, cbErrs := buildCallbacks(rc.callbacks)
 	_, lgErrs := buildLoggers(rc.loggers)
 	errs = append(append(errs, cbErrs...), lgErrs...)
+	if len(cbErrs) == 0 {
+		rc.callbacks.takeEffective(cbs)
+	}
 	for _, m := range []struct {
 		key string
 		v   reflect.Value

@@ -55,9 +55,9 @@ type ReduceLROnPlateau struct {
 
 // plateauState is ReduceLROnPlateau's extra saved state.
 type plateauState struct {
-	Best            jsonfloat.StdFloat `json:"best"`
-	NumBadEpochs    int                `json:"num_bad_epochs"`
-	CooldownCounter int                `json:"cooldown_counter"`
+	Best            jsonfloat.Float `json:"best"`
+	NumBadEpochs    int             `json:"num_bad_epochs"`
+	CooldownCounter int             `json:"cooldown_counter"`
 }
 
 // validate checks a loaded state's counters.
@@ -192,7 +192,7 @@ func (s *ReduceLROnPlateau) StateAfterStep(metric float64) ([]byte, error) {
 
 // State implements Scheduler.
 func (s *ReduceLROnPlateau) State() ([]byte, error) {
-	extra := plateauState{Best: jsonfloat.StdFloat(s.best), NumBadEpochs: s.numBadEpochs, CooldownCounter: s.cooldownCounter}
+	extra := plateauState{Best: jsonfloat.Float(s.best), NumBadEpochs: s.numBadEpochs, CooldownCounter: s.cooldownCounter}
 	return marshalScheduler("ReduceLROnPlateau", s, s.p, extra)
 }
 

@@ -54,15 +54,15 @@ type StepPeeker interface {
 // LR given to Start, the current LR and PyTorch's last_epoch (the number of
 // Step calls since Start).
 type progress struct {
-	Started bool               `json:"started"`
-	BaseLR  jsonfloat.StdFloat `json:"base_lr"`
-	LR      jsonfloat.StdFloat `json:"lr"`
-	Epoch   int                `json:"last_epoch"`
+	Started bool            `json:"started"`
+	BaseLR  jsonfloat.Float `json:"base_lr"`
+	LR      jsonfloat.Float `json:"lr"`
+	Epoch   int             `json:"last_epoch"`
 }
 
 // start resets p for baseLR, with last_epoch 0 and LR lr.
 func (p *progress) start(baseLR, lr float64) float64 {
-	*p = progress{Started: true, BaseLR: jsonfloat.StdFloat(baseLR), LR: jsonfloat.StdFloat(lr)}
+	*p = progress{Started: true, BaseLR: jsonfloat.Float(baseLR), LR: jsonfloat.Float(lr)}
 	return lr
 }
 
@@ -77,7 +77,7 @@ func (p *progress) advance(kind string) int {
 
 // set records lr as the current LR and returns it.
 func (p *progress) set(lr float64) float64 {
-	p.LR = jsonfloat.StdFloat(lr)
+	p.LR = jsonfloat.Float(lr)
 	return lr
 }
 

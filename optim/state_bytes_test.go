@@ -8,8 +8,9 @@ import (
 
 // TestPlateauStateBytes pins the scheduler state's JSON as checkpoints have
 // always held it (learning rates as encoding/json writes them, the best
-// metric "+Inf" before the first step): a state written before loads, and
-// is written again byte for byte.
+// metric "+Inf" before the first step: jsonfloat.Float's spelling, which
+// the schedulers' state had before all of volt's floats took it): a state
+// written before loads, and is written again byte for byte.
 func TestPlateauStateBytes(t *testing.T) {
 	s, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	if err != nil {
