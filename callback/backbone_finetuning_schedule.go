@@ -77,7 +77,10 @@ func NewFinetuning(cfg FinetuningConfig) (*Finetuning, error) {
 	var errs []error
 	checkScopes := func(field string, scopes []string) {
 		for i, s := range scopes {
-			if !strings.HasPrefix(s, "/") || s == "/" {
+			switch {
+			case s == "/":
+				errs = append(errs, fmt.Errorf("FinetuningConfig.%s[%d]: \"/\" is the root, every variable: name a scope below it, such as \"/backbone\"", field, i))
+			case !strings.HasPrefix(s, "/"):
 				errs = append(errs, fmt.Errorf("FinetuningConfig.%s[%d]: %q must be a scope path starting with \"/\" such as \"/backbone\"", field, i, s))
 			}
 		}
@@ -178,7 +181,7 @@ func (f *Finetuning) OnFitStart(t *volt.Trainer) error {
 // variables of the frozen scopes, before volt collects the trainable ones.
 func (f *Finetuning) OnBeforeBackward(s *volt.Step, _ *graph.Node) {
 	for v := range s.Scope().Store().IterVariables() {
-		if !strings.HasPrefix(v.Path(), engine.Prefix) && f.Frozen(v.Path()) {
+		if engine.ModuleVariable(v.Path()) && f.Frozen(v.Path()) {
 			v.SetTrainable(false)
 		}
 	}
@@ -244,7 +247,7 @@ func (f *Finetuning) apply(t *volt.Trainer) error {
 	f.state.Applied++
 	if store := t.Store(); store != nil {
 		for v := range store.IterVariables() {
-			if !strings.HasPrefix(v.Path(), engine.Prefix) && inScope(v.Path(), st.Unfreeze) && !f.Frozen(v.Path()) {
+			if engine.ModuleVariable(v.Path()) && inScope(v.Path(), st.Unfreeze) && !f.Frozen(v.Path()) {
 				v.SetTrainable(true)
 			}
 		}

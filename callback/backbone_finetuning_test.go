@@ -19,6 +19,7 @@ func TestNewFinetuningValidates(t *testing.T) {
 		want string // substring of the error; "" for success
 	}{
 		{"valid", callback.FinetuningConfig{Freeze: []string{"/backbone"}, Schedule: []callback.FinetuneStep{{Epoch: 2, Unfreeze: []string{"/backbone"}}}}, ""},
+		{"root scope", callback.FinetuningConfig{Freeze: []string{"/"}}, `Freeze[0]: "/" is the root, every variable: name a scope below it, such as "/backbone"`},
 		{"relative scope", callback.FinetuningConfig{Freeze: []string{"backbone"}}, `Freeze[0]: "backbone" must be a scope path starting with "/"`},
 		{"root scope", callback.FinetuningConfig{Freeze: []string{"/"}}, `Freeze[0]: "/"`},
 		{"negative epoch", callback.FinetuningConfig{Schedule: []callback.FinetuneStep{{Epoch: -1, Unfreeze: []string{"/a"}}}}, "Schedule[0].Epoch: must be >= 0"},
