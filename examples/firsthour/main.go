@@ -1,0 +1,152 @@
+// Command firsthour is the program of issue 24, written from the README and
+// docs/from-lightning.md alone: an MLP with LayerNorm and dropout on a
+// synthetic regression, a custom data module, ModelCheckpoint on val_loss,
+// EarlyStopping, TensorBoard, then LoadModule and Predict.
+// tools/firsthour/lightning_firsthour.py is the same program in Lightning.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log"
+	"math"
+	"math/rand/v2"
+
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/layers"
+	"github.com/gomlx/gomlx/ml/layers/activation"
+	"github.com/gomlx/gomlx/ml/layers/norm"
+	"github.com/gomlx/gomlx/ml/train/loss"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/logger"
+	"github.com/voltml/volt/logger/tensorboard"
+	"github.com/voltml/volt/optim"
+)
+
+// MLP is features → (Dense, LayerNorm, ReLU, Dropout) × len(Hidden) → 1.
+type MLP struct {
+	Hidden  []int
+	Dropout float64
+	LR      float64
+}
+
+func (m *MLP) forward(s *volt.Step, x *graph.Node) *graph.Node {
+	for i, width := range m.Hidden {
+		scope := s.Scope().In("hidden_%d", i)
+		x = layers.DenseWithBias(scope, x, width)
+		x = norm.LayerNorm(scope, x, -1).Done()
+		x = layers.DropoutStatic(scope, activation.Relu(x), m.Dropout)
+	}
+	return layers.DenseWithBias(s.Scope().In("out"), x, 1)
+}
+
+func (m *MLP) loss(s *volt.Step, b volt.Batch) *graph.Node {
+	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.forward(s, b.Input(0))})
+}
+
+func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	l := m.loss(s, b)
+	s.Log("train_loss", l, volt.ProgBar)
+	return l
+}
+func (m *MLP) ValidationStep(s *volt.Step, b volt.Batch) {
+	s.Log("val_loss", m.loss(s, b), volt.ProgBar)
+}
+func (m *MLP) PredictStep(s *volt.Step, b volt.Batch) *graph.Node { return m.forward(s, b.Input(0)) }
+func (m *MLP) ConfigureOptimizers() volt.Optimizers               { return volt.Optimize(optim.Adam(m.LR)) }
+func (m *MLP) HParams() map[string]any {
+	return map[string]any{"hidden": m.Hidden, "dropout": m.Dropout, "lr": m.LR}
+}
+
+// Regression is the data module: y = sin(x·w) + noise on N examples of 8
+// features, split 80/20 into train and validation; Predict reads validation.
+type Regression struct {
+	N, BatchSize int
+	train, val   data.Dataset
+}
+
+func (d *Regression) Setup(stage volt.Stage) error {
+	rng := rand.New(rand.NewPCG(0, 1))
+	w := make([]float64, 8)
+	for j := range w {
+		w[j] = rng.NormFloat64()
+	}
+	examples := make(data.Slice, d.N)
+	for i := range examples {
+		x, dot := make([]float32, 8), 0.0
+		for j := range x {
+			x[j] = float32(rng.NormFloat64())
+			dot += float64(x[j]) * w[j]
+		}
+		y := float32(math.Sin(dot) + 0.1*rng.NormFloat64())
+		examples[i] = data.Example{
+			Inputs: []data.Field{{Value: x}},
+			Labels: []data.Field{{Value: []float32{y}}},
+		}
+	}
+	cut := d.N * 8 / 10
+	d.train, d.val = examples[:cut], examples[cut:]
+	return nil
+}
+
+func (d *Regression) TrainDataloader() data.Loader {
+	return &data.DataLoader{Dataset: d.train, BatchSize: d.BatchSize, Shuffle: true}
+}
+func (d *Regression) ValDataloaders() []data.Loader {
+	return []data.Loader{&data.DataLoader{Dataset: d.val, BatchSize: d.BatchSize}}
+}
+func (d *Regression) PredictDataloaders() []data.Loader { return d.ValDataloaders() }
+
+func main() {
+	epochs := flag.Int("epochs", 30, "maximum epochs")
+	n := flag.Int("n", 2000, "examples")
+	dir := flag.String("dir", ".", "root directory of logs and checkpoints")
+	flag.Parse()
+
+	volt.SeedEverything(42)
+	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+		Monitor: "val_loss", Filename: "{epoch}-{val_loss:.4f}"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	stop, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
+	if err != nil {
+		log.Fatal(err)
+	}
+	tb, err := tensorboard.New(tensorboard.Config{SaveDir: *dir})
+	if err != nil {
+		log.Fatal(err)
+	}
+	trainer, err := volt.NewTrainer(volt.Config{
+		MaxEpochs:      *epochs,
+		DefaultRootDir: *dir,
+		Loggers:        []logger.Logger{tb},
+		Callbacks:      []volt.Callback{ckpt, stop},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	dm := &Regression{N: *n, BatchSize: 32}
+	if err := trainer.Fit(ctx, &MLP{Hidden: []int{64, 64}, Dropout: 0.1, LR: 1e-3}, dm); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("best:", ckpt.BestModelPath())
+
+	best, err := volt.LoadModule(ckpt.BestModelPath(), &MLP{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	preds, err := trainer.Predict(ctx, best, dm)
+	if err != nil {
+		log.Fatal(err)
+	}
+	rows, err := volt.PredictionRows(preds[0])
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("predictions:", len(rows), "first:", rows[0])
+}
