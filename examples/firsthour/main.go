@@ -2,16 +2,19 @@
 // docs/from-lightning.md alone: an MLP with LayerNorm and dropout on a
 // synthetic regression, a custom data module, ModelCheckpoint on val_loss,
 // EarlyStopping, TensorBoard, then LoadModule and Predict.
-// tools/firsthour/lightning_firsthour.py is the same program in Lightning.
+// tools/firsthour/lightning_firsthour.py is the same program in Lightning
+// 2.2.5; main_test.go runs this one small.
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"math"
 	"math/rand/v2"
+	"os"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
@@ -74,22 +77,22 @@ func (d *Regression) Setup(stage volt.Stage) error {
 	for j := range w {
 		w[j] = rng.NormFloat64()
 	}
-	examples := make(data.Slice, d.N)
-	for i := range examples {
+	xs, ys := make([][]float32, d.N), make([][]float32, d.N)
+	for i := range xs {
 		x, dot := make([]float32, 8), 0.0
 		for j := range x {
 			x[j] = float32(rng.NormFloat64())
 			dot += float64(x[j]) * w[j]
 		}
-		y := float32(math.Sin(dot) + 0.1*rng.NormFloat64())
-		examples[i] = data.Example{
-			Inputs: []data.Field{{Value: x}},
-			Labels: []data.Field{{Value: []float32{y}}},
-		}
+		xs[i], ys[i] = x, []float32{float32(math.Sin(dot) + 0.1*rng.NormFloat64())}
 	}
 	cut := d.N * 8 / 10
-	d.train, d.val = examples[:cut], examples[cut:]
-	return nil
+	var err error
+	if d.train, err = data.Rows(xs[:cut], ys[:cut]); err != nil {
+		return err
+	}
+	d.val, err = data.Rows(xs[cut:], ys[cut:])
+	return err
 }
 
 func (d *Regression) TrainDataloader() data.Loader {
@@ -101,24 +104,34 @@ func (d *Regression) ValDataloaders() []data.Loader {
 func (d *Regression) PredictDataloaders() []data.Loader { return d.ValDataloaders() }
 
 func main() {
-	epochs := flag.Int("epochs", 30, "maximum epochs")
-	n := flag.Int("n", 2000, "examples")
-	dir := flag.String("dir", ".", "root directory of logs and checkpoints")
-	flag.Parse()
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run is the program, with its flags in args and its results on out.
+func run(args []string, out io.Writer) error {
+	flags := flag.NewFlagSet("firsthour", flag.ContinueOnError)
+	epochs := flags.Int("epochs", 30, "maximum epochs")
+	n := flags.Int("n", 2000, "examples")
+	dir := flags.String("dir", ".", "root directory of logs and checkpoints")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
 
 	volt.SeedEverything(42)
 	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 		Monitor: "val_loss", Filename: "{epoch}-{val_loss:.4f}"})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	stop, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	tb, err := tensorboard.New(tensorboard.Config{SaveDir: *dir})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	trainer, err := volt.NewTrainer(volt.Config{
 		MaxEpochs:      *epochs,
@@ -127,26 +140,27 @@ func main() {
 		Callbacks:      []volt.Callback{ckpt, stop},
 	})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	ctx := context.Background()
 	dm := &Regression{N: *n, BatchSize: 32}
 	if err := trainer.Fit(ctx, &MLP{Hidden: []int{64, 64}, Dropout: 0.1, LR: 1e-3}, dm); err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Println("best:", ckpt.BestModelPath())
+	fmt.Fprintln(out, "best:", ckpt.BestModelPath())
 
 	best, err := volt.LoadModule(ckpt.BestModelPath(), &MLP{})
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	preds, err := trainer.Predict(ctx, best, dm)
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
 	rows, err := volt.PredictionRows(preds[0])
 	if err != nil {
-		log.Fatal(err)
+		return err
 	}
-	fmt.Println("predictions:", len(rows), "first:", rows[0])
+	fmt.Fprintln(out, "predictions:", len(rows), "first:", rows[0])
+	return nil
 }
