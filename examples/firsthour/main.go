@@ -73,16 +73,13 @@ type Regression struct {
 
 func (d *Regression) Setup(stage volt.Stage) error {
 	rng := rand.New(rand.NewPCG(0, 1))
-	w := make([]float64, 8)
-	for j := range w {
-		w[j] = rng.NormFloat64()
-	}
+	w := 1 / math.Sqrt(8) // every weight: x·w is N(0, 1), as in the Lightning script
 	xs, ys := make([][]float32, d.N), make([][]float32, d.N)
 	for i := range xs {
 		x, dot := make([]float32, 8), 0.0
 		for j := range x {
 			x[j] = float32(rng.NormFloat64())
-			dot += float64(x[j]) * w[j]
+			dot += float64(x[j]) * w
 		}
 		xs[i], ys[i] = x, []float32{float32(math.Sin(dot) + 0.1*rng.NormFloat64())}
 	}
