@@ -173,9 +173,6 @@ func (t *Trainer) startDistributedFit() error {
 	if !t.ddp.on {
 		return nil
 	}
-	if t.optimization.manual {
-		return fmt.Errorf("volt: %T uses manual optimization, which data-parallel training (%d ranks) does not support yet: its gradients would not be all-reduced", t.module, t.ddp.group.Size())
-	}
 	if _, err := t.broadcastVariables(); err != nil {
 		return fmt.Errorf("volt: data-parallel start: %w", err)
 	}

@@ -50,8 +50,12 @@ func (h *OptimizerHandle) Step(loss *graph.Node) {
 	spec := h.steps.updateSpec(s, h.index)
 	spec.Precision, spec.LRScale, spec.Clip = "", nil, nil
 	spec.TrackGradNorm, spec.DetectAnomaly, spec.TerminateOnNaN = 0, false, false
-	engine.Apply(t.eng.Store, s.graph, engine.Backward(t.eng.Store, loss, spec), spec)
 	h.trace.manualSteps++
+	if s.replay != nil {
+		s.replay.step(s, spec, loss)
+		return
+	}
+	engine.Apply(t.eng.Store, s.graph, engine.Backward(t.eng.Store, loss, spec), spec)
 }
 
 // Optimizers returns the module's optimizers in a manual TrainingStep. It
@@ -64,15 +68,24 @@ func (s *Step) Optimizers() []*OptimizerHandle {
 }
 
 // traceManual builds the manual training step: the module calls Step on the
-// handles it wants to update.
-func (c *compiledSteps) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo) []*graph.Node {
+// handles it wants to update. With rp (data-parallel training, see
+// manualReplay) it may build one stage of it instead: when the module
+// reached the Step whose gradients the stage computes, the outputs are those
+// gradients, and the graph leaves the variables and the carried state as it
+// found them.
+func (c *compiledSteps) traceManual(scope *model.Scope, inputs, labels []*graph.Node, info *traceInfo, rp *replayTrace) []*graph.Node {
 	t := c.t
 	s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, trainer: t, metrics: t.logs.trainMetrics,
-		checksLabels: t.cfg.DetectAnomaly}
+		checksLabels: t.cfg.DetectAnomaly, replay: rp}
 	for i := range c.opts {
 		s.handles = append(s.handles, &OptimizerHandle{step: s, index: i, steps: c, trace: info})
 	}
 	loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: c.parts})
+	if rp != nil && rp.reached {
+		engine.KeepVariables(t.eng.Store, s.graph)
+		t.logs.trainMetrics.carry.DiscardSets(s.graph)
+		return rp.out
+	}
 	if loss == nil {
 		loss = graph.ScalarZero(s.graph, t.eng.DType)
 	}

@@ -36,6 +36,9 @@ type Step struct {
 	// training, validation or test step); labelChecks are those checks.
 	checksLabels bool
 	labelChecks  []labelCheck
+	// replay, in a data-parallel manual step, is the stage being traced
+	// (manual_distributed.go).
+	replay *replayTrace
 }
 
 // stepLog is one value logged in a step function.

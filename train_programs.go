@@ -28,6 +28,7 @@ type programKey struct {
 type trainProgram struct {
 	step   *engine.TrainStep // automatic optimization: volt builds the update
 	manual *engine.Program   // manual optimization: the module steps its optimizers
+	replay *manualReplay     // manual optimization under data-parallel training
 	infos  map[graph.GraphId]*traceInfo
 	traced *traceInfo // filled while tracing, bound to its graph at first run
 	// tracing is the Step of the graph being traced, for the update's hooks.
@@ -37,6 +38,10 @@ type trainProgram struct {
 // run executes the step on b: its outputs, the id of the graph that ran and
 // what the update's outputs mean.
 func (tp *trainProgram) run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, engine.UpdateTrace, error) {
+	if tp.replay != nil {
+		outs, gid, err := tp.replay.run(b)
+		return outs, gid, engine.UpdateTrace{}, err
+	}
 	if tp.manual != nil {
 		outs, gid, err := tp.manual.Run(b)
 		return outs, gid, engine.UpdateTrace{}, err
@@ -46,6 +51,9 @@ func (tp *trainProgram) run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, en
 
 // compile traces and compiles the step for b's shapes.
 func (tp *trainProgram) compile(b *data.Batch) error {
+	if tp.replay != nil {
+		return tp.replay.compile(b)
+	}
 	if tp.manual != nil {
 		return tp.manual.Compile(b)
 	}
@@ -87,10 +95,15 @@ func (c *compiledSteps) program(opt int, mode engine.Accumulation) (*trainProgra
 		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
 	}
 	var err error
+	if c.manual && c.reduce != nil {
+		tp.replay = &manualReplay{c: c, tp: tp, name: name, final: map[graph.GraphId]bool{}}
+		c.programs[key] = tp
+		return tp, nil
+	}
 	if c.manual {
 		tp.manual, err = t.eng.Compile(name, engine.Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 			info := &traceInfo{}
-			outs := c.traceManual(scope, inputs, labels, info)
+			outs := c.traceManual(scope, inputs, labels, info, nil)
 			tp.traced = info
 			return outs
 		})

@@ -102,6 +102,17 @@ func (c *Carry) Set(key string, node *graph.Node) {
 	tr.next[i] = node
 }
 
+// DiscardSets drops the values Set so far in the trace of g: every slot
+// leaves the run of that graph as it came in. A program traced to compute
+// something other than its step (the gradients of a data-parallel manual
+// step, which runs again once they are reduced) calls it so that the state
+// moves once per step.
+func (c *Carry) DiscardSets(g *graph.Graph) {
+	if c.tracing != nil && c.tracing.g == g {
+		c.tracing.next = nil
+	}
+}
+
 // trace returns the trace of g, or panics naming key when g is not being
 // traced by a program carrying c.
 func (c *Carry) trace(g *graph.Graph, key string) *carryTrace {

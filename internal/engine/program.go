@@ -83,8 +83,10 @@ type Program struct {
 	embedded []embeddedValue
 	traces   int
 	// rawInputs feeds the inputs as they are, without the cast of
-	// floating-point data to the compute dtype.
+	// floating-point data to the compute dtype; rawTail feeds only the
+	// last rawTail inputs so (SetRawTail).
 	rawInputs bool
+	rawTail   int
 	// carry, when set, is state the program takes after the labels and
 	// returns after its outputs; carried says, per traced graph, how many
 	// carried outputs it returns.
@@ -131,7 +133,9 @@ func (p *Program) newExec() error {
 			labels, carried = all[p.numInputs:p.numInputs+p.numLabels], all[p.numInputs+p.numLabels:]
 		}
 		if !p.rawInputs {
-			inputs, labels = castFloats(inputs, e.DType), castFloats(labels, e.DType)
+			tail := min(p.rawTail, len(inputs))
+			cast := castFloats(inputs[:len(inputs)-tail], e.DType)
+			inputs, labels = append(cast, inputs[len(inputs)-tail:]...), castFloats(labels, e.DType)
 		}
 		if p.carry == nil || len(all) == 0 {
 			outs := p.fn(scope, inputs, labels)
@@ -157,6 +161,11 @@ func (p *Program) newExec() error {
 	p.embedded = p.embedded[:0]
 	return nil
 }
+
+// SetRawTail makes the next runs feed the last n inputs as they are (the
+// others are cast to the compute dtype as usual): gradients a program takes
+// back keep their variables' dtype.
+func (p *Program) SetRawTail(n int) { p.rawTail = n }
 
 // Traces returns how many graphs the program has traced so far.
 func (p *Program) Traces() int { return p.traces }

@@ -442,3 +442,20 @@ func CreateMasters(store *model.Store, paths []string) error {
 	}
 	return nil
 }
+
+// KeepVariables makes every variable that graph g changed take the value it
+// had when g started again, so that running g leaves the store as it found
+// it (GoMLX then neither donates those variables' buffers nor writes them
+// back). It panics when a changed variable has no parameter in g.
+func KeepVariables(store *model.Store, g *graph.Graph) {
+	for v := range store.IterVariables() {
+		if !v.ChangedInGraph(g) {
+			continue
+		}
+		p := g.GetParameterByName(v.Path())
+		if p == nil {
+			panic(fmt.Sprintf("KeepVariables: variable %s changed in graph %d has no parameter there", v.Path(), g.GraphId()))
+		}
+		v.SetNodeValue(p)
+	}
+}
