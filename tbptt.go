@@ -125,7 +125,13 @@ func (c *compiledSteps) runTBPTT(b *data.Batch) (*tensors.Tensor, int, error) {
 			return nil, 0, err
 		}
 		var info *traceInfo
-		if loss, info, err = t.runTrainProgram(tp, in); err != nil {
+		loss, info, err = t.runTrainProgram(tp, in)
+		// Under Devices with TerminateOnNaN the ranks agree after every
+		// split, not only after the batch: a rank whose split found a
+		// non-finite value (a loss term without a gradient stays its own)
+		// must not leave while the others go on to the next split's
+		// all-reduce.
+		if err = t.agreeNonFinite(err); err != nil {
 			return nil, 0, err
 		}
 		hiddens = info.hiddenOut
