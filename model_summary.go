@@ -14,9 +14,13 @@ import (
 type Summary struct {
 	Rows []SummaryRow
 	// TrainableParams, NonTrainableParams and TotalParams count scalar
-	// parameters (elements of the variables).
+	// parameters (elements of the variables), as Lightning counts
+	// PyTorch's parameters: trainable ones, frozen ones, all. Buffers
+	// (batch normalization's running statistics, see [IsBuffer]) are no
+	// parameters and count nowhere, as in Lightning.
 	TrainableParams, NonTrainableParams, TotalParams int64
-	// SizeMB is the size of the variables' values in megabytes (10^6 bytes).
+	// SizeMB is the size of the parameters' values in megabytes (10^6
+	// bytes), buffers left out as in Lightning.
 	SizeMB float64
 }
 
@@ -61,8 +65,35 @@ var layerScopes = map[string]string{
 }
 
 // layerVariables names variables that make their scope a layer by
-// themselves (layers.Embedding creates no scope of its own).
-var layerVariables = map[string]string{"embeddings": "Embedding"}
+// themselves: layers.Embedding creates no scope of its own,
+// and package batchnorm's layers (no scope of their own either).
+var layerVariables = map[string]string{"embeddings": "Embedding", "running_mean": "BatchNorm"}
+
+// bufferNames are the variables PyTorch keeps as buffers, not
+// parameters: package batchnorm's running statistics (PyTorch's names).
+var bufferNames = map[string]bool{"running_mean": true, "running_var": true, "num_batches_tracked": true}
+
+// goMLXBatchNormBuffers are the running statistics of GoMLX's
+// layers/norm.BatchNorm, inside its "batch_normalization" scope.
+var goMLXBatchNormBuffers = map[string]bool{"mean": true, "variance": true, "avg_weight": true}
+
+// IsBuffer reports whether the variable at path (GoMLX's, "/a/b/name") is
+// what PyTorch would keep as a buffer, not a parameter: batch
+// normalization's running statistics — package batchnorm's running_mean,
+// running_var and num_batches_tracked, and the mean, variance and
+// avg_weight of GoMLX's norm.BatchNorm (scope "batch_normalization").
+// They are state the forward pass updates, not weights an optimizer
+// trains, so the model summary counts them in no parameter total, as
+// Lightning leaves buffers out of its counts. A parameter frozen by the
+// user (not trainable) is no buffer: it counts as non-trainable.
+func IsBuffer(path string) bool {
+	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	name := parts[len(parts)-1]
+	if bufferNames[name] {
+		return true
+	}
+	return len(parts) > 1 && parts[len(parts)-2] == "batch_normalization" && goMLXBatchNormBuffers[name]
+}
 
 // summaryPath is a variable's path as the summary shows it: its elements
 // (the variable's name last) and the layer type of each scope element.
@@ -118,7 +149,10 @@ func summaryPaths(paths [][]string) []summaryPath {
 // Summarize describes the variables of store, with rows for the layers,
 // scopes and variables up to maxDepth levels below the root (-1: all, 0:
 // totals only), named as summaryPaths folds them. volt's internal
-// variables ("/volt/…") and GoMLX's RNG state are left out.
+// variables ("/volt/…") and GoMLX's RNG state are left out; buffers
+// ([IsBuffer]) have no rows and count in no total, but their layer keeps
+// its row (a BatchNorm without affine weights shows 0 parameters, as in
+// Lightning).
 func Summarize(store *model.Store, maxDepth int) Summary {
 	var s Summary
 	var vars []*model.Variable
@@ -135,15 +169,24 @@ func Summarize(store *model.Store, maxDepth int) Summary {
 	var bytes int64
 	for k, sp := range summaryPaths(paths) {
 		v := vars[k]
+		buffer := IsBuffer(v.Path())
 		n := int64(v.Shape().Size())
+		if buffer {
+			n = 0
+		}
 		trainable := int64(0)
 		if v.Trainable {
 			trainable = n
 		}
 		s.TotalParams += n
 		s.TrainableParams += trainable
-		bytes += v.Shape().ByteSize()
+		if !buffer {
+			bytes += v.Shape().ByteSize()
+		}
 		for d := 1; d <= len(sp.parts) && (maxDepth < 0 || d <= maxDepth); d++ {
+			if buffer && d == len(sp.parts) {
+				break // the buffer's own row
+			}
 			name := strings.Join(sp.parts[:d], "/")
 			i, ok := index[name]
 			if !ok {
@@ -153,13 +196,21 @@ func Summarize(store *model.Store, maxDepth int) Summary {
 				if typ == "" {
 					typ = "Scope"
 				}
-				s.Rows = append(s.Rows, SummaryRow{Name: name, Depth: d, Type: typ, DType: v.DType().String()})
+				s.Rows = append(s.Rows, SummaryRow{Name: name, Depth: d, Type: typ})
 			}
 			r := &s.Rows[i]
+			if typ := sp.types[d-1]; typ != "" && r.Type == "Scope" {
+				r.Type = typ // a later variable marks the scope a layer (running_mean: a BatchNorm)
+			}
 			if d == len(sp.parts) {
 				r.Shape = fmt.Sprint(v.Shape().Dimensions)
 			}
-			if r.DType != v.DType().String() {
+			if buffer {
+				continue // no parameters, and its dtype (int64 count) is not the layer's
+			}
+			if r.DType == "" {
+				r.DType = v.DType().String()
+			} else if r.DType != v.DType().String() {
 				r.DType = "mixed"
 			}
 			r.Params += n

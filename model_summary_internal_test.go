@@ -42,3 +42,30 @@ func TestSummaryPaths(t *testing.T) {
 		})
 	}
 }
+
+// TestIsBuffer: batch normalization's running statistics are PyTorch
+// buffers, not parameters (Lightning counts them nowhere); weights, frozen
+// or not, are parameters.
+func TestIsBuffer(t *testing.T) {
+	tests := []struct {
+		path string
+		want bool
+	}{
+		{"/stem/bn/running_mean", true},
+		{"/stem/bn/running_var", true},
+		{"/stem/bn/num_batches_tracked", true},
+		{"/stem/bn/weight", false},
+		{"/stem/bn/bias", false},
+		{"/block/batch_normalization/mean", true},
+		{"/block/batch_normalization/variance", true},
+		{"/block/batch_normalization/avg_weight", true},
+		{"/block/batch_normalization/scale", false},
+		{"/stats/mean", false}, // a user's variable named mean outside a GoMLX BatchNorm
+		{"/hidden_0/dense/weights", false},
+	}
+	for _, tc := range tests {
+		if got := IsBuffer(tc.path); got != tc.want {
+			t.Errorf("IsBuffer(%q) = %v, want %v", tc.path, got, tc.want)
+		}
+	}
+}

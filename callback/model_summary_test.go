@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/batchnorm"
 	"github.com/voltml/volt/callback"
 )
 
@@ -93,5 +94,38 @@ func TestModelSummaryConfigErrors(t *testing.T) {
 	_, err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -2})
 	if err == nil || !strings.Contains(err.Error(), "ModelSummaryConfig.MaxDepth: must be -1 (all), 0 (default 1) or positive, got -2") {
 		t.Errorf("error = %v", err)
+	}
+}
+
+// normed is a dense layer of 4 and PyTorch's BatchNorm1d(4).
+type normed struct{ boring }
+
+func (m *normed) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	h := layers.DenseWithBias(s.Scope().In("hidden"), b.Input(0), 4)
+	h = batchnorm.New(s.Scope().In("bn"), h, -1).Done()
+	out := layers.DenseWithBias(s.Scope().In("head"), h, 1)
+	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{out})
+}
+
+// TestSummaryLeavesOutBuffers: as PyTorch's parameters() (what Lightning
+// counts), BatchNorm1d(4) has 8 parameters (weight, bias); its running
+// mean, variance and batch count are buffers and count nowhere.
+// hidden 8·4+4 = 36, bn 8, head 4+1 = 5: 49 trainable, 0 non-trainable.
+func TestSummaryLeavesOutBuffers(t *testing.T) {
+	tr, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &normed{}, trainOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := volt.Summarize(tr.Store(), 1)
+	if s.TrainableParams != 49 || s.NonTrainableParams != 0 || s.TotalParams != 49 || s.SizeMB != 49*4/1e6 {
+		t.Errorf("totals %d/%d/%d, %v MB; want 49/0/49, %v MB\n%s", s.TrainableParams, s.NonTrainableParams, s.TotalParams, s.SizeMB, 49*4/1e6, s)
+	}
+	var got []string
+	for _, r := range s.Rows {
+		got = append(got, fmt.Sprintf("%s %s %s %d %s", r.Name, r.Type, r.DType, r.Params, r.Mode()))
+	}
+	want := []string{"hidden Dense Float32 36 trainable", "bn BatchNorm Float32 8 trainable", "head Dense Float32 5 trainable"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
