@@ -13,24 +13,9 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/checkpoint"
-	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
-
-// logsSpellings logs values whose JSON spellings differ between volt's old
-// float writers: NaN, ±Inf, 1e-05 (0.00001 as encoding/json writes it) and
-// 1.234567e+06 (1234567).
-type logsSpellings struct{}
-
-func (logsSpellings) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, _ int) error {
-	t.Log("nan_metric", math.NaN())
-	t.Log("inf_metric", math.Inf(1))
-	t.Log("ninf_metric", math.Inf(-1))
-	t.Log("small_metric", 1e-5)
-	t.Log("big_metric", 1234567)
-	return nil
-}
 
 // plateauOnInf is the boring model at LR 1e-5 with a ReduceLROnPlateau on
 // inf_metric, whose best stays +Inf.
