@@ -271,3 +271,8 @@ var (
 	_ volt.OnTrainEnd        = (*StochasticWeightAveraging)(nil)
 	_ volt.Stateful          = (*StochasticWeightAveraging)(nil)
 )
+
+// Config returns the configuration in effect: the one given, with the zero
+// values that mean a default replaced by that default (StartFraction 0.8
+// when no StartEpoch is set, AnnealingEpochs 10, AnnealingStrategy "cos").
+func (s *StochasticWeightAveraging) Config() StochasticWeightAveragingConfig { return s.cfg }
