@@ -16,9 +16,6 @@ import (
 // Version is volt's version, recorded in every checkpoint.
 const Version = "0.1.0"
 
-// internalPrefix is where volt keeps optimizer state and accumulators.
-const internalPrefix = engine.Prefix
-
 // resumePoint says where a resumed Fit continues: at batch Batch of epoch
 // Epoch, with the validation that followed batch Batch-1 already done or not.
 // LastBatchDone says that batch Batch-1 was the epoch's last: only the

@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/dist"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Module buffers under data parallelism.
@@ -38,8 +39,7 @@ type bufferSync struct {
 // equal on every rank by construction) and not GoMLX's random-number state
 // (per rank, as PyTorch's is).
 func isBuffer(v *model.Variable) bool {
-	return !v.Trainable && v.HasValue() && !strings.HasPrefix(v.Path(), internalPrefix) &&
-		v.Name() != model.RNGStateVariableName
+	return !v.Trainable && v.HasValue() && engine.ModuleVariable(v.Path())
 }
 
 // broadcastBuffers gives every rank rank 0's value of each buffer the last

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/dist"
+	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/internal/jsonfloat"
 )
 
@@ -22,7 +23,7 @@ import (
 // its own back (rank 0 keeps the usual fields).
 
 // rankMetricPrefix prefixes the metric-object tensors of ranks 1…N-1.
-const rankMetricPrefix = internalPrefix + "rank_metric_state/"
+const rankMetricPrefix = engine.Prefix + "rank_metric_state/"
 
 // rankMetrics is one rank's epoch accumulators.
 type rankMetrics struct {

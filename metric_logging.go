@@ -355,7 +355,7 @@ func (t *Trainer) resetTrainMetricState() {
 
 // metricStatePrefix starts the names of the training metrics' carried state
 // in checkpoint files ("/volt/metric_state/state/train_f1/tp").
-const metricStatePrefix = internalPrefix + "metric_state/"
+const metricStatePrefix = engine.Prefix + "metric_state/"
 
 // appendMetricState adds the training metrics' carried state to f.
 func (t *Trainer) appendMetricState(f *checkpoint.File) error {

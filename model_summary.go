@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Summary describes a model's variables: one row per layer or scope (or
@@ -15,9 +16,11 @@ type Summary struct {
 	Rows []SummaryRow
 	// TrainableParams, NonTrainableParams and TotalParams count scalar
 	// parameters (elements of the variables), as Lightning counts
-	// PyTorch's parameters: trainable ones, frozen ones, all. Buffers
-	// (batch normalization's running statistics, see [IsBuffer]) are no
-	// parameters and count nowhere, as in Lightning.
+	// PyTorch's parameters: trainable ones, frozen ones, all. Batch
+	// normalization's running statistics (running_mean, running_var,
+	// num_batches_tracked; GoMLX BatchNorm's mean, variance, avg_weight)
+	// are PyTorch's buffers, not parameters, and count nowhere, as in
+	// Lightning.
 	TrainableParams, NonTrainableParams, TotalParams int64
 	// SizeMB is the size of the parameters' values in megabytes (10^6
 	// bytes), buffers left out as in Lightning.
@@ -77,8 +80,8 @@ var bufferNames = map[string]bool{"running_mean": true, "running_var": true, "nu
 // layers/norm.BatchNorm, inside its "batch_normalization" scope.
 var goMLXBatchNormBuffers = map[string]bool{"mean": true, "variance": true, "avg_weight": true}
 
-// IsBuffer reports whether the variable at path (GoMLX's, "/a/b/name") is
-// what PyTorch would keep as a buffer, not a parameter: batch
+// isRunningStatistic reports whether the variable at path ("/a/b/name")
+// is what PyTorch would keep as a buffer, not a parameter: batch
 // normalization's running statistics — package batchnorm's running_mean,
 // running_var and num_batches_tracked, and the mean, variance and
 // avg_weight of GoMLX's norm.BatchNorm (scope "batch_normalization").
@@ -86,7 +89,7 @@ var goMLXBatchNormBuffers = map[string]bool{"mean": true, "variance": true, "avg
 // trains, so the model summary counts them in no parameter total, as
 // Lightning leaves buffers out of its counts. A parameter frozen by the
 // user (not trainable) is no buffer: it counts as non-trainable.
-func IsBuffer(path string) bool {
+func isRunningStatistic(path string) bool {
 	parts := strings.Split(strings.TrimPrefix(path, "/"), "/")
 	name := parts[len(parts)-1]
 	if bufferNames[name] {
@@ -150,7 +153,7 @@ func summaryPaths(paths [][]string) []summaryPath {
 // scopes and variables up to maxDepth levels below the root (-1: all, 0:
 // totals only), named as summaryPaths folds them. volt's internal
 // variables ("/volt/…") and GoMLX's RNG state are left out; buffers
-// ([IsBuffer]) have no rows and count in no total, but their layer keeps
+// ([isRunningStatistic]) have no rows and count in no total, but their layer keeps
 // its row (a BatchNorm without affine weights shows 0 parameters, as in
 // Lightning).
 func Summarize(store *model.Store, maxDepth int) Summary {
@@ -159,7 +162,7 @@ func Summarize(store *model.Store, maxDepth int) Summary {
 	var paths [][]string
 	for v := range store.IterVariables() {
 		path := v.Path()
-		if strings.HasPrefix(path, internalPrefix) || v.Name() == model.RNGStateVariableName {
+		if !engine.ModuleVariable(path) {
 			continue
 		}
 		vars = append(vars, v)
@@ -169,7 +172,7 @@ func Summarize(store *model.Store, maxDepth int) Summary {
 	var bytes int64
 	for k, sp := range summaryPaths(paths) {
 		v := vars[k]
-		buffer := IsBuffer(v.Path())
+		buffer := isRunningStatistic(v.Path())
 		n := int64(v.Shape().Size())
 		if buffer {
 			n = 0

@@ -64,8 +64,8 @@ func TestIsBuffer(t *testing.T) {
 		{"/hidden_0/dense/weights", false},
 	}
 	for _, tc := range tests {
-		if got := IsBuffer(tc.path); got != tc.want {
-			t.Errorf("IsBuffer(%q) = %v, want %v", tc.path, got, tc.want)
+		if got := isRunningStatistic(tc.path); got != tc.want {
+			t.Errorf("isRunningStatistic(%q) = %v, want %v", tc.path, got, tc.want)
 		}
 	}
 }

@@ -12,8 +12,9 @@ import (
 
 // BenchmarkResNetTrainingStep times training batches of 64 synthetic
 // 28×28 images through examples/resnet's network (one op = one batch; the
-// first op also traces and compiles the step). Compare with PyTorch's
-// tools/resnetbench/torch_step.py at the same thread count (GOMAXPROCS).
+// first op also traces and compiles the step). For PyTorch's step on the
+// same network, run examples/internal/speedtable -models resnet, which
+// times both in paired rounds at the same thread count.
 func BenchmarkResNetTrainingStep(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	examples := make(data.Slice, 64*b.N)

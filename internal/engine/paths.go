@@ -7,8 +7,8 @@ import "strings"
 const Prefix = "/volt/"
 
 // ModuleVariable reports whether path names one of the module's variables:
-// not volt's own (under Prefix) and not GoMLX's internals ("/#…", such as
-// the random-number state).
+// not volt's own (under Prefix) and not GoMLX's internals (a name starting
+// with "#", such as the random-number state "/#rngState").
 func ModuleVariable(path string) bool {
-	return !strings.HasPrefix(path, Prefix) && !strings.HasPrefix(path, "/#")
+	return !strings.HasPrefix(path, Prefix) && !strings.HasPrefix(path[strings.LastIndex(path, "/")+1:], "#")
 }

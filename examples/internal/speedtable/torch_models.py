@@ -20,6 +20,9 @@ from torch import nn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "parity"))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "tools", "cnnbench"))
+
+from torch_cnn_bench import build as cnn  # noqa: E402  examples/cnn's network
 
 WARMUP = 5
 CHARGPT_VOCAB = 80
@@ -28,13 +31,6 @@ CHARGPT_VOCAB = 80
 def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
                          nn.Linear(256, 10))
-
-
-def cnn():
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Linear(64 * 5 * 5, 128), nn.ReLU(), nn.Linear(128, 10))
 
 
 def conv_bn(cin, cout, k, stride):
