@@ -19,13 +19,12 @@ import (
 // one rank aborting the job. A rank-local loss or gradient is the cause a
 // parameter check on the others merely follows: the all-reduced gradients
 // carry one rank's NaN into every rank's weights. It costs one all-reduce
-// of one integer per training batch (per TBPTT split, and once more per
-// batch), only with TerminateOnNaN on several ranks. err is the step's
+// of one integer per training batch (per split with TBPTT), only with
+// TerminateOnNaN on several ranks. err is the step's
 // error; any other error is returned as it is (that rank then aborts the
 // job).
 func (t *Trainer) agreeNonFinite(err error) error {
-	if !t.ddp.on || !t.cfg.TerminateOnNaN || t.ddp.agreedNonFinite {
-		// Already agreed (a TBPTT split's agreement, every rank alike).
+	if !t.ddp.on || !t.cfg.TerminateOnNaN {
 		return err
 	}
 	var nf *NonFiniteError

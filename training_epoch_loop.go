@@ -196,7 +196,9 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	p.TrainBatch.started()
 	out, steps, err := t.optimization.run(b, batchIdx, lastInEpoch)
-	err = t.agreeNonFinite(err)
+	if !t.optimization.tbptt { // TBPTT agrees after every split (runTBPTT)
+		err = t.agreeNonFinite(err)
+	}
 	if err == nil {
 		err = t.broadcastBuffers()
 	}
