@@ -21,6 +21,7 @@ var caseScripts = map[string][]string{
 	"cnn.py":       {"cnn_adam"},
 	"layernorm.py": {"layernorm_adamw"},
 	"chargpt.py":   {"chargpt_adamw"},
+	"seqclass.py":  {"seqclass_adam"},
 }
 
 // TestCasesAreCurrent runs each script of tools/parity (where

@@ -69,6 +69,12 @@ def conv2d(layer, scope):
     return out
 
 
+def embedding(layer, scope):
+    """nn.Embedding -> layers.Embedding under scope: embeddings [num_embeddings,
+    embedding_dim], PyTorch's weight as is (both index rows by token)."""
+    return {f"{scope}/embeddings": layer.weight.detach()}
+
+
 def layer_norm(layer, scope):
     """nn.LayerNorm -> norm.LayerNorm under scope: gain, offset."""
     return {f"{scope}/layer_normalization/gain": layer.weight.detach(),

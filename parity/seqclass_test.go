@@ -1,0 +1,43 @@
+package parity_test
+
+import (
+	"testing"
+
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/examples/seqclass/classifier"
+	"github.com/voltml/volt/optim"
+)
+
+// TestSeqClassParity trains examples/seqclass's LSTM classifier (embedding
+// 8, LSTM 16, 4 classes; tools/parity/seqclass.py's model) 50 steps from
+// PyTorch's weights on PyTorch's batches: Adam with OneCycleLR stepped every
+// batch and clipping by norm. Every step's loss matches PyTorch's within
+// 1e-4 relative. The batches are the example's task: each label is
+// classifier.Task.ClassOf its tokens.
+func TestSeqClassParity(t *testing.T) {
+	c := readCase(t, "seqclass_adam", "seqclass.py")
+	task := classifier.Task{Length: 12, Marks: 2}
+	x, err := c.file.Get("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := c.file.Get("y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens, classes := tensors.MustCopyFlatData[int32](x), tensors.MustCopyFlatData[int32](y)
+	for i, class := range classes {
+		got, err := task.ClassOf(tokens[i*task.Length : (i+1)*task.Length])
+		if err != nil || got != int(class) {
+			t.Fatalf("sequence %d: PyTorch's class %d, classifier.Task.ClassOf %d (%v)", i, class, got, err)
+		}
+	}
+	m := &classifier.Module{
+		Config: classifier.Config{Vocab: classifier.Vocab, Embed: 8, Hidden: 16, Classes: task.Classes()},
+		Optimizers: volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: must(optim.NewOneCycleLR(1e-2, 50)),
+			Interval: volt.IntervalStep}},
+		Init: c.file.Apply,
+	}
+	c.compare(t, c.train(t, volt.Config{GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm}, m))
+}
