@@ -1,12 +1,14 @@
 package parity_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/examples/seqclass/classifier"
 	"github.com/voltml/volt/optim"
+	"github.com/voltml/volt/parity"
 )
 
 // TestSeqClassParity trains examples/seqclass's LSTM classifier (embedding
@@ -14,7 +16,8 @@ import (
 // PyTorch's weights on PyTorch's batches: Adam with OneCycleLR stepped every
 // batch and clipping by norm. Every step's loss matches PyTorch's within
 // 1e-4 relative. The batches are the example's task: each label is
-// classifier.Task.ClassOf its tokens.
+// classifier.Task.ClassOf its tokens, and Config.Params counts PyTorch's
+// parameters.
 func TestSeqClassParity(t *testing.T) {
 	c := readCase(t, "seqclass_adam", "seqclass.py")
 	task := classifier.Task{Length: 12, Marks: 2}
@@ -38,6 +41,16 @@ func TestSeqClassParity(t *testing.T) {
 		Optimizers: volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: must(optim.NewOneCycleLR(1e-2, 50)),
 			Interval: volt.IntervalStep}},
 		Init: c.file.Apply,
+	}
+	// PyTorch's parameters, as the case file holds them, are the model's.
+	size := 0
+	for name, v := range c.file.ByName {
+		if strings.HasPrefix(name, parity.ParamsPrefix+"/") {
+			size += v.Shape().Size()
+		}
+	}
+	if size != m.Params() {
+		t.Errorf("Config.Params() = %d, PyTorch's parameters %d", m.Params(), size)
 	}
 	c.compare(t, c.train(t, volt.Config{GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm}, m))
 }
