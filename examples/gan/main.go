@@ -43,9 +43,11 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("gan", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 20, "training epochs")
+	epochs := flags.Int("epochs", 80, "training epochs")
 	examples := flags.Int("examples", 2048, "real points per epoch")
 	batch := flags.Int("batch", 64, "batch size (per rank with -devices)")
+	lr := flags.Float64("lr", 2e-3, "Adam learning rate of both networks")
+	hidden := flags.Int("hidden", 32, "hidden units per layer")
 	devices := flags.Int("devices", 0, "data-parallel ranks (Config.Devices): N > 1 runs this program again under mpirun -np N (build with -tags mpi)")
 	union := flags.Int("union", 0, "one process reading, as each batch, the batches of this many ranks together (data.ShardUnion): -devices N's training in one process")
 	outDir := flags.String("out", "", "write each rank's losses per batch and final weights to DIR/rank<r>.json")
@@ -70,7 +72,7 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	model := &GAN{Hidden: 32, LR: 2e-3}
+	model := &GAN{Hidden: *hidden, LR: *lr}
 	if _, err := trainer.Validate(context.Background(), model, dm); err != nil {
 		return err
 	}
