@@ -14,7 +14,8 @@ import (
 )
 
 // DistributedStats counts the gradient all-reduces of a data-parallel
-// trainer (all zero in a single process).
+// trainer, and its TerminateOnNaN agreements (all zero in a single
+// process).
 type DistributedStats struct {
 	// AllReduces is the number of gradient all-reduces (one per optimizer
 	// step; none inside an accumulation window).
@@ -37,6 +38,11 @@ type DistributedStats struct {
 	// (Median minus Exchange is that waiting). The ranks compare their
 	// times when a Fit ends; zero before.
 	Exchange time.Duration
+	// NonFiniteAgreements is the number of all-reduces in which the ranks
+	// agreed whether any found a non-finite value (Config.TerminateOnNaN
+	// on several ranks): one per training batch, one per split with
+	// Config.TruncatedBPTTSteps.
+	NonFiniteAgreements int64
 }
 
 // DistributedStats returns the gradient all-reduce counters of this

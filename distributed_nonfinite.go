@@ -40,6 +40,7 @@ func (t *Trainer) agreeNonFinite(err error) error {
 	if err := g.AllReduceInt64(key, dist.Min); err != nil {
 		return fmt.Errorf("volt: agreeing on TerminateOnNaN across ranks: %w", err)
 	}
+	t.ddp.reducer.stats.NonFiniteAgreements++
 	if key[0] == 3*size {
 		return nil
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/layers/activation"
@@ -10,25 +9,33 @@ import (
 	"github.com/voltml/volt/optim"
 )
 
-// GAN is a generator and a discriminator of 2-D points, trained with two
-// optimizers as in Lightning 1.x: optimizer 0 updates /generator, optimizer 1
-// updates /discriminator, each from its own trace of TrainingStep.
+// GAN is a generator and a discriminator of 2-D points trained by manual
+// optimization, as Lightning 2.x's basic GAN is: in each TrainingStep
+// optimizer 0 steps /generator, then optimizer 1 steps /discriminator on
+// real points and on the updated generator's points. The noise is the
+// batch's second input, drawn by the data pipeline (see ring), so that
+// under Devices: N the ranks' batches together are one process's batch
+// of N times the size, noise included.
 type GAN struct {
-	Noise, Hidden int
-	LR            float64
+	Hidden int
+	LR     float64
 }
 
+// AutomaticOptimization implements volt.AutomaticOptimizer: manual.
+func (m *GAN) AutomaticOptimization() bool { return false }
+
+// mlp is a 2-hidden-layer perceptron under scope name; each call reads the
+// same variables (a TrainingStep runs the generator twice).
 func mlp(scope *volt.Step, name string, x *graph.Node, hidden, out int) *graph.Node {
-	s := scope.Scope().In("%s", name)
+	s := scope.Scope().At("%s", name)
 	x = activation.LeakyRelu(layers.DenseWithBias(s.In("l0"), x, hidden))
 	x = activation.LeakyRelu(layers.DenseWithBias(s.In("l1"), x, hidden))
 	return layers.DenseWithBias(s.In("out"), x, out)
 }
 
 // generate maps noise to points.
-func (m *GAN) generate(s *volt.Step, batch int, dtype *graph.Node) *graph.Node {
-	z := s.Scope().RandomNormal(s.Graph(), shapes.Make(dtype.DType(), batch, m.Noise))
-	return mlp(s, "generator", z, m.Hidden, 2)
+func (m *GAN) generate(s *volt.Step, noise *graph.Node) *graph.Node {
+	return mlp(s, "generator", noise, m.Hidden, 2)
 }
 
 // discriminate returns the logit that points are real.
@@ -36,6 +43,8 @@ func (m *GAN) discriminate(s *volt.Step, points *graph.Node) *graph.Node {
 	return mlp(s, "discriminator", points, m.Hidden, 1)
 }
 
+// bce is the mean binary cross-entropy of logits against all-real or
+// all-fake targets.
 func bce(logits *graph.Node, real bool) *graph.Node {
 	target := graph.ZerosLike(logits)
 	if real {
@@ -44,32 +53,37 @@ func bce(logits *graph.Node, real bool) *graph.Node {
 	return loss.BinaryCrossentropyLogits([]*graph.Node{target}, []*graph.Node{logits})
 }
 
-// TrainingStep implements volt.Module: the generator's loss for optimizer 0,
-// the discriminator's for optimizer 1.
+// TrainingStep implements volt.Module: a generator step, then a
+// discriminator step. The losses are batch means logged with SyncDist, so
+// under Devices: N the logged values are those of the whole global batch.
 func (m *GAN) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
-	real := b.Input(0)
-	fake := m.generate(s, real.Shape().Dimensions[0], real)
-	if s.OptimizerIdx() == 0 {
-		l := bce(m.discriminate(s, fake), true)
-		s.Log("g_loss", l, volt.ProgBar)
-		return l
-	}
-	// One discriminator pass over real and fake points together.
+	real, noise := b.Input(0), b.Input(1)
+	opts := s.Optimizers()
+
+	gLoss := bce(m.discriminate(s, m.generate(s, noise)), true)
+	s.Log("g_loss", gLoss, volt.ProgBar, volt.SyncDist)
+	opts[0].Step(gLoss)
+
+	// The generator read after its Step is the updated one; its points are
+	// constants for the discriminator's gradient.
+	fake := graph.StopGradient(m.generate(s, noise))
 	n := real.Shape().Dimensions[0]
-	logits := m.discriminate(s, graph.Concatenate([]*graph.Node{real, graph.StopGradient(fake)}, 0))
+	logits := m.discriminate(s, graph.Concatenate([]*graph.Node{real, fake}, 0))
 	realLogits := graph.Slice(logits, graph.AxisRange(0, n))
 	fakeLogits := graph.Slice(logits, graph.AxisRange(n, 2*n))
-	l := graph.DivScalar(graph.Add(bce(realLogits, true), bce(fakeLogits, false)), 2)
-	s.Log("d_loss", l, volt.ProgBar)
-	return l
+	dLoss := graph.DivScalar(graph.Add(bce(realLogits, true), bce(fakeLogits, false)), 2)
+	s.Log("d_loss", dLoss, volt.ProgBar, volt.SyncDist)
+	opts[1].Step(dLoss)
+	return dLoss
 }
 
 // ValidationStep implements volt.ValidationStepper: how far generated points
-// are from the ring of real ones (mean | ‖x‖ - radius |).
+// are from the ring of real ones (mean | ‖x‖ - radius |), over every rank's
+// points under Devices: N.
 func (m *GAN) ValidationStep(s *volt.Step, b volt.Batch) {
-	fake := m.generate(s, b.Input(0).Shape().Dimensions[0], b.Input(0))
+	fake := m.generate(s, b.Input(1))
 	norm := graph.Sqrt(graph.ReduceSum(graph.Square(fake), -1))
-	s.Log("ring_distance", graph.ReduceAllMean(graph.Abs(graph.AddScalar(norm, -radius))))
+	s.Log("ring_distance", graph.ReduceAllMean(graph.Abs(graph.AddScalar(norm, -radius))), volt.SyncDist)
 }
 
 // ConfigureOptimizers implements volt.OptimizerConfigurer: one Adam each.

@@ -43,7 +43,7 @@ type ddpResult struct {
 	GlobalStep                       int64
 	Epoch                            int
 	LastCheckpoint, BestPath, LogDir string
-	AllReduces                       int64
+	AllReduces, NonFiniteAgreements  int64
 	Predictions                      [][]float64
 	MetricValues                     map[string]float64
 	ValSamples                       []float64
@@ -151,6 +151,7 @@ func TestDistributed(t *testing.T) {
 	t.Run("prepare_data_once_per_machine", func(t *testing.T) { t.Parallel(); testPrepareDataOncePerMachine(t, bin) })
 	t.Run("profiles_every_rank", func(t *testing.T) { t.Parallel(); testProfilesEveryRank(t, bin) })
 	t.Run("time_validation_agreed", func(t *testing.T) { t.Parallel(); testTimeValidationAgreed(t, bin) })
+	t.Run("tbptt_nan_agreed_per_split", func(t *testing.T) { t.Parallel(); testTBPTTNaNAgreedPerSplit(t, bin) })
 }
 
 // testTimeValidationAgreed: ValCheckInterval Every(d) on 2 ranks whose

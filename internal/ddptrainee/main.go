@@ -63,6 +63,8 @@ type options struct {
 	predict       bool
 	out           string
 	prepareDir    string
+	tbptt         int
+	nanAt         string
 }
 
 func main() {
@@ -96,6 +98,8 @@ func main() {
 	flag.IntVar(&o.nanSample, "nan-sample", -1, "make this training sample's first input NaN, with TerminateOnNaN on")
 	flag.StringVar(&o.prepareDir, "prepare-dir", "", "a data module whose PrepareData writes DIR/prepared.<rank> and DIR/data, and whose Setup fails without DIR/data")
 	flag.BoolVar(&o.predict, "predict", false, "only Predict over the training set and record the predictions")
+	flag.IntVar(&o.tbptt, "tbptt", 0, "train the recurrent model of tbptt.go instead, with TruncatedBPTTSteps this")
+	flag.StringVar(&o.nanAt, "nan-at", "", "with -tbptt (which turns TerminateOnNaN on): sample:time whose loss-only marker is NaN")
 	flag.StringVar(&o.out, "out", "", "write the result to <out>/rank<r>.json instead of stdout")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -180,6 +184,7 @@ type result struct {
 	BestPath                         string
 	LogDir                           string
 	AllReduces                       int64
+	NonFiniteAgreements              int64 // DistributedStats.NonFiniteAgreements
 	ValRuns                          int64
 	ValAtSteps                       []int64            // the global step of each validation in Fit
 	Predictions                      [][]float64        // -predict: each batch's predictions, flat
@@ -372,6 +377,9 @@ func weights(t *volt.Trainer) []float64 {
 }
 
 func run(o options) error {
+	if o.tbptt > 0 {
+		return runTBPTT(o)
+	}
 	raw, err := os.ReadFile(o.dataPath)
 	if err != nil {
 		return err
@@ -498,6 +506,14 @@ func run(o options) error {
 			delete(res.Callback, k)
 		}
 	}
+	return finish(t, o, res, fitErr)
+}
+
+// finish writes res (to <out>/rank<r>.json, else as a RESULT line on
+// stdout) and returns what the program exits with: Fit's error, but nil
+// after a planned signal.
+func finish(t *volt.Trainer, o options, res *result, fitErr error) error {
+	res.NonFiniteAgreements = t.DistributedStats().NonFiniteAgreements
 	line, err := json.Marshal(res)
 	if err != nil {
 		return err
