@@ -22,10 +22,7 @@ import (
 type plateauOnInf struct{ boring }
 
 func (m *plateauOnInf) ConfigureOptimizers() volt.Optimizers {
-	s, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-	if err != nil {
-		panic(err)
-	}
+	s := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	return volt.Optimizers{{Optimizer: optim.SGD(1e-5), Scheduler: s, Monitor: "inf_metric"}}
 }
 

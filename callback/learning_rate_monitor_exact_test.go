@@ -13,10 +13,7 @@ import (
 // configured or scheduled float64 value (0.003, not the float32-rounded
 // 0.003000000026 the optimizer's variable holds).
 func TestLearningRateMonitorLogsExactRates(t *testing.T) {
-	step, err := optim.NewStepLR(1, 0.3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	step := optim.NewStepLR(1, 0.3)
 	tests := []struct {
 		name string
 		opts volt.Optimizers

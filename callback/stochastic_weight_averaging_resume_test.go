@@ -22,17 +22,11 @@ type ckptScheduled struct {
 
 func (m *ckptScheduled) ConfigureOptimizers() volt.Optimizers {
 	if m.plateau {
-		sched, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-		if err != nil {
-			panic(err)
-		}
+		sched := optim.NewReduceLROnPlateau(optim.PlateauMin)
 		sched.Patience = -1 // patience 0 (the zero value means 10)
 		return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalEpoch, Monitor: "val_loss"}}
 	}
-	sched, err := optim.NewStepLR(3, 0.5)
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewStepLR(3, 0.5)
 	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalStep}}
 }
 
