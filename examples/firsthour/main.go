@@ -11,7 +11,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -101,21 +100,19 @@ func (d *Regression) ValDataloaders() []data.Loader {
 func (d *Regression) PredictDataloaders() []data.Loader { return d.ValDataloaders() }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		log.Fatal(err)
+	epochs := flag.Int("epochs", 30, "maximum epochs")
+	n := flag.Int("n", 2000, "examples")
+	dir := flag.String("dir", ".", "root directory of logs and checkpoints")
+	flag.Parse() // -h: usage, exit 0; a bad flag: the error and usage, exit 2
+	if err := run(*epochs, *n, *dir, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "firsthour:", err)
+		os.Exit(volt.ExitCode(err)) // 130 after Ctrl-C, 1 for another error
 	}
 }
 
-// run is the program, with its flags in args and its results on out.
-func run(args []string, out io.Writer) error {
-	flags := flag.NewFlagSet("firsthour", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 30, "maximum epochs")
-	n := flags.Int("n", 2000, "examples")
-	dir := flags.String("dir", ".", "root directory of logs and checkpoints")
-	if err := flags.Parse(args); err != nil {
-		return err
-	}
-
+// run is the program: it trains for at most epochs on n examples, with its
+// logs and checkpoints under dir, and prints its results on out.
+func run(epochs, n int, dir string, out io.Writer) error {
 	volt.SeedEverything(42)
 	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 		Monitor: "val_loss", Filename: "{epoch}-{val_loss:.4f}"})
@@ -126,13 +123,14 @@ func run(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tb, err := tensorboard.New(tensorboard.Config{SaveDir: *dir})
+	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir})
 	if err != nil {
 		return err
 	}
 	trainer, err := volt.NewTrainer(volt.Config{
-		MaxEpochs:      *epochs,
-		DefaultRootDir: *dir,
+		MaxEpochs:      epochs,
+		DefaultRootDir: dir,
+		HandleSignals:  true, // Ctrl-C: finish the step, save a resumable checkpoint, return
 		Loggers:        []logger.Logger{tb},
 		Callbacks:      []volt.Callback{ckpt, stop},
 	})
@@ -140,7 +138,7 @@ func run(args []string, out io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	dm := &Regression{N: *n, BatchSize: 32}
+	dm := &Regression{N: n, BatchSize: 32}
 	if err := trainer.Fit(ctx, &MLP{Hidden: []int{64, 64}, Dropout: 0.1, LR: 1e-3}, dm); err != nil {
 		return err
 	}
