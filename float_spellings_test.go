@@ -40,10 +40,7 @@ func spellingCallbacks(t *testing.T) []volt.Callback {
 		{Monitor: "ninf_metric", Mode: "max", Patience: 100, CheckFinite: no},
 		{Monitor: "small_metric", Patience: 100},
 	} {
-		es, err := callback.NewEarlyStopping(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		es := callback.NewEarlyStopping(c)
 		cbs = append(cbs, es)
 	}
 	for _, c := range []callback.ModelCheckpointConfig{
@@ -52,10 +49,7 @@ func spellingCallbacks(t *testing.T) []volt.Callback {
 		{Monitor: "nan_metric", Mode: "max", SaveTopK: volt.Ptr(1), Filename: "nan-{epoch}"},
 	} {
 		c.Dirpath = "ckpts"
-		mc, err := callback.NewModelCheckpoint(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		mc := callback.NewModelCheckpoint(c)
 		cbs = append(cbs, mc)
 	}
 	return cbs

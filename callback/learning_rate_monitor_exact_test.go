@@ -24,10 +24,7 @@ func TestLearningRateMonitorLogsExactRates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
 			log := &memLogger{}
 			if _, err := fit(t, logged(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1}, log), &heads{opts: tc.opts}, trainOnly(), m); err != nil {
 				t.Fatal(err)

@@ -63,10 +63,7 @@ func TestStochasticWeightAveragingResumeKeepsTheEpochsRate(t *testing.T) {
 			defer volt.SeedEverything(0)
 			path := filepath.Join(t.TempDir(), "swa.ckpt")
 			newSWA := func() *callback.StochasticWeightAveraging {
-				swa, err := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.002}, StartEpoch: 2, AnnealingEpochs: 3})
-				if err != nil {
-					t.Fatal(err)
-				}
+				swa := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.002}, StartEpoch: 2, AnnealingEpochs: 3})
 				return swa
 			}
 			full := &lrRecorder{byEpoch: map[int]float64{}}

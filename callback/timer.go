@@ -20,10 +20,11 @@ import (
 // stops at most one batch or epoch past the limit, and MinEpochs/MinSteps
 // still apply.
 type Timer struct {
-	cfg    TimerConfig
-	start  map[volt.RunningStage]time.Time
-	end    map[volt.RunningStage]time.Time
-	offset map[volt.RunningStage]time.Duration
+	invalid error // the bad fields of the configuration (NewTimer), or nil
+	cfg     TimerConfig
+	start   map[volt.RunningStage]time.Time
+	end     map[volt.RunningStage]time.Time
+	offset  map[volt.RunningStage]time.Duration
 }
 
 // TimerConfig configures Timer.
@@ -37,8 +38,23 @@ type TimerConfig struct {
 	Now func() time.Time
 }
 
-// NewTimer validates cfg and returns the callback.
-func NewTimer(cfg TimerConfig) (*Timer, error) {
+// NewTimer returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewTimer(cfg TimerConfig) *Timer {
+	tm, err := newTimer(cfg)
+	if err != nil {
+		return &Timer{cfg: cfg, invalid: err}
+	}
+	return tm
+}
+
+// Validate reports the bad fields of the configuration NewTimer was given,
+// as NewTrainer does, or nil.
+func (tm *Timer) Validate() error { return tm.invalid }
+
+// newTimer builds the callback for cfg, or reports cfg's bad fields.
+func newTimer(cfg TimerConfig) (*Timer, error) {
 	if cfg.MaxTime < 0 {
 		return nil, fmt.Errorf("callback.NewTimer: TimerConfig.MaxTime: must be >= 0 (0: no limit), got %s", cfg.MaxTime)
 	}

@@ -107,10 +107,7 @@ func run(args []string, out, errOut io.Writer) error {
 	timer := &stepTimer{skip: min(10, o.steps/2)}
 	cfg.Callbacks = append(cfg.Callbacks, timer)
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
-		if err != nil {
-			return err
-		}
+		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
 		cfg.Callbacks = append(cfg.Callbacks, bar)
 	}
 	trainer, err := volt.NewTrainer(cfg)

@@ -114,15 +114,9 @@ func main() {
 // logs and checkpoints under dir, and prints its results on out.
 func run(epochs, n int, dir string, out io.Writer) error {
 	volt.SeedEverything(42)
-	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+	ckpt := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 		Monitor: "val_loss", Filename: "{epoch}-{val_loss:.4f}"})
-	if err != nil {
-		return err
-	}
-	stop, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
-	if err != nil {
-		return err
-	}
+	stop := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
 	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir})
 	if err != nil {
 		return err
