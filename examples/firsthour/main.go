@@ -23,7 +23,6 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/logger/tensorboard"
 	"github.com/voltml/volt/optim"
 )
@@ -82,13 +81,12 @@ func (d *Regression) Setup(stage volt.Stage) error {
 		}
 		xs[i], ys[i] = x, []float32{float32(math.Sin(dot) + 0.1*rng.NormFloat64())}
 	}
-	cut := d.N * 8 / 10
-	var err error
-	if d.train, err = data.Rows(xs[:cut], ys[:cut]); err != nil {
+	all, err := data.Rows(xs, ys)
+	if err != nil {
 		return err
 	}
-	d.val, err = data.Rows(xs[cut:], ys[cut:])
-	return err
+	d.train, d.val = all[:d.N*8/10], all[d.N*8/10:] // a data.Slice slices as TensorDataset's tensors do
+	return nil
 }
 
 func (d *Regression) TrainDataloader() data.Loader {
@@ -125,7 +123,7 @@ func run(epochs, n int, dir string, out io.Writer) error {
 		MaxEpochs:      epochs,
 		DefaultRootDir: dir,
 		HandleSignals:  true, // Ctrl-C: finish the step, save a resumable checkpoint, return
-		Loggers:        []logger.Logger{tb},
+		Loggers:        []volt.Logger{tb},
 		Callbacks:      []volt.Callback{ckpt, stop},
 	})
 	if err != nil {
