@@ -117,6 +117,10 @@ func NewProgressBar(cfg ProgressBarConfig) *ProgressBar {
 // as NewTrainer does, or nil.
 func (p *ProgressBar) Validate() error { return p.invalid }
 
+// Config returns the configuration in effect: NewProgressBar's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (p *ProgressBar) Config() ProgressBarConfig { return p.cfg }
+
 // newProgressBar builds the callback for cfg, or reports cfg's bad fields.
 func newProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {
 	if cfg.RefreshInterval < 0 {

@@ -74,6 +74,10 @@ func NewBackboneFinetuning(cfg BackboneFinetuningConfig) *BackboneFinetuning {
 // as NewTrainer does, or nil.
 func (b *BackboneFinetuning) Validate() error { return b.invalid }
 
+// Config returns the configuration in effect: NewBackboneFinetuning's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (b *BackboneFinetuning) Config() BackboneFinetuningConfig { return b.cfg }
+
 // newBackboneFinetuning builds the callback for cfg, or reports cfg's bad fields.
 func newBackboneFinetuning(cfg BackboneFinetuningConfig) (*BackboneFinetuning, error) {
 	var errs []error

@@ -77,6 +77,10 @@ func NewEMAWeightAveraging(cfg EMAWeightAveragingConfig) *EMAWeightAveraging {
 // as NewTrainer does, or nil.
 func (e *EMAWeightAveraging) Validate() error { return e.invalid }
 
+// Config returns the configuration in effect: NewEMAWeightAveraging's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (e *EMAWeightAveraging) Config() EMAWeightAveragingConfig { return e.cfg }
+
 // newEMAWeightAveraging builds the callback for cfg, or reports cfg's bad fields.
 func newEMAWeightAveraging(cfg EMAWeightAveragingConfig) (*EMAWeightAveraging, error) {
 	var errs []error

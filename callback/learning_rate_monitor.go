@@ -52,6 +52,10 @@ func NewLearningRateMonitor(cfg LearningRateMonitorConfig) *LearningRateMonitor 
 // as NewTrainer does, or nil.
 func (m *LearningRateMonitor) Validate() error { return m.invalid }
 
+// Config returns the configuration in effect: NewLearningRateMonitor's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (m *LearningRateMonitor) Config() LearningRateMonitorConfig { return m.cfg }
+
 // newLearningRateMonitor builds the callback for cfg, or reports cfg's bad fields.
 func newLearningRateMonitor(cfg LearningRateMonitorConfig) (*LearningRateMonitor, error) {
 	switch cfg.LoggingInterval {

@@ -48,6 +48,10 @@ func NewModelSummary(cfg ModelSummaryConfig) *ModelSummary {
 // as NewTrainer does, or nil.
 func (s *ModelSummary) Validate() error { return s.invalid }
 
+// Config returns the configuration in effect: NewModelSummary's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (s *ModelSummary) Config() ModelSummaryConfig { return s.cfg }
+
 // newModelSummary builds the callback for cfg, or reports cfg's bad fields.
 func newModelSummary(cfg ModelSummaryConfig) (*ModelSummary, error) {
 	switch {

@@ -53,6 +53,10 @@ func NewOnExceptionCheckpoint(cfg OnExceptionCheckpointConfig) *OnExceptionCheck
 // as NewTrainer does, or nil.
 func (c *OnExceptionCheckpoint) Validate() error { return c.invalid }
 
+// Config returns the configuration in effect: NewOnExceptionCheckpoint's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (c *OnExceptionCheckpoint) Config() OnExceptionCheckpointConfig { return c.cfg }
+
 // newOnExceptionCheckpoint builds the callback for cfg, or reports cfg's bad fields.
 func newOnExceptionCheckpoint(cfg OnExceptionCheckpointConfig) (*OnExceptionCheckpoint, error) {
 	if cfg.Dirpath == "" {

@@ -114,6 +114,10 @@ func NewPredictionWriter(cfg PredictionWriterConfig) *PredictionWriter {
 // as NewTrainer does, or nil.
 func (w *PredictionWriter) Validate() error { return w.invalid }
 
+// Config returns the configuration in effect: NewPredictionWriter's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (w *PredictionWriter) Config() PredictionWriterConfig { return w.cfg }
+
 // newPredictionWriter builds the callback for cfg, or reports cfg's bad fields.
 func newPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) {
 	switch cfg.WriteInterval {

@@ -53,6 +53,10 @@ func NewTimer(cfg TimerConfig) *Timer {
 // as NewTrainer does, or nil.
 func (tm *Timer) Validate() error { return tm.invalid }
 
+// Config returns the configuration in effect: NewTimer's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (tm *Timer) Config() TimerConfig { return tm.cfg }
+
 // newTimer builds the callback for cfg, or reports cfg's bad fields.
 func newTimer(cfg TimerConfig) (*Timer, error) {
 	if cfg.MaxTime < 0 {
