@@ -1,7 +1,8 @@
-// Package nn is torch.nn's everyday layers and losses for volt's steps, with
-// PyTorch's defaults, so that a model ported from Lightning needs one import
-// instead of GoMLX's layers, activation, norm and loss packages, and trains
-// from the same starting point:
+// Package nn is torch.nn's everyday layers and losses for volt's steps
+// ([Linear], [LayerNorm], [ReLU], [Dropout], [MSELoss]), with PyTorch's
+// defaults, so that a model ported from Lightning needs one import instead
+// of GoMLX's layers, activation, norm and loss packages, and trains from the
+// same starting point:
 //
 //	x = nn.ReLU(nn.LayerNorm(scope, nn.Linear(scope, x, 64)))
 //	x = nn.Dropout(scope, x, 0.1)
@@ -10,9 +11,10 @@
 // Where GoMLX's defaults differ from PyTorch's (a dense layer's He-normal
 // weights and zero biases, LayerNorm's epsilon 1e-3) these functions take
 // PyTorch's: nn.Linear's weights and biases are U(−1/√fan_in, 1/√fan_in)
-// (package torchinit), nn.LayerNorm's epsilon is 1e-5. Each layer creates its
-// variables in the scope it is given, as GoMLX's layers do; give each layer
-// its own (scope.In("hidden_0")) unless, as above, they differ in kind.
+// (package torchinit), nn.LayerNorm's epsilon is 1e-5. The variables live
+// in the scope given, as GoMLX's layers name them (Linear's under its
+// "dense" sub-scope, LayerNorm's gain and offset in the scope itself), so
+// two layers of one kind need two scopes (scope.In("hidden_0")).
 package nn
 
 import (

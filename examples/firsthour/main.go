@@ -16,18 +16,15 @@ import (
 	"os"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/ml/layers"
-	"github.com/gomlx/gomlx/ml/layers/activation"
-	"github.com/gomlx/gomlx/ml/layers/norm"
-	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/logger/tensorboard"
+	"github.com/voltml/volt/nn"
 	"github.com/voltml/volt/optim"
 )
 
-// MLP is features → (Dense, LayerNorm, ReLU, Dropout) × len(Hidden) → 1.
+// MLP is features → (Linear, LayerNorm, ReLU, Dropout) × len(Hidden) → 1.
 type MLP struct {
 	Hidden  []int
 	Dropout float64
@@ -37,15 +34,13 @@ type MLP struct {
 func (m *MLP) forward(s *volt.Step, x *graph.Node) *graph.Node {
 	for i, width := range m.Hidden {
 		scope := s.Scope().In("hidden_%d", i)
-		x = layers.DenseWithBias(scope, x, width)
-		x = norm.LayerNorm(scope, x, -1).Done()
-		x = layers.DropoutStatic(scope, activation.Relu(x), m.Dropout)
+		x = nn.Dropout(scope, nn.ReLU(nn.LayerNorm(scope, nn.Linear(scope, x, width))), m.Dropout)
 	}
-	return layers.DenseWithBias(s.Scope().In("out"), x, 1)
+	return nn.Linear(s.Scope().In("out"), x, 1)
 }
 
 func (m *MLP) loss(s *volt.Step, b volt.Batch) *graph.Node {
-	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.forward(s, b.Input(0))})
+	return nn.MSELoss(m.forward(s, b.Input(0)), b.Label(0))
 }
 
 func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
