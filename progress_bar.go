@@ -119,7 +119,13 @@ func (p *ProgressBar) Validate() error { return p.invalid }
 
 // Config returns the configuration in effect: NewProgressBar's, with the defaults
 // its zero values stand for filled in (print-config shows it).
-func (p *ProgressBar) Config() ProgressBarConfig { return p.cfg }
+func (p *ProgressBar) Config() ProgressBarConfig {
+	c := p.cfg
+	if c.Writer == os.Stderr {
+		c.Writer = nil // the default, which a config cannot spell
+	}
+	return c
+}
 
 // newProgressBar builds the callback for cfg, or reports cfg's bad fields.
 func newProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {

@@ -50,7 +50,13 @@ func (s *ModelSummary) Validate() error { return s.invalid }
 
 // Config returns the configuration in effect: NewModelSummary's, with the defaults
 // its zero values stand for filled in (print-config shows it).
-func (s *ModelSummary) Config() ModelSummaryConfig { return s.cfg }
+func (s *ModelSummary) Config() ModelSummaryConfig {
+	c := s.cfg
+	if c.Writer == os.Stdout {
+		c.Writer = nil // the default, which a config cannot spell
+	}
+	return c
+}
 
 // newModelSummary builds the callback for cfg, or reports cfg's bad fields.
 func newModelSummary(cfg ModelSummaryConfig) (*ModelSummary, error) {

@@ -3,6 +3,7 @@ package callback
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,13 @@ func (tm *Timer) Validate() error { return tm.invalid }
 
 // Config returns the configuration in effect: NewTimer's, with the defaults
 // its zero values stand for filled in (print-config shows it).
-func (tm *Timer) Config() TimerConfig { return tm.cfg }
+func (tm *Timer) Config() TimerConfig {
+	c := tm.cfg
+	if reflect.ValueOf(c.Now).Pointer() == reflect.ValueOf(time.Now).Pointer() {
+		c.Now = nil // the default, which a config cannot spell
+	}
+	return c
+}
 
 // newTimer builds the callback for cfg, or reports cfg's bad fields.
 func newTimer(cfg TimerConfig) (*Timer, error) {

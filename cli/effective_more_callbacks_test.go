@@ -36,3 +36,27 @@ func TestPrintConfigShowsMoreCallbackDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPrintConfigShowsLoggerDefaults: print-config shows the defaults of
+// the loggers' zero options (save_dir ., name volt_logs, the flush
+// settings), and leaves a chosen version unset, so that the saved config
+// run again takes the next free version rather than reusing this one.
+func TestPrintConfigShowsLoggerDefaults(t *testing.T) {
+	l, err := fixture{
+		files: map[string]string{"a.yaml": "trainer:\n  loggers:\n    - csv: {}\n    - jsonl: {}\n    - tensorboard: {flush_every: 3}\n"},
+		args:  []string{"print-config", "--config", "a.yaml"},
+	}.load(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.printed(t)
+	for _, want := range []string{
+		"- csv:\n        save_dir: .\n        name: volt_logs\n        version: null\n        version_name: \"\"\n        flush_every: 100\n",
+		"- jsonl:\n        save_dir: .\n        name: volt_logs\n        version: null\n",
+		"- tensorboard:\n        save_dir: .\n        name: volt_logs\n        version: null\n        version_name: \"\"\n        flush_every: 3\n        flush_interval: 2m0s\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("print-config lacks\n%s\nin\n%s", want, got)
+		}
+	}
+}

@@ -158,14 +158,14 @@ func (c component) errorAt(key string, err error) *Error {
 	return e
 }
 
-// takeEffective replaces each callback's options with the configuration the
-// built callback says is in effect (its Config method, returning the
-// options type), so that print-config and config.yaml show the defaults the
-// run takes rather than the zero values that stand for them. built holds
-// the callbacks of specs, in order.
-func (specs callbackSpecs) takeEffective(built []volt.Callback) {
-	for i, cb := range built {
-		m := reflect.ValueOf(cb).MethodByName("Config")
+// takeEffective replaces each component's options with the configuration
+// the built callback or logger says is in effect (its Config method,
+// returning the options type), so that print-config and config.yaml show
+// the defaults the run takes rather than the zero values that stand for
+// them. built holds the components of specs, in order.
+func takeEffective[T any](specs []component, built []T) {
+	for i, b := range built {
+		m := reflect.ValueOf(b).MethodByName("Config")
 		if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0) != specs[i].entry.options {
 			continue
 		}
