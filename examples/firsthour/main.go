@@ -1,5 +1,6 @@
-// Command firsthour is the program of issue 24, written from the README and
-// docs/from-lightning.md alone: an MLP with LayerNorm and dropout on a
+// Command firsthour is the program of issue 24, first written from the README
+// and docs/from-lightning.md alone, then cut down where volt made its user
+// write more than Lightning does (tools/firsthour/count.py counts both): an MLP with LayerNorm and dropout on a
 // synthetic regression, a custom data module, ModelCheckpoint on val_loss,
 // EarlyStopping, TensorBoard, then LoadModule and Predict.
 // tools/firsthour/lightning_firsthour.py is the same program in Lightning
