@@ -1,10 +1,10 @@
 // Package callback holds volt's built-in callbacks, Lightning's set written
 // for volt's hook interfaces. Each one is a pointer built by its constructor,
-// which returns no error: a bad field is reported by volt.NewTrainer, naming
-// the callback and the field (or by the callback's Validate), implements
-// only the hooks it listens to, and resets its per-run state when a run
-// starts; the stateful ones implement volt.Stateful so a checkpoint carries
-// them.
+// implements only the hooks it listens to, and resets its per-run state when
+// a run starts; the stateful ones implement volt.Stateful so a checkpoint
+// carries them. The constructors return no error: volt.NewTrainer reports a
+// bad field, naming the callback and the field, as the callback's Validate
+// does.
 //
 //	EarlyStopping                  stops Fit when a monitored metric stops improving
 //	ModelSummary                   prints the model's variables, grouped by scope
