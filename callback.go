@@ -6,6 +6,12 @@ package volt
 // trainer rejects a callback that implements none.
 type Callback any
 
+// CallbackValidator is implemented by callbacks whose configuration may be
+// bad (package callback's, whose constructors return no error): NewTrainer
+// calls Validate on each of Config.Callbacks and reports an error as
+// Config.Callbacks[i] (its type): the error.
+type CallbackValidator interface{ Validate() error }
+
 // Stateful is implemented by callbacks whose state must survive a checkpoint
 // and resume. StateKey must be stable and unique among the trainer's
 // callbacks (include the settings that distinguish two instances).

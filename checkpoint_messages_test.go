@@ -95,9 +95,6 @@ type boringScheduled struct{ boring }
 func (m *boringScheduled) ConfigureOptimizers() volt.Optimizers { return scheduledSGD() }
 
 func scheduledSGD() volt.Optimizers {
-	sched, err := optim.NewStepLR(2, 0.5)
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewStepLR(2, 0.5)
 	return volt.Optimizers{{Optimizer: optim.SGD(0.05), Scheduler: sched, Interval: volt.IntervalEpoch}}
 }

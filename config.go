@@ -10,7 +10,6 @@ import (
 
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/profiler"
 )
 
@@ -73,7 +72,7 @@ type Config struct {
 	LogEveryNSteps int
 	// Loggers receive the metrics. Nil means one CSV logger under
 	// DefaultRootDir/volt_logs/version_N; set DisableLoggers to log nothing.
-	Loggers []logger.Logger
+	Loggers []Logger
 	// DisableLoggers turns off the default CSV logger.
 	DisableLoggers bool
 	// DefaultRootDir is where the default logger writes; "" means ".".

@@ -517,10 +517,7 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochE
 			}
 			sched[e] = v
 		}
-		c, err := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: sched})
-		if err != nil {
-			return nil, nil, err
-		}
+		c := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: sched})
 		cbs = append(cbs, c)
 	}
 	if es := sp.Callbacks.EarlyStopping; es != nil {
@@ -542,10 +539,7 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochE
 		if v, ok := es["check_finite"].(bool); ok {
 			cfg.CheckFinite = &v
 		}
-		c, err := callback.NewEarlyStopping(cfg)
-		if err != nil {
-			return nil, nil, err
-		}
+		c := callback.NewEarlyStopping(cfg)
 		cbs = append(cbs, &earlyStoppingSpy{EarlyStopping: c, monitor: cfg.Monitor, log: log})
 	}
 	var ckpt *checkpointSpy
@@ -559,10 +553,7 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochE
 		if monitorsAtTrainEpochEnd {
 			cfg.SaveOnTrainEpochEnd = volt.Ptr(inferred)
 		}
-		c, err := callback.NewModelCheckpoint(cfg)
-		if err != nil {
-			return nil, nil, err
-		}
+		c := callback.NewModelCheckpoint(cfg)
 		ckpt = &checkpointSpy{ModelCheckpoint: c, log: log, seen: map[string]time.Time{}}
 		cbs = append(cbs, ckpt)
 	}

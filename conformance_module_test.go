@@ -128,16 +128,10 @@ func (m *conformanceModule) ConfigureOptimizers() volt.Optimizers {
 		freq, _ := m.args.Sched[2].(float64)
 		var inner optim.Scheduler
 		if kind == "step" {
-			s, err := optim.NewStepLR(1, 0.5)
-			if err != nil {
-				panic(err)
-			}
+			s := optim.NewStepLR(1, 0.5)
 			inner = s
 		} else if monitor, ok := strings.CutPrefix(kind, "plateau:"); ok {
-			s, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-			if err != nil {
-				panic(err)
-			}
+			s := optim.NewReduceLROnPlateau(optim.PlateauMin)
 			s.Factor, s.Patience = 0.5, m.plateauPatience
 			if s.Patience == 0 {
 				s.Patience = -1 // Lightning's patience 0; the zero value means 10

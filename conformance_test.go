@@ -207,15 +207,9 @@ func runConformanceScenario(t *testing.T, want *trace, sc conformanceScenario, i
 	log := &eventLog{}
 	cfg.Callbacks = []volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}}
 	if sc.monitor != "" {
-		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+		mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 			Dirpath: t.TempDir(), Monitor: sc.monitor, SaveTopK: volt.Ptr(-1), Filename: sc.filename})
-		if err != nil {
-			return nil, err
-		}
-		es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: sc.monitor, Patience: 5})
-		if err != nil {
-			return nil, err
-		}
+		es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: sc.monitor, Patience: 5})
 		// Lightning's order after _reorder_callbacks: checkpointing last.
 		cfg.Callbacks = append(cfg.Callbacks, &monitorSpy{log},
 			&earlyStoppingSpy{EarlyStopping: es, monitor: sc.monitor, log: log},
@@ -224,10 +218,7 @@ func runConformanceScenario(t *testing.T, want *trace, sc conformanceScenario, i
 	}
 	var last *checkpointSpy
 	if sc.saveLast {
-		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: t.TempDir(), SaveLast: true})
-		if err != nil {
-			return nil, err
-		}
+		mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: t.TempDir(), SaveLast: true})
 		last = &checkpointSpy{ModelCheckpoint: mc, log: log, seen: map[string]time.Time{}}
 		cfg.Callbacks = append(cfg.Callbacks, last)
 		cfg.DisableCheckpointing = false

@@ -36,10 +36,7 @@ func TestConsoleLines(t *testing.T) {
 	log.Info("volt: Fit stopped: MaxEpochs=3 reached.")
 	log.With("module", "*main.MLP").WithGroup("g").Warn("volt: a warning", "path", "a b.ckpt", "n", 2)
 
-	p, err := NewProgressBar(ProgressBarConfig{Writer: &buf, Columns: 40})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := NewProgressBar(ProgressBarConfig{Writer: &buf, Columns: 40})
 	console.attach(p)
 	defer console.detach(p)
 	p.open = true // as after a redraw

@@ -18,7 +18,7 @@ func defaultProgressBar(c Config) (*ProgressBar, error) {
 	if !enabled {
 		return nil, nil
 	}
-	return NewProgressBar(ProgressBarConfig{})
+	return NewProgressBar(ProgressBarConfig{}), nil
 }
 
 // callbacks are Config.Callbacks and the default progress bar.

@@ -10,10 +10,7 @@ import (
 // run's callbacks exactly when Config.EnableProgressBar is nil or true and
 // no ProgressReporter is configured, without changing Config.Callbacks.
 func TestDefaultProgressBarInHooks(t *testing.T) {
-	own, err := NewProgressBar(ProgressBarConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	own := NewProgressBar(ProgressBarConfig{})
 	cases := []struct {
 		name      string
 		enabled   *bool

@@ -13,10 +13,7 @@ import (
 // and false with one is an error naming both fields.
 func TestEnableProgressBar(t *testing.T) {
 	var buf bytes.Buffer
-	bar, err := volt.NewProgressBar(volt.ProgressBarConfig{Writer: &buf})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bar := volt.NewProgressBar(volt.ProgressBarConfig{Writer: &buf})
 	cases := []struct {
 		name    string
 		enabled *bool

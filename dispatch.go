@@ -198,14 +198,20 @@ func targetName(v any) string {
 	return reflect.TypeOf(v).String()
 }
 
-// checkCallback rejects values that implement no hook at all, or a method
-// named like a hook's with another signature.
+// checkCallback rejects values that implement no hook at all, a method
+// named like a hook's with another signature, or a CallbackValidator whose
+// Validate fails.
 func checkCallback(cb Callback) error {
 	if cb == nil {
 		return fmt.Errorf("is nil")
 	}
 	if err := checkSignatures("callback", cb, onCallback); err != nil {
 		return err
+	}
+	if v, ok := cb.(CallbackValidator); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("%T: %w", cb, err)
+		}
 	}
 	typ := reflect.TypeOf(cb)
 	for id := range hookTable {

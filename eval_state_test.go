@@ -147,10 +147,7 @@ func runEvalStateScenario(t *testing.T, sc evalStateScenario, checkpoints bool) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 1})
 	// LogEveryNSteps 1: volt's LoggedMetrics holds what the loggers
 	// received, Lightning's property the latest step values whenever read
 	// (docs/from-lightning.md, the trainer.logged_metrics row); sending every
@@ -160,11 +157,8 @@ func runEvalStateScenario(t *testing.T, sc evalStateScenario, checkpoints bool) 
 		Callbacks: []volt.Callback{evalStateRecorder{&events}, es}}
 	dir := t.TempDir()
 	if checkpoints {
-		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: dir, EveryNTrainSteps: 3,
+		mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: dir, EveryNTrainSteps: 3,
 			Monitor: "val_loss", SaveTopK: volt.Ptr(-1), Filename: "{step}"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		cfg.Callbacks, cfg.DisableCheckpointing = append(cfg.Callbacks, mc), false
 	}
 	tr := testutil.NewTrainer(t, cfg)

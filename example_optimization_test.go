@@ -70,10 +70,7 @@ func ExampleFromCheckpoint() {
 type exScheduled struct{ exLine }
 
 func (exScheduled) ConfigureOptimizers() volt.Optimizers {
-	sched, err := optim.NewStepLR(2, 0.5) // halve every 2 epochs
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewStepLR(2, 0.5) // halve every 2 epochs; Fit checks its fields
 	return volt.Optimizers{{Optimizer: optim.Adam(0.1), Scheduler: sched, Interval: volt.IntervalEpoch}}
 }
 

@@ -24,10 +24,7 @@ func (m *exOneCycle) ConfigureOptimizers() volt.Optimizers {
 		panic(err) // volt turns a panic in ConfigureOptimizers into Fit's error
 	}
 	fmt.Println("one cycle over", total, "steps")
-	sched, err := optim.NewOneCycleLR(0.1, int(total))
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewOneCycleLR(0.1, int(total))
 	return volt.Optimizers{{Optimizer: optim.SGD(0.1), Scheduler: sched, Interval: volt.IntervalStep}}
 }
 

@@ -51,10 +51,7 @@ func fakeTrainer(t *testing.T, cfg volt.Config, losses []float64) (*volt.Trainer
 }
 
 func TestEarlyStoppingOnFakeEngine(t *testing.T) {
-	es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 2})
 	tr, eval := fakeTrainer(t, volt.Config{MaxEpochs: 10, DisableCheckpointing: true, Callbacks: []volt.Callback{es}},
 		[]float64{5, 4, 4.5, 4.2, 4.1, 3})
 	if err := tr.Fit(context.Background(), untracedModule{}, volt.Loaders{Train: counting(6), Val: []data.Loader{counting(4)}}); err != nil {
@@ -93,10 +90,7 @@ func (e *epochsValidated) OnValidationStart(t *volt.Trainer) error {
 
 func TestModelCheckpointKeepsTheBestOnFakeEngine(t *testing.T) {
 	dir := t.TempDir()
-	mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: dir, Monitor: "val_loss", SaveTopK: new(1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: dir, Monitor: "val_loss", SaveTopK: new(1)})
 	tr, _ := fakeTrainer(t, volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{mc}}, []float64{3, 1, 2, 1.5})
 	if err := tr.Fit(context.Background(), untracedModule{}, volt.Loaders{Train: counting(4), Val: []data.Loader{counting(2)}}); err != nil {
 		t.Fatal(err)

@@ -22,10 +22,7 @@ import (
 type plateauOnInf struct{ boring }
 
 func (m *plateauOnInf) ConfigureOptimizers() volt.Optimizers {
-	s, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-	if err != nil {
-		panic(err)
-	}
+	s := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	return volt.Optimizers{{Optimizer: optim.SGD(1e-5), Scheduler: s, Monitor: "inf_metric"}}
 }
 
@@ -43,10 +40,7 @@ func spellingCallbacks(t *testing.T) []volt.Callback {
 		{Monitor: "ninf_metric", Mode: "max", Patience: 100, CheckFinite: no},
 		{Monitor: "small_metric", Patience: 100},
 	} {
-		es, err := callback.NewEarlyStopping(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		es := callback.NewEarlyStopping(c)
 		cbs = append(cbs, es)
 	}
 	for _, c := range []callback.ModelCheckpointConfig{
@@ -55,10 +49,7 @@ func spellingCallbacks(t *testing.T) []volt.Callback {
 		{Monitor: "nan_metric", Mode: "max", SaveTopK: volt.Ptr(1), Filename: "nan-{epoch}"},
 	} {
 		c.Dirpath = "ckpts"
-		mc, err := callback.NewModelCheckpoint(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		mc := callback.NewModelCheckpoint(c)
 		cbs = append(cbs, mc)
 	}
 	return cbs

@@ -11,8 +11,9 @@ import (
 )
 
 // notHooks are the package's exported interfaces that are no optional
-// hook: the required Module and the Config value types.
-var notHooks = map[string]bool{"Module": true, "BatchLimit": true, "ValInterval": true, "ModuleWrapper": true}
+// hook: the required Module, the Config value types and CallbackValidator
+// (NewTrainer's check of a callback's configuration).
+var notHooks = map[string]bool{"Module": true, "BatchLimit": true, "ValInterval": true, "ModuleWrapper": true, "CallbackValidator": true}
 
 // TestHookTableListsEveryInterface guards against the drift the table
 // replaced: every exported interface of the package is a row (or named in

@@ -30,6 +30,10 @@ import (
 	"github.com/voltml/volt/logger"
 )
 
+// Logger is logger.Logger, the interface of Config.Loggers, under package
+// volt's name: []volt.Logger{tb} needs no import of package logger.
+type Logger = logger.Logger
+
 // HParamser is implemented by modules and data modules whose hyperparameters
 // should be recorded by the loggers at the start of Fit (Lightning's
 // save_hyperparameters).

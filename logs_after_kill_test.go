@@ -93,10 +93,7 @@ func TestKilledRunResumesWithEveryLoggedRowOnce(t *testing.T) {
 	for _, tt := range tests {
 		trainer := func(root string, extra ...volt.Callback) *volt.Trainer {
 			t.Helper()
-			mc, err := callback.NewModelCheckpoint(tt.mc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			mc := callback.NewModelCheckpoint(tt.mc)
 			cfg := quiet(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1, DefaultRootDir: root, Callbacks: append([]volt.Callback{mc}, extra...)})
 			cfg.DisableLoggers = false
 			if tt.multi {

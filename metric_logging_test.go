@@ -159,10 +159,7 @@ func TestLogMetricMonitoredByCallbacks(t *testing.T) {
 		total += float64(b.Size)
 	}
 	wantAcc := right / total
-	es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_f1", Mode: "max", Patience: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_f1", Mode: "max", Patience: 1})
 	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 6, Callbacks: []volt.Callback{es}}))
 	m := newMetricModule(t, volt.OnStep(false), volt.OnEpoch(true))
 	dm := volt.Loaders{Train: &fixedLoader{batches}, Val: []data.Loader{&fixedLoader{batches}}}

@@ -18,10 +18,7 @@ type plateauBoring struct {
 }
 
 func (m *plateauBoring) ConfigureOptimizers() volt.Optimizers {
-	sched, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	sched.Patience, sched.Threshold = -1, 10 // patience 0 (-1: 0 means 10); no epoch improves enough
 	m.sched = sched
 	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Monitor: "val_loss"}}

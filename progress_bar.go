@@ -50,6 +50,7 @@ type ProgressReporter interface {
 // characters: one per epoch end, and with Every > 0 one every Every
 // optimization steps.
 type ProgressBar struct {
+	invalid  error // the bad fields of the configuration (NewProgressBar), or nil
 	cfg      ProgressBarConfig
 	terminal bool
 	now      func() time.Time // the clock of bars and of the refresh budget
@@ -101,8 +102,33 @@ type ProgressBarConfig struct {
 // tqdm's mininterval.
 const DefaultRefreshInterval = 100 * time.Millisecond
 
-// NewProgressBar validates cfg and returns the callback.
-func NewProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {
+// NewProgressBar returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewProgressBar(cfg ProgressBarConfig) *ProgressBar {
+	p, err := newProgressBar(cfg)
+	if err != nil {
+		return &ProgressBar{cfg: cfg, invalid: err}
+	}
+	return p
+}
+
+// Validate reports the bad fields of the configuration NewProgressBar was given,
+// as NewTrainer does, or nil.
+func (p *ProgressBar) Validate() error { return p.invalid }
+
+// Config returns the configuration in effect: NewProgressBar's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (p *ProgressBar) Config() ProgressBarConfig {
+	c := p.cfg
+	if c.Writer == os.Stderr {
+		c.Writer = nil // the default, which a config cannot spell
+	}
+	return c
+}
+
+// newProgressBar builds the callback for cfg, or reports cfg's bad fields.
+func newProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {
 	if cfg.RefreshInterval < 0 {
 		return nil, fmt.Errorf("NewProgressBar: ProgressBarConfig.RefreshInterval: must be >= 0 (0 means %v), got %v",
 			DefaultRefreshInterval, cfg.RefreshInterval)

@@ -15,10 +15,7 @@ import (
 type plateauModule struct{ boring }
 
 func (*plateauModule) ConfigureOptimizers() volt.Optimizers {
-	sched, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Monitor: "val_loss"}}
 }
 

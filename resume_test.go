@@ -23,10 +23,7 @@ import (
 type adamBoring struct{ boring }
 
 func (adamBoring) ConfigureOptimizers() volt.Optimizers {
-	sched, err := optim.NewStepLR(3, 0.7)
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewStepLR(3, 0.7)
 	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalStep}}
 }
 

@@ -31,22 +31,16 @@ func (r *lrRecorder) OnTrainBatchStart(t *volt.Trainer, _ *data.Batch, _ int) er
 
 // schedulers returns a fresh instance of every schedule volt offers.
 func schedulers() map[string]func() optim.Scheduler {
-	must := func(s optim.Scheduler, err error) optim.Scheduler {
-		if err != nil {
-			panic(err)
-		}
-		return s
-	}
 	return map[string]func() optim.Scheduler{
-		"step":        func() optim.Scheduler { return must(optim.NewStepLR(3, 0.5)) },
-		"multistep":   func() optim.Scheduler { return must(optim.NewMultiStepLR([]int{2, 5, 9}, 0.3)) },
-		"exponential": func() optim.Scheduler { return must(optim.NewExponentialLR(0.9)) },
-		"cosine":      func() optim.Scheduler { return must(optim.NewCosineAnnealingLR(7, 0.01)) },
-		"restarts":    func() optim.Scheduler { return must(optim.NewCosineAnnealingWarmRestarts(4, 2, 0.001)) },
-		"warmup":      func() optim.Scheduler { return must(optim.NewLinearWarmup(0.1, 1, 5)) },
-		"one-cycle":   func() optim.Scheduler { return must(optim.NewOneCycleLR(0.5, 20)) },
+		"step":        func() optim.Scheduler { return optim.NewStepLR(3, 0.5) },
+		"multistep":   func() optim.Scheduler { return optim.NewMultiStepLR([]int{2, 5, 9}, 0.3) },
+		"exponential": func() optim.Scheduler { return optim.NewExponentialLR(0.9) },
+		"cosine":      func() optim.Scheduler { return optim.NewCosineAnnealingLR(7, 0.01) },
+		"restarts":    func() optim.Scheduler { return optim.NewCosineAnnealingWarmRestarts(4, 2, 0.001) },
+		"warmup":      func() optim.Scheduler { return optim.NewLinearWarmup(0.1, 1, 5) },
+		"one-cycle":   func() optim.Scheduler { return optim.NewOneCycleLR(0.5, 20) },
 		"lambda": func() optim.Scheduler {
-			return must(optim.NewLambdaLR(func(s int) float64 { return 1 / float64(1+s) }))
+			return optim.NewLambdaLR(func(s int) float64 { return 1 / float64(1+s) })
 		},
 	}
 }
@@ -83,7 +77,7 @@ func TestSchedulerStepsPerOptimizationStep(t *testing.T) {
 }
 
 func TestSchedulerEpochIntervalAndPlateau(t *testing.T) {
-	exp, _ := optim.NewExponentialLR(0.5)
+	exp := optim.NewExponentialLR(0.5)
 	rec := &lrRecorder{}
 	m := &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: exp, SchedulerFrequency: 2}}
 	fitBoring(t, volt.Config{MaxEpochs: 5, Callbacks: []volt.Callback{rec}, Precision: "64-true"}, boringData(), m)
@@ -95,7 +89,7 @@ func TestSchedulerEpochIntervalAndPlateau(t *testing.T) {
 		}
 	}
 
-	plateau, _ := optim.NewReduceLROnPlateau(optim.PlateauMin)
+	plateau := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	plateau.Patience = -1 // patience 0
 	m = &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: plateau, Monitor: "no_such_metric"}}
 	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2}))
@@ -114,7 +108,7 @@ func (m *constantScore) OnValidationEpochEnd(t *volt.Trainer) error {
 }
 
 func TestPlateauReducesAfterPatience(t *testing.T) {
-	plateau, _ := optim.NewReduceLROnPlateau(optim.PlateauMin)
+	plateau := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	plateau.Patience, plateau.Factor = 1, 0.5
 	rec := &lrRecorder{}
 	m := &constantScore{scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: plateau, Monitor: "score"}}}
@@ -141,7 +135,7 @@ func (m *traceCounter) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 }
 
 func TestChangingTheLearningRateNeverRetraces(t *testing.T) {
-	sched, _ := optim.NewExponentialLR(0.5)
+	sched := optim.NewExponentialLR(0.5)
 	m := &traceCounter{scheduled: scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: sched, Interval: volt.IntervalStep}}}
 	rec := &lrRecorder{}
 	fitBoring(t, volt.Config{MaxEpochs: 3, Callbacks: []volt.Callback{rec}}, loaderOf(regression(16, 1), 4), m)
@@ -154,9 +148,9 @@ func TestChangingTheLearningRateNeverRetraces(t *testing.T) {
 }
 
 // TestSchedulerLiteralsValidateAtFit: a scheduler written as a struct literal
-// in ConfigureOptimizers takes PyTorch's defaults from its zero fields, and
-// an invalid one is reported by Fit, naming the field, before any step (no
-// panic from Start).
+// or made by its constructor in ConfigureOptimizers (which returns no error)
+// takes PyTorch's defaults from its zero fields, and an invalid one is
+// reported by Fit, naming the field, before any step (no panic from Start).
 func TestSchedulerLiteralsValidateAtFit(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -171,6 +165,25 @@ func TestSchedulerLiteralsValidateAtFit(t *testing.T) {
 			"optimizer 0: Scheduler: optim.StepLR.StepSize: must be >= 1"},
 		{"bad factor", volt.OptimizerSetup{Optimizer: optim.SGD(0.1),
 			Scheduler: &optim.ReduceLROnPlateau{Factor: 2}, Monitor: "val_loss"}, "optim.ReduceLROnPlateau.Factor"},
+		{"constructed ok", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewExponentialLR(0.9)}, ""},
+		{"NewExponentialLR gamma 0", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewExponentialLR(0)},
+			"ConfigureOptimizers: optimizer 0: Scheduler: optim.ExponentialLR.Gamma: must be a finite number > 0 (required), got 0"},
+		{"NewStepLR step size 0", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewStepLR(0, 0.5)},
+			"Scheduler: optim.StepLR.StepSize: must be >= 1, got 0"},
+		{"NewMultiStepLR milestone -1", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewMultiStepLR([]int{2, -1}, 0.5)},
+			"Scheduler: optim.MultiStepLR.Milestones[1]"},
+		{"NewCosineAnnealingLR TMax 0", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewCosineAnnealingLR(0, 0)},
+			"Scheduler: optim.CosineAnnealingLR.TMax"},
+		{"NewCosineAnnealingWarmRestarts T0 0", volt.OptimizerSetup{Optimizer: optim.SGD(0.1),
+			Scheduler: optim.NewCosineAnnealingWarmRestarts(0, 1, 0)}, "Scheduler: optim.CosineAnnealingWarmRestarts.T0"},
+		{"NewLinearWarmup start 2", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewLinearWarmup(2, 1, 5)},
+			"Scheduler: optim.LinearWarmup.StartFactor"},
+		{"NewLambdaLR nil", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewLambdaLR(nil)},
+			"Scheduler: optim.LambdaLR.Fn"},
+		{"NewOneCycleLR max lr -1", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewOneCycleLR(-1, 8),
+			Interval: volt.IntervalStep}, "Scheduler: optim.OneCycleLR.MaxLR"},
+		{"NewReduceLROnPlateau mode", volt.OptimizerSetup{Optimizer: optim.SGD(0.1), Scheduler: optim.NewReduceLROnPlateau("up"),
+			Monitor: "val_loss"}, `Scheduler: optim.ReduceLROnPlateau.Mode: must be "min" (default, "") or "max", got "up"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,6 +198,8 @@ func TestSchedulerLiteralsValidateAtFit(t *testing.T) {
 				t.Fatalf("Fit: %v", err)
 			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Fatalf("Fit error = %v, want one containing %q", err, tc.want)
+			case tc.want != "" && tr.GlobalStep() != 0:
+				t.Errorf("Fit took %d steps before reporting %v", tr.GlobalStep(), err)
 			}
 		})
 	}

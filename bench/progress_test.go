@@ -18,10 +18,7 @@ import (
 // step: a bar redrawn per batch shows as ≥ 1 write per step.
 func BenchmarkProgressBar(b *testing.B) {
 	var w countingWriter
-	bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &w, ForceTerminal: volt.Ptr(true)})
-	if err != nil {
-		b.Fatal(err)
-	}
+	bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &w, ForceTerminal: volt.Ptr(true)})
 	withBar := runner{callbacks: []volt.Callback{bar}, timed: func() { w = countingWriter{} }}
 	times := lockstepFits(b, logReg, []runner{{}, withBar}, numBatches, warmup, b.N)
 	diffs := make([]float64, b.N)

@@ -27,9 +27,10 @@ import (
 // schedule otherwise. It is a Finetuning with one step, plus the multiplier
 // updates.
 type BackboneFinetuning struct {
-	cfg   BackboneFinetuningConfig
-	base  *Finetuning
-	state backboneState
+	invalid error // the bad fields of the configuration (NewBackboneFinetuning), or nil
+	cfg     BackboneFinetuningConfig
+	base    *Finetuning
+	state   backboneState
 }
 
 // BackboneFinetuningConfig configures BackboneFinetuning.
@@ -58,8 +59,27 @@ type backboneState struct {
 	LastEpoch int             `json:"last_epoch"` // the last epoch whose multiplier was set (-1: none)
 }
 
-// NewBackboneFinetuning validates cfg and returns the callback.
-func NewBackboneFinetuning(cfg BackboneFinetuningConfig) (*BackboneFinetuning, error) {
+// NewBackboneFinetuning returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewBackboneFinetuning(cfg BackboneFinetuningConfig) *BackboneFinetuning {
+	b, err := newBackboneFinetuning(cfg)
+	if err != nil {
+		return &BackboneFinetuning{cfg: cfg, invalid: err}
+	}
+	return b
+}
+
+// Validate reports the bad fields of the configuration NewBackboneFinetuning was given,
+// as NewTrainer does, or nil.
+func (b *BackboneFinetuning) Validate() error { return b.invalid }
+
+// Config returns the configuration in effect: NewBackboneFinetuning's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (b *BackboneFinetuning) Config() BackboneFinetuningConfig { return b.cfg }
+
+// newBackboneFinetuning builds the callback for cfg, or reports cfg's bad fields.
+func newBackboneFinetuning(cfg BackboneFinetuningConfig) (*BackboneFinetuning, error) {
 	var errs []error
 	if cfg.Scope == "" {
 		cfg.Scope = "/backbone"
@@ -83,7 +103,7 @@ func NewBackboneFinetuning(cfg BackboneFinetuningConfig) (*BackboneFinetuning, e
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("callback.NewBackboneFinetuning: %w", err)
 	}
-	base, err := NewFinetuning(FinetuningConfig{
+	base, err := newFinetuning(FinetuningConfig{
 		Freeze:   []string{cfg.Scope},
 		Schedule: []FinetuneStep{{Epoch: cfg.UnfreezeAtEpoch, Unfreeze: []string{cfg.Scope}, LRScale: cfg.InitialRatio, Optimizer: cfg.Optimizer}},
 	})

@@ -37,6 +37,7 @@ import (
 // training batch every scope must match at least one variable; a typo is an
 // error, as in Lightning.
 type Finetuning struct {
+	invalid error // the bad fields of the configuration (NewFinetuning), or nil
 	cfg     FinetuningConfig
 	state   finetuningState
 	loaded  bool // LoadState was called: keep the state at the next OnFitStart
@@ -72,8 +73,23 @@ type finetuningState struct {
 	Groups []int `json:"groups,omitempty"`
 }
 
-// NewFinetuning validates cfg and returns the callback.
-func NewFinetuning(cfg FinetuningConfig) (*Finetuning, error) {
+// NewFinetuning returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewFinetuning(cfg FinetuningConfig) *Finetuning {
+	f, err := newFinetuning(cfg)
+	if err != nil {
+		return &Finetuning{cfg: cfg, invalid: err}
+	}
+	return f
+}
+
+// Validate reports the bad fields of the configuration NewFinetuning was given,
+// as NewTrainer does, or nil.
+func (f *Finetuning) Validate() error { return f.invalid }
+
+// newFinetuning builds the callback for cfg, or reports cfg's bad fields.
+func newFinetuning(cfg FinetuningConfig) (*Finetuning, error) {
 	var errs []error
 	checkScopes := func(field string, scopes []string) {
 		for i, s := range scopes {

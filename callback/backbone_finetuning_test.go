@@ -29,7 +29,7 @@ func TestNewFinetuningValidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callback.NewFinetuning(tc.cfg)
+			err := callback.NewFinetuning(tc.cfg).Validate()
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatal(err)
@@ -54,7 +54,7 @@ func TestNewBackboneFinetuningValidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callback.NewBackboneFinetuning(tc.cfg)
+			err := callback.NewBackboneFinetuning(tc.cfg).Validate()
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatal(err)
@@ -101,10 +101,7 @@ func TestFinetuningFreezesAndUnfreezesOnSchedule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ft, err := callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"/backbone"}, Schedule: tc.schedule})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ft := callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"/backbone"}, Schedule: tc.schedule})
 			log := newWeightLog(t)
 			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ft, log}}))
 			m := &twoPart{lr: 0.05}
@@ -143,11 +140,8 @@ func TestFinetuningFreezesAndUnfreezesOnSchedule(t *testing.T) {
 }
 
 func TestFinetuningRejectsUnknownScope(t *testing.T) {
-	ft, err := callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"/backbne"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = fit(t, quiet(volt.Config{MaxEpochs: 1}), &twoPart{}, trainOnly(), ft)
+	ft := callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"/backbne"}})
+	_, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &twoPart{}, trainOnly(), ft)
 	if err == nil || !strings.Contains(err.Error(), `Freeze[0] "/backbne" match(es) no variable`) || !strings.Contains(err.Error(), "/backbone, /head") {
 		t.Fatalf("Fit error %v, want one naming the scope and the module's scopes", err)
 	}
@@ -187,10 +181,7 @@ func TestBackboneFinetuningScaleSequence(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			bf, err := callback.NewBackboneFinetuning(tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			bf := callback.NewBackboneFinetuning(tc.cfg)
 			log, scales := newWeightLog(t), &scaleLog{bf: bf}
 			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 6}), &twoPart{}, trainOnly(), bf, log, scales)
 			if err != nil {
@@ -228,10 +219,7 @@ func TestBackboneFinetuningResumeParity(t *testing.T) {
 			defer volt.SeedEverything(0)
 			path := filepath.Join(t.TempDir(), "ft.ckpt")
 			newBF := func() *callback.BackboneFinetuning {
-				bf, err := callback.NewBackboneFinetuning(callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 2, Multiplier: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
+				bf := callback.NewBackboneFinetuning(callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 2, Multiplier: 2})
 				return bf
 			}
 			sv := &stepSaver{path: path, atBatch: tc.atBatch, when: tc.when}

@@ -21,6 +21,7 @@ import (
 // buffers, for instance) is not included. CPU times need a Unix system;
 // elsewhere they are not logged.
 type DeviceStatsMonitor struct {
+	invalid   error // the bad fields of the configuration (NewDeviceStatsMonitor), or nil
 	cfg       DeviceStatsMonitorConfig
 	wallStart time.Time
 	cpuStart  time.Duration
@@ -33,7 +34,22 @@ type DeviceStatsMonitorConfig struct {
 }
 
 // NewDeviceStatsMonitor returns the callback (every configuration is valid).
-func NewDeviceStatsMonitor(cfg DeviceStatsMonitorConfig) (*DeviceStatsMonitor, error) {
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewDeviceStatsMonitor(cfg DeviceStatsMonitorConfig) *DeviceStatsMonitor {
+	m, err := newDeviceStatsMonitor(cfg)
+	if err != nil {
+		return &DeviceStatsMonitor{cfg: cfg, invalid: err}
+	}
+	return m
+}
+
+// Validate reports the bad fields of the configuration NewDeviceStatsMonitor was given,
+// as NewTrainer does, or nil.
+func (m *DeviceStatsMonitor) Validate() error { return m.invalid }
+
+// newDeviceStatsMonitor builds the callback for cfg, or reports cfg's bad fields.
+func newDeviceStatsMonitor(cfg DeviceStatsMonitorConfig) (*DeviceStatsMonitor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

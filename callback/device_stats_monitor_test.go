@@ -10,10 +10,7 @@ import (
 
 func TestDeviceStatsMonitor(t *testing.T) {
 	clock := newFakeClock()
-	m, err := callback.NewDeviceStatsMonitor(callback.DeviceStatsMonitorConfig{Now: clock.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := callback.NewDeviceStatsMonitor(callback.DeviceStatsMonitorConfig{Now: clock.Now})
 	log := &memLogger{}
 	if _, err := fit(t, logged(volt.Config{MaxEpochs: 2}, log), &boring{}, boringData(), ticker{clock, time.Second}, m); err != nil {
 		t.Fatal(err)

@@ -1,9 +1,10 @@
 // Package callback holds volt's built-in callbacks, Lightning's set written
-// for volt's hook interfaces. Each one is a pointer built by its constructor
-// (which validates the configuration and names the bad field), implements
-// only the hooks it listens to, and resets its per-run state when a run
-// starts; the stateful ones implement volt.Stateful so a checkpoint carries
-// them.
+// for volt's hook interfaces. Each one is a pointer built by its constructor,
+// implements only the hooks it listens to, and resets its per-run state when
+// a run starts; the stateful ones implement volt.Stateful so a checkpoint
+// carries them. The constructors return no error: volt.NewTrainer reports a
+// bad field, naming the callback and the field, as the callback's Validate
+// does.
 //
 //	EarlyStopping                  stops Fit when a monitored metric stops improving
 //	ModelSummary                   prints the model's variables, grouped by scope

@@ -26,6 +26,7 @@ import (
 // It asks to stop with Trainer.Stop, so MinEpochs and MinSteps are honoured by
 // the trainer, which reports the stop reason once through Config.Log.
 type EarlyStopping struct {
+	invalid    error // the bad fields of the configuration (NewEarlyStopping), or nil
 	cfg        EarlyStoppingConfig
 	delta      float64 // signed min delta: current-delta must beat best
 	better     func(a, b float64) bool
@@ -71,8 +72,23 @@ type earlyStoppingState struct {
 	BestScore    float64 `json:"-"` // ±Inf before the first check; written as a jsonfloat.Float
 }
 
-// NewEarlyStopping validates cfg and returns the callback.
-func NewEarlyStopping(cfg EarlyStoppingConfig) (*EarlyStopping, error) {
+// NewEarlyStopping returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewEarlyStopping(cfg EarlyStoppingConfig) *EarlyStopping {
+	e, err := newEarlyStopping(cfg)
+	if err != nil {
+		return &EarlyStopping{cfg: cfg, invalid: err}
+	}
+	return e
+}
+
+// Validate reports the bad fields of the configuration NewEarlyStopping was given,
+// as NewTrainer does, or nil.
+func (e *EarlyStopping) Validate() error { return e.invalid }
+
+// newEarlyStopping builds the callback for cfg, or reports cfg's bad fields.
+func newEarlyStopping(cfg EarlyStoppingConfig) (*EarlyStopping, error) {
 	var errs []string
 	if cfg.Monitor == "" {
 		errs = append(errs, "EarlyStoppingConfig.Monitor: required, the name of a logged metric such as \"val_loss\"")

@@ -67,10 +67,7 @@ func TestEarlyStoppingStopsAtTheRightEpoch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Monitor = "score"
-			es, err := callback.NewEarlyStopping(tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			es := callback.NewEarlyStopping(tc.cfg)
 			cfg := tc.trainCfg
 			if cfg.MaxEpochs == 0 {
 				cfg.MaxEpochs = 20
@@ -105,10 +102,7 @@ func TestEarlyStoppingMissingMetric(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "nope", Strict: tc.strict})
-			if err != nil {
-				t.Fatal(err)
-			}
+			es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "nope", Strict: tc.strict})
 			var logs bytes.Buffer
 			tr, err := fit(t, capture(volt.Config{MaxEpochs: 3}, &logs), &scripted{boring: &boring{}, score: []float64{1}}, boringData(), es)
 			if tc.wantErr != "" {
@@ -134,10 +128,7 @@ func TestEarlyStoppingMissingMetric(t *testing.T) {
 }
 
 func TestEarlyStoppingReasonSaidOnce(t *testing.T) {
-	es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 1, Verbose: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 1, Verbose: true})
 	var logs bytes.Buffer
 	if _, err := fit(t, capture(volt.Config{MaxEpochs: 10}, &logs), &scripted{boring: &boring{}, score: []float64{2, 1, 3}}, boringData(), es); err != nil {
 		t.Fatal(err)
@@ -164,7 +155,7 @@ func TestEarlyStoppingConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			_, err := callback.NewEarlyStopping(tc.cfg)
+			err := callback.NewEarlyStopping(tc.cfg).Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want it to contain %q", err, tc.want)
 			}
@@ -183,7 +174,7 @@ func TestEarlyStoppingState(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			es, _ := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 5})
+			es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 5})
 			if tc.epochs > 0 {
 				if _, err := fit(t, quiet(volt.Config{MaxEpochs: tc.epochs}), &scripted{boring: &boring{}, score: tc.score}, boringData(), es); err != nil {
 					t.Fatal(err)
@@ -193,7 +184,7 @@ func TestEarlyStoppingState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			other, _ := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 5})
+			other := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 5})
 			if err := other.LoadState(b); err != nil {
 				t.Fatalf("LoadState(%s): %v", b, err)
 			}
@@ -209,7 +200,7 @@ func TestEarlyStoppingState(t *testing.T) {
 }
 
 func TestEarlyStoppingResetsBetweenFits(t *testing.T) {
-	es, _ := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 2})
+	es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "score", Patience: 2})
 	m := &scripted{boring: &boring{}, score: []float64{1, 2, 3, 4}}
 	testutil.Fit(t, quiet(volt.Config{MaxEpochs: 20, Callbacks: []volt.Callback{es}}), m, boringData())
 	if es.WaitCount() != 2 {

@@ -30,6 +30,7 @@ import (
 // average there in float64 (see averages); raise UpdateEvery for large
 // models on accelerators.
 type EMAWeightAveraging struct {
+	invalid error // the bad fields of the configuration (NewEMAWeightAveraging), or nil
 	cfg     EMAWeightAveragingConfig
 	avg     averages
 	t       *volt.Trainer
@@ -61,8 +62,27 @@ type emaState struct {
 	LatestStep int64 `json:"latest_update_step"`
 }
 
-// NewEMAWeightAveraging validates cfg and returns the callback.
-func NewEMAWeightAveraging(cfg EMAWeightAveragingConfig) (*EMAWeightAveraging, error) {
+// NewEMAWeightAveraging returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewEMAWeightAveraging(cfg EMAWeightAveragingConfig) *EMAWeightAveraging {
+	e, err := newEMAWeightAveraging(cfg)
+	if err != nil {
+		return &EMAWeightAveraging{cfg: cfg, invalid: err}
+	}
+	return e
+}
+
+// Validate reports the bad fields of the configuration NewEMAWeightAveraging was given,
+// as NewTrainer does, or nil.
+func (e *EMAWeightAveraging) Validate() error { return e.invalid }
+
+// Config returns the configuration in effect: NewEMAWeightAveraging's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (e *EMAWeightAveraging) Config() EMAWeightAveragingConfig { return e.cfg }
+
+// newEMAWeightAveraging builds the callback for cfg, or reports cfg's bad fields.
+func newEMAWeightAveraging(cfg EMAWeightAveragingConfig) (*EMAWeightAveraging, error) {
 	var errs []error
 	switch {
 	case cfg.Decay == 0:

@@ -27,7 +27,7 @@ func TestNewEMAWeightAveragingValidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callback.NewEMAWeightAveraging(tc.cfg)
+			err := callback.NewEMAWeightAveraging(tc.cfg).Validate()
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatal(err)
@@ -72,10 +72,7 @@ func TestEMAWeightAveragingMatchesHandComputed(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.CopyToModel = volt.Ptr(false)
-			ema, err := callback.NewEMAWeightAveraging(tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			ema := callback.NewEMAWeightAveraging(tc.cfg)
 			log := newWeightLog(t)
 			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 2, AccumulateGradBatches: tc.accumulate}), &boring{}, trainOnly(), log, ema)
 			if err != nil {
@@ -109,10 +106,7 @@ func TestEMAWeightAveragingMatchesHandComputed(t *testing.T) {
 }
 
 func TestEMAWeightAveragingCopiesToModel(t *testing.T) {
-	ema, err := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.9})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ema := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.9})
 	log := newWeightLog(t)
 	tr, err := fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, trainOnly(), log, ema)
 	if err != nil {
@@ -134,10 +128,7 @@ func (l *valLossLog) OnValidationEnd(t *volt.Trainer) error {
 }
 
 func TestEMAWeightAveragingValidatesWithAverage(t *testing.T) {
-	ema, err := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.8, CopyToModel: volt.Ptr(false)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ema := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.8, CopyToModel: volt.Ptr(false)})
 	log, vals := newWeightLog(t), &valLossLog{}
 	tr, err := fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, boringData(), log, ema, vals)
 	if err != nil {
@@ -196,10 +187,7 @@ func TestEMAWeightAveragingResumeParity(t *testing.T) {
 			cfg := quiet(volt.Config{MaxEpochs: 3})
 			path := filepath.Join(t.TempDir(), "ema.ckpt")
 			newEMA := func() *callback.EMAWeightAveraging {
-				ema, err := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.9, UpdateEvery: 2, CopyToModel: volt.Ptr(false)})
-				if err != nil {
-					t.Fatal(err)
-				}
+				ema := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.9, UpdateEvery: 2, CopyToModel: volt.Ptr(false)})
 				return ema
 			}
 			sv := &stepSaver{path: path, atBatch: tc.atBatch, when: "batch"}
@@ -267,10 +255,7 @@ func TestEMAWeightAveragingPrecisions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.precision, func(t *testing.T) {
-			ema, err := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.9})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ema := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.9})
 			log := &masterLog{path: w, tb: t}
 			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 2, Precision: tc.precision}), &boring{}, trainOnly(), log, ema)
 			if err != nil {

@@ -11,10 +11,7 @@ import (
 // optimizer step, validates with the average and copies it into the
 // weights when training ends.
 func ExampleEMAWeightAveraging() {
-	ema, err := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.5})
-	if err != nil {
-		panic(err)
-	}
+	ema := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.5})
 	trainer := exFit(volt.Config{
 		MaxEpochs:            3,
 		DisableCheckpointing: true,
@@ -37,19 +34,13 @@ func ExampleEMAWeightAveraging() {
 // to SWALRs over AnnealingEpochs, and puts the mean in the weights at the end.
 // LearningRateMonitor shows the annealed rate.
 func ExampleStochasticWeightAveraging() {
-	swa, err := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{
+	swa := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{
 		SWALRs:            []float64{0.01},
 		StartEpoch:        3,
 		AnnealingEpochs:   2,
 		AnnealingStrategy: "linear",
 	})
-	if err != nil {
-		panic(err)
-	}
-	lrs, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
-	if err != nil {
-		panic(err)
-	}
+	lrs := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
 	probe := exEpochProbe{func(t *volt.Trainer) {
 		fmt.Printf("epoch %d: lr-SGD=%.3f\n", t.CurrentEpoch(), t.CallbackMetrics()["lr-SGD"])
 	}}

@@ -17,10 +17,7 @@ import (
 // values depend on the machine and the moment (num_gc is often still 0);
 // the names do not (the CPU times need a Unix system).
 func ExampleDeviceStatsMonitor() {
-	stats, err := callback.NewDeviceStatsMonitor(callback.DeviceStatsMonitorConfig{})
-	if err != nil {
-		panic(err)
-	}
+	stats := callback.NewDeviceStatsMonitor(callback.DeviceStatsMonitorConfig{})
 	trainer := exFit(volt.Config{
 		MaxEpochs:            1,
 		DisableCheckpointing: true,

@@ -35,10 +35,7 @@ func ExampleOnExceptionCheckpoint() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	onError, err := callback.NewOnExceptionCheckpoint(callback.OnExceptionCheckpointConfig{Dirpath: dir})
-	if err != nil {
-		panic(err)
-	}
+	onError := callback.NewOnExceptionCheckpoint(callback.OnExceptionCheckpointConfig{Dirpath: dir})
 	ctx := context.Background()
 	crashing, err := volt.NewTrainer(exQuiet(volt.Config{
 		MaxEpochs:            5,
@@ -81,10 +78,7 @@ func ExamplePredictionWriter() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	writer, err := callback.NewPredictionWriter(callback.PredictionWriterConfig{Dir: dir, WriteInterval: "epoch"})
-	if err != nil {
-		panic(err)
-	}
+	writer := callback.NewPredictionWriter(callback.PredictionWriterConfig{Dir: dir, WriteInterval: "epoch"})
 	trainer, err := volt.NewTrainer(exQuiet(volt.Config{
 		MaxEpochs:            10,
 		DisableCheckpointing: true,

@@ -52,14 +52,11 @@ func (p exEpochProbe) OnTrainEpochEnd(t *volt.Trainer) error {
 // trains it at InitialRatio of the optimizer's learning rate, a rate that
 // grows by Multiplier each epoch up to the optimizer's own.
 func ExampleBackboneFinetuning() {
-	finetune, err := callback.NewBackboneFinetuning(callback.BackboneFinetuningConfig{
+	finetune := callback.NewBackboneFinetuning(callback.BackboneFinetuningConfig{
 		UnfreezeAtEpoch: 2,
 		InitialRatio:    0.25,
 		Multiplier:      2,
 	})
-	if err != nil {
-		panic(err)
-	}
 	const weights = "/backbone/dense/weights"
 	var before float64
 	probe := exEpochProbe{func(t *volt.Trainer) {
@@ -87,13 +84,10 @@ func ExampleBackboneFinetuning() {
 // steps that unfreeze some of them at an epoch's start, each as a new
 // parameter group of an optimizer with its own learning-rate multiplier.
 func ExampleFinetuning() {
-	finetune, err := callback.NewFinetuning(callback.FinetuningConfig{
+	finetune := callback.NewFinetuning(callback.FinetuningConfig{
 		Freeze:   []string{"/backbone"},
 		Schedule: []callback.FinetuneStep{{Epoch: 2, Unfreeze: []string{"/backbone"}, LRScale: 0.5}},
 	})
-	if err != nil {
-		panic(err)
-	}
 	probe := exEpochProbe{func(t *volt.Trainer) {
 		fmt.Printf("epoch %d: steps applied=%d, backbone frozen=%t, head frozen=%t\n", t.CurrentEpoch(),
 			finetune.Applied(), finetune.Frozen("/backbone/dense/weights"), finetune.Frozen("/head/dense/weights"))

@@ -18,13 +18,10 @@ import (
 // so the rates do not depend on the machine.
 func ExampleThroughputMonitor() {
 	clock := &exClock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)}
-	throughput, err := callback.NewThroughputMonitor(callback.ThroughputMonitorConfig{
+	throughput := callback.NewThroughputMonitor(callback.ThroughputMonitorConfig{
 		ItemsFn: func(b *data.Batch) int { return b.Size * 8 }, // 8 features per example
 		Now:     clock.Now,
 	})
-	if err != nil {
-		panic(err)
-	}
 	trainer := exFit(volt.Config{
 		MaxEpochs:            1,
 		DisableCheckpointing: true,
@@ -47,14 +44,11 @@ func ExampleThroughputMonitor() {
 // logged with volt.ProgBar (here the last validation loss). On a terminal it
 // draws tqdm-style bars, which also show the running mean of the loss.
 func ExampleProgressBar() {
-	bar, err := callback.NewProgressBar(callback.ProgressBarConfig{
+	bar := callback.NewProgressBar(callback.ProgressBarConfig{
 		Writer:        os.Stdout,
 		Every:         2,
 		ForceTerminal: volt.Ptr(false),
 	})
-	if err != nil {
-		panic(err)
-	}
 	exFit(volt.Config{
 		MaxEpochs:            2,
 		DisableCheckpointing: true,
@@ -82,10 +76,7 @@ func (m exProgBarLine) ValidationStep(s *volt.Step, b volt.Batch) {
 // own "dense" scope inside "backbone" and "head" folded into them;
 // MaxDepth -1 lists every scope and variable.
 func ExampleModelSummary() {
-	summary, err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -1, Writer: os.Stdout})
-	if err != nil {
-		panic(err)
-	}
+	summary := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -1, Writer: os.Stdout})
 	exFit(volt.Config{
 		MaxEpochs:            1,
 		DisableCheckpointing: true,

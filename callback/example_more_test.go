@@ -25,10 +25,7 @@ func ExampleTimer() {
 	if err != nil {
 		panic(err)
 	}
-	timer, err := callback.NewTimer(callback.TimerConfig{MaxTime: maxTime, Now: clock.Now})
-	if err != nil {
-		panic(err)
-	}
+	timer := callback.NewTimer(callback.TimerConfig{MaxTime: maxTime, Now: clock.Now})
 	trainer := exFit(volt.Config{
 		MaxEpochs:            100,
 		DisableCheckpointing: true,
@@ -42,12 +39,9 @@ func ExampleTimer() {
 // GradientAccumulationScheduler changes AccumulateGradBatches by epoch:
 // here 1 batch per step in epoch 0, then 2, then 4 from epoch 2 on.
 func ExampleGradientAccumulationScheduler() {
-	sched, err := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{
+	sched := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{
 		Scheduling: map[int]int{0: 1, 1: 2, 2: 4},
 	})
-	if err != nil {
-		panic(err)
-	}
 	steps := &exStepsPerEpoch{}
 	exFit(volt.Config{
 		MaxEpochs:            4,

@@ -13,10 +13,7 @@ import (
 // MinDelta for Patience validation checks: here once the model has
 // converged, long before MaxEpochs.
 func ExampleEarlyStopping() {
-	stop, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", MinDelta: 0.001, Patience: 2})
-	if err != nil {
-		panic(err)
-	}
+	stop := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", MinDelta: 0.001, Patience: 2})
 	trainer := exFit(volt.Config{
 		MaxEpochs:            100,
 		DisableCheckpointing: true,
@@ -36,16 +33,13 @@ func ExampleModelCheckpoint() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+	ckpt := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 		Dirpath:  dir,
 		Filename: "{epoch}-{val_loss:.2f}",
 		Monitor:  "val_loss",
 		SaveTopK: volt.Ptr(2),
 		SaveLast: true,
 	})
-	if err != nil {
-		panic(err)
-	}
 	exFit(volt.Config{MaxEpochs: 4, Callbacks: []volt.Callback{ckpt}}, exLine{LR: 0.05}, exData())
 	files, err := filepath.Glob(filepath.Join(dir, "*.ckpt"))
 	if err != nil {
@@ -66,10 +60,7 @@ func ExampleModelCheckpoint() {
 // LearningRateMonitor logs each optimizer's learning rate as "lr-<class>",
 // here once per epoch (LoggingInterval "step" logs it at every batch).
 func ExampleLearningRateMonitor() {
-	lrs, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
-	if err != nil {
-		panic(err)
-	}
+	lrs := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
 	trainer := exFit(volt.Config{
 		MaxEpochs:            3,
 		DisableCheckpointing: true,

@@ -16,6 +16,7 @@ import (
 // the first key use 1. The trainer's own AccumulateGradBatches is restored
 // when Fit ends.
 type GradientAccumulationScheduler struct {
+	invalid  error // the bad fields of the configuration (NewGradientAccumulationScheduler), or nil
 	epochs   []int // sorted keys of Scheduling
 	factors  []int
 	original int
@@ -28,8 +29,23 @@ type GradientAccumulationSchedulerConfig struct {
 	Scheduling map[int]int
 }
 
-// NewGradientAccumulationScheduler validates cfg and returns the callback.
-func NewGradientAccumulationScheduler(cfg GradientAccumulationSchedulerConfig) (*GradientAccumulationScheduler, error) {
+// NewGradientAccumulationScheduler returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewGradientAccumulationScheduler(cfg GradientAccumulationSchedulerConfig) *GradientAccumulationScheduler {
+	s, err := newGradientAccumulationScheduler(cfg)
+	if err != nil {
+		return &GradientAccumulationScheduler{invalid: err}
+	}
+	return s
+}
+
+// Validate reports the bad fields of the configuration NewGradientAccumulationScheduler was given,
+// as NewTrainer does, or nil.
+func (s *GradientAccumulationScheduler) Validate() error { return s.invalid }
+
+// newGradientAccumulationScheduler builds the callback for cfg, or reports cfg's bad fields.
+func newGradientAccumulationScheduler(cfg GradientAccumulationSchedulerConfig) (*GradientAccumulationScheduler, error) {
 	if len(cfg.Scheduling) == 0 {
 		return nil, fmt.Errorf("callback.NewGradientAccumulationScheduler: GradientAccumulationSchedulerConfig.Scheduling: must not be empty; e.g. {0: 1, 4: 2}")
 	}

@@ -40,10 +40,7 @@ func TestGradientAccumulationScheduler(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: tc.scheduling})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: tc.scheduling})
 			var steps []int64
 			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 3, AccumulateGradBatches: tc.trainerK}), &boring{}, trainOnly(), s, stepsPerEpoch{&steps})
 			if err != nil {
@@ -60,7 +57,7 @@ func TestGradientAccumulationScheduler(t *testing.T) {
 }
 
 func TestGradientAccumulationSchedulerSeenByHooks(t *testing.T) {
-	s, _ := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: map[int]int{0: 1, 1: 2}})
+	s := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: map[int]int{0: 1, 1: 2}})
 	var k []int
 	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, trainOnly(), s, accumulation{&k}); err != nil {
 		t.Fatal(err)
@@ -81,7 +78,7 @@ func TestGradientAccumulationSchedulerConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			_, err := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: tc.scheduling})
+			err := callback.NewGradientAccumulationScheduler(callback.GradientAccumulationSchedulerConfig{Scheduling: tc.scheduling}).Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want %q", err, tc.want)
 			}

@@ -22,8 +22,9 @@ import (
 // any step value; reading the rate is a small device read per batch); with
 // "epoch" (the default) once per epoch, at its start.
 type LearningRateMonitor struct {
-	cfg   LearningRateMonitorConfig
-	names []string
+	invalid error // the bad fields of the configuration (NewLearningRateMonitor), or nil
+	cfg     LearningRateMonitorConfig
+	names   []string
 }
 
 // LearningRateMonitorConfig configures LearningRateMonitor.
@@ -36,8 +37,27 @@ type LearningRateMonitorConfig struct {
 	LogWeightDecay bool
 }
 
-// NewLearningRateMonitor validates cfg and returns the callback.
-func NewLearningRateMonitor(cfg LearningRateMonitorConfig) (*LearningRateMonitor, error) {
+// NewLearningRateMonitor returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewLearningRateMonitor(cfg LearningRateMonitorConfig) *LearningRateMonitor {
+	m, err := newLearningRateMonitor(cfg)
+	if err != nil {
+		return &LearningRateMonitor{cfg: cfg, invalid: err}
+	}
+	return m
+}
+
+// Validate reports the bad fields of the configuration NewLearningRateMonitor was given,
+// as NewTrainer does, or nil.
+func (m *LearningRateMonitor) Validate() error { return m.invalid }
+
+// Config returns the configuration in effect: NewLearningRateMonitor's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (m *LearningRateMonitor) Config() LearningRateMonitorConfig { return m.cfg }
+
+// newLearningRateMonitor builds the callback for cfg, or reports cfg's bad fields.
+func newLearningRateMonitor(cfg LearningRateMonitorConfig) (*LearningRateMonitor, error) {
 	switch cfg.LoggingInterval {
 	case "":
 		cfg.LoggingInterval = "epoch"

@@ -13,10 +13,7 @@ import (
 // configured or scheduled float64 value (0.003, not the float32-rounded
 // 0.003000000026 the optimizer's variable holds).
 func TestLearningRateMonitorLogsExactRates(t *testing.T) {
-	step, err := optim.NewStepLR(1, 0.3)
-	if err != nil {
-		t.Fatal(err)
-	}
+	step := optim.NewStepLR(1, 0.3)
 	tests := []struct {
 		name string
 		opts volt.Optimizers
@@ -27,10 +24,7 @@ func TestLearningRateMonitorLogsExactRates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{})
 			log := &memLogger{}
 			if _, err := fit(t, logged(volt.Config{MaxEpochs: 3, LogEveryNSteps: 1}, log), &heads{opts: tc.opts}, trainOnly(), m); err != nil {
 				t.Fatal(err)

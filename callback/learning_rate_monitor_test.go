@@ -69,10 +69,7 @@ func TestLearningRateMonitor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := callback.NewLearningRateMonitor(tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := callback.NewLearningRateMonitor(tc.cfg)
 			log := &memLogger{}
 			if _, err := fit(t, logged(volt.Config{MaxEpochs: 2, LogEveryNSteps: 1}, log), &heads{opts: tc.opts}, trainOnly(), m); err != nil {
 				t.Fatal(err)
@@ -95,7 +92,7 @@ func TestLearningRateMonitor(t *testing.T) {
 }
 
 func TestLearningRateMonitorConfigErrors(t *testing.T) {
-	_, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{LoggingInterval: "batch"})
+	err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{LoggingInterval: "batch"}).Validate()
 	if err == nil || !strings.Contains(err.Error(), `LearningRateMonitorConfig.LoggingInterval: unknown "batch"; valid: "step", "epoch"`) {
 		t.Errorf("error = %v", err)
 	}

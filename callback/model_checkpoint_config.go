@@ -66,9 +66,23 @@ type ModelCheckpointConfig struct {
 	Now func() time.Time
 }
 
-// NewModelCheckpoint validates cfg, naming every bad field, and returns the
-// callback.
-func NewModelCheckpoint(cfg ModelCheckpointConfig) (*ModelCheckpoint, error) {
+// NewModelCheckpoint returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewModelCheckpoint(cfg ModelCheckpointConfig) *ModelCheckpoint {
+	m, err := newModelCheckpoint(cfg)
+	if err != nil {
+		return &ModelCheckpoint{invalid: err}
+	}
+	return m
+}
+
+// Validate reports the bad fields of the configuration NewModelCheckpoint was given,
+// as NewTrainer does, or nil.
+func (m *ModelCheckpoint) Validate() error { return m.invalid }
+
+// newModelCheckpoint builds the callback for cfg, or reports cfg's bad fields.
+func newModelCheckpoint(cfg ModelCheckpointConfig) (*ModelCheckpoint, error) {
 	var errs []string
 	bad := func(format string, args ...any) {
 		errs = append(errs, "ModelCheckpointConfig."+fmt.Sprintf(format, args...))

@@ -41,7 +41,7 @@ func TestModelCheckpointConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callback.NewModelCheckpoint(tc.cfg)
+			err := callback.NewModelCheckpoint(tc.cfg).Validate()
 			if err == nil {
 				t.Fatal("no error")
 			}

@@ -19,6 +19,7 @@ import (
 // optimizer state, learning rates) and GoMLX's random-number state are left
 // out.
 type ModelSummary struct {
+	invalid error // the bad fields of the configuration (NewModelSummary), or nil
 	cfg     ModelSummaryConfig
 	printed bool
 }
@@ -32,8 +33,33 @@ type ModelSummaryConfig struct {
 	Writer io.Writer
 }
 
-// NewModelSummary validates cfg and returns the callback.
-func NewModelSummary(cfg ModelSummaryConfig) (*ModelSummary, error) {
+// NewModelSummary returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewModelSummary(cfg ModelSummaryConfig) *ModelSummary {
+	s, err := newModelSummary(cfg)
+	if err != nil {
+		return &ModelSummary{cfg: cfg, invalid: err}
+	}
+	return s
+}
+
+// Validate reports the bad fields of the configuration NewModelSummary was given,
+// as NewTrainer does, or nil.
+func (s *ModelSummary) Validate() error { return s.invalid }
+
+// Config returns the configuration in effect: NewModelSummary's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (s *ModelSummary) Config() ModelSummaryConfig {
+	c := s.cfg
+	if c.Writer == os.Stdout {
+		c.Writer = nil // the default, which a config cannot spell
+	}
+	return c
+}
+
+// newModelSummary builds the callback for cfg, or reports cfg's bad fields.
+func newModelSummary(cfg ModelSummaryConfig) (*ModelSummary, error) {
 	switch {
 	case cfg.MaxDepth < -1:
 		return nil, fmt.Errorf("callback.NewModelSummary: ModelSummaryConfig.MaxDepth: must be -1 (all), 0 (default 1) or positive, got %d", cfg.MaxDepth)

@@ -29,10 +29,7 @@ func (m *deep) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 
 func TestModelSummaryPrintsOncePerFit(t *testing.T) {
 	var out bytes.Buffer
-	ms, err := callback.NewModelSummary(callback.ModelSummaryConfig{Writer: &out})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ms := callback.NewModelSummary(callback.ModelSummaryConfig{Writer: &out})
 	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, boringData(), ms); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +88,7 @@ func TestSummarize(t *testing.T) {
 }
 
 func TestModelSummaryConfigErrors(t *testing.T) {
-	_, err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -2})
+	err := callback.NewModelSummary(callback.ModelSummaryConfig{MaxDepth: -2}).Validate()
 	if err == nil || !strings.Contains(err.Error(), "ModelSummaryConfig.MaxDepth: must be -1 (all), 0 (default 1) or positive, got -2") {
 		t.Errorf("error = %v", err)
 	}

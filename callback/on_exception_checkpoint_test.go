@@ -58,14 +58,11 @@ func TestOnExceptionCheckpointResumes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			oe, err := callback.NewOnExceptionCheckpoint(callback.OnExceptionCheckpointConfig{Dirpath: dir})
-			if err != nil {
-				t.Fatal(err)
-			}
+			oe := callback.NewOnExceptionCheckpoint(callback.OnExceptionCheckpointConfig{Dirpath: dir})
 			volt.SeedEverything(11)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
-			_, err = fit2(t, ctx, quiet(volt.Config{MaxEpochs: epochs}), &ckptAdam{}, ckptData(), oe, ckptCanceller{At: tc.at, InVal: tc.inVal, Cancel: cancel})
+			_, err := fit2(t, ctx, quiet(volt.Config{MaxEpochs: epochs}), &ckptAdam{}, ckptData(), oe, ckptCanceller{At: tc.at, InVal: tc.inVal, Cancel: cancel})
 			if !errors.Is(err, context.Canceled) {
 				t.Fatalf("Fit error = %v, want context.Canceled", err)
 			}
@@ -97,7 +94,7 @@ func TestOnExceptionCheckpointResumes(t *testing.T) {
 
 func TestOnExceptionCheckpointLeavesFileOnEarlyFailure(t *testing.T) {
 	dir := t.TempDir()
-	oe, _ := callback.NewOnExceptionCheckpoint(callback.OnExceptionCheckpointConfig{Dirpath: dir, Filename: "crash"})
+	oe := callback.NewOnExceptionCheckpoint(callback.OnExceptionCheckpointConfig{Dirpath: dir, Filename: "crash"})
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	if _, err := fit2(t, ctx, quiet(volt.Config{MaxEpochs: 2}), &boring{}, boringData(), oe, ckptCanceller{At: 2, Cancel: cancel}); err == nil {
@@ -132,7 +129,7 @@ func TestOnExceptionCheckpointConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callback.NewOnExceptionCheckpoint(tc.cfg)
+			err := callback.NewOnExceptionCheckpoint(tc.cfg).Validate()
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error = %v, want it to contain %q", err, tc.want)
 			}

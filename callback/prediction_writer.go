@@ -24,8 +24,9 @@ import (
 // EpochPredictions at the end of the run; "both" writes both. Files are
 // written to a temporary name and renamed, so a reader never sees half a file.
 type PredictionWriter struct {
-	cfg   PredictionWriterConfig
-	epoch EpochPredictions
+	invalid error // the bad fields of the configuration (NewPredictionWriter), or nil
+	cfg     PredictionWriterConfig
+	epoch   EpochPredictions
 }
 
 // PredictionWriterConfig configures PredictionWriter.
@@ -98,8 +99,27 @@ type EpochPredictions struct {
 	Dataloaders [][]Prediction `json:"dataloaders"`
 }
 
-// NewPredictionWriter validates cfg and returns the callback.
-func NewPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) {
+// NewPredictionWriter returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewPredictionWriter(cfg PredictionWriterConfig) *PredictionWriter {
+	w, err := newPredictionWriter(cfg)
+	if err != nil {
+		return &PredictionWriter{cfg: cfg, invalid: err}
+	}
+	return w
+}
+
+// Validate reports the bad fields of the configuration NewPredictionWriter was given,
+// as NewTrainer does, or nil.
+func (w *PredictionWriter) Validate() error { return w.invalid }
+
+// Config returns the configuration in effect: NewPredictionWriter's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (w *PredictionWriter) Config() PredictionWriterConfig { return w.cfg }
+
+// newPredictionWriter builds the callback for cfg, or reports cfg's bad fields.
+func newPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) {
 	switch cfg.WriteInterval {
 	case "":
 		cfg.WriteInterval = "batch"

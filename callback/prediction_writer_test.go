@@ -54,10 +54,7 @@ func TestPredictionWriter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run("interval "+tc.interval, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "out")
-			w, err := callback.NewPredictionWriter(callback.PredictionWriterConfig{Dir: dir, WriteInterval: tc.interval})
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := callback.NewPredictionWriter(callback.PredictionWriterConfig{Dir: dir, WriteInterval: tc.interval})
 			dm := boringData()
 			dm.Predict = []data.Loader{dm.Predict[0], &data.DataLoader{Dataset: regression(5, 4), BatchSize: 5}}
 			tr := testutil.NewTrainer(t, quiet(volt.Config{Callbacks: []volt.Callback{w}}))
@@ -119,7 +116,7 @@ func TestPredictionJSONNonFinite(t *testing.T) {
 }
 
 func TestPredictionWriterConfigErrors(t *testing.T) {
-	_, err := callback.NewPredictionWriter(callback.PredictionWriterConfig{WriteInterval: "step"})
+	err := callback.NewPredictionWriter(callback.PredictionWriterConfig{WriteInterval: "step"}).Validate()
 	if err == nil || !strings.Contains(err.Error(), `PredictionWriterConfig.WriteInterval: unknown "step"; valid: "batch", "epoch", "both"`) {
 		t.Errorf("error = %v", err)
 	}

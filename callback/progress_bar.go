@@ -1,8 +1,6 @@
 package callback
 
 import (
-	"fmt"
-
 	"github.com/voltml/volt"
 )
 
@@ -19,11 +17,7 @@ type ProgressBarConfig = volt.ProgressBarConfig
 // tqdm's mininterval.
 const DefaultRefreshInterval = volt.DefaultRefreshInterval
 
-// NewProgressBar validates cfg and returns the callback.
-func NewProgressBar(cfg ProgressBarConfig) (*ProgressBar, error) {
-	p, err := volt.NewProgressBar(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("callback.%w", err)
-	}
-	return p, nil
-}
+// NewProgressBar returns the callback for cfg (volt.NewProgressBar). A bad
+// field is no error here: NewTrainer reports it, naming the field, as does
+// Validate.
+func NewProgressBar(cfg ProgressBarConfig) *ProgressBar { return volt.NewProgressBar(cfg) }

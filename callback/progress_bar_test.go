@@ -60,10 +60,7 @@ func TestProgressBarPlainLines(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, Every: tc.every})
-			if err != nil {
-				t.Fatal(err)
-			}
+			pb := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, Every: tc.every})
 			if _, err := fit(t, quiet(tc.cfg), &barModule{}, boringData(), pb); err != nil {
 				t.Fatal(err)
 			}
@@ -107,10 +104,7 @@ func TestProgressBarTerminal(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true), Columns: 80})
-			if err != nil {
-				t.Fatal(err)
-			}
+			pb := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true), Columns: 80})
 			callback.SetProgressBarClock(pb, func() time.Time { return time.Unix(0, 0) })
 			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: []volt.Callback{pb}}))
 			if err := tc.run(t, tr); err != nil {
@@ -184,7 +178,7 @@ func screen(s string, width int) (lines []string, wraps int) {
 func TestProgressBarNotATerminal(t *testing.T) {
 	// A bytes.Buffer has no file descriptor: plain lines without ForceTerminal.
 	var out bytes.Buffer
-	pb, _ := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out})
+	pb := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out})
 	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &boring{}, boringData(), pb); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +197,7 @@ func TestProgressBarConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			if _, err := callback.NewProgressBar(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err := callback.NewProgressBar(tc.cfg).Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want %q", err, tc.want)
 			}
 		})
@@ -214,10 +208,7 @@ func TestProgressBarTerminalStoppedEarly(t *testing.T) {
 	// MaxSteps stops the epoch after 2 of its 4 batches: the bar ends at 2/4,
 	// not filled up to 4/4.
 	var out bytes.Buffer
-	pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pb := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true)})
 	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 1, MaxSteps: 2}), &boring{}, boringData(), pb); err != nil {
 		t.Fatal(err)
 	}
@@ -236,10 +227,7 @@ func TestProgressBarTerminalStoppedEarly(t *testing.T) {
 func TestProgressBarRedrawsOnTimeBudget(t *testing.T) {
 	writes := func(t *testing.T, n int, tick time.Duration) (int, string) {
 		var out countingBuffer
-		pb, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		pb := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out, ForceTerminal: volt.Ptr(true)})
 		clock := time.Unix(0, 0)
 		callback.SetProgressBarClock(pb, func() time.Time { clock = clock.Add(tick); return clock })
 		loader := func(seed uint64) *data.DataLoader {

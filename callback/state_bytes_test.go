@@ -20,10 +20,7 @@ func TestCallbackStateBytes(t *testing.T) {
 		{`{"wait_count":3,"stopped_epoch":7,"best_score":"1.234567e+06"}`, `{"wait_count":3,"stopped_epoch":7,"best_score":1234567}`},
 	} {
 		for _, in := range []string{c.old, c.now} {
-			es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss"})
 			if err := es.LoadState([]byte(in)); err != nil {
 				t.Fatalf("EarlyStopping.LoadState(%s): %v", in, err)
 			}
@@ -44,10 +41,7 @@ func TestCallbackStateBytes(t *testing.T) {
 		{kept(`"1e-05"`, `"1e-05"`, `"+Inf"`), kept(`0.00001`, `0.00001`, `"+Inf"`)},
 	} {
 		for _, in := range []string{c.old, c.now} {
-			mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Monitor: "val_loss", SaveTopK: volt.Ptr(2)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Monitor: "val_loss", SaveTopK: volt.Ptr(2)})
 			if err := mc.LoadState([]byte(in)); err != nil {
 				t.Fatalf("ModelCheckpoint.LoadState(%s): %v", in, err)
 			}

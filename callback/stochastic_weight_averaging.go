@@ -36,6 +36,7 @@ import (
 // step scheduler's is not (a warning says so). The averaging costs one host
 // pass over the weights per epoch (see averages).
 type StochasticWeightAveraging struct {
+	invalid    error // the bad fields of the configuration (NewStochasticWeightAveraging), or nil
 	cfg        StochasticWeightAveragingConfig
 	avg        averages
 	t          *volt.Trainer
@@ -77,8 +78,23 @@ type swaState struct {
 	RatesSetEpoch *int `json:"rates_set_epoch,omitempty"`
 }
 
-// NewStochasticWeightAveraging validates cfg and returns the callback.
-func NewStochasticWeightAveraging(cfg StochasticWeightAveragingConfig) (*StochasticWeightAveraging, error) {
+// NewStochasticWeightAveraging returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewStochasticWeightAveraging(cfg StochasticWeightAveragingConfig) *StochasticWeightAveraging {
+	s, err := newStochasticWeightAveraging(cfg)
+	if err != nil {
+		return &StochasticWeightAveraging{cfg: cfg, invalid: err}
+	}
+	return s
+}
+
+// Validate reports the bad fields of the configuration NewStochasticWeightAveraging was given,
+// as NewTrainer does, or nil.
+func (s *StochasticWeightAveraging) Validate() error { return s.invalid }
+
+// newStochasticWeightAveraging builds the callback for cfg, or reports cfg's bad fields.
+func newStochasticWeightAveraging(cfg StochasticWeightAveragingConfig) (*StochasticWeightAveraging, error) {
 	var errs []error
 	if len(cfg.SWALRs) == 0 {
 		errs = append(errs, errors.New("StochasticWeightAveragingConfig.SWALRs: required: one learning rate > 0, or one per optimizer"))

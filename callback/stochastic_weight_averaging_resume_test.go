@@ -22,17 +22,11 @@ type ckptScheduled struct {
 
 func (m *ckptScheduled) ConfigureOptimizers() volt.Optimizers {
 	if m.plateau {
-		sched, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-		if err != nil {
-			panic(err)
-		}
+		sched := optim.NewReduceLROnPlateau(optim.PlateauMin)
 		sched.Patience = -1 // patience 0 (the zero value means 10)
 		return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalEpoch, Monitor: "val_loss"}}
 	}
-	sched, err := optim.NewStepLR(3, 0.5)
-	if err != nil {
-		panic(err)
-	}
+	sched := optim.NewStepLR(3, 0.5)
 	return volt.Optimizers{{Optimizer: optim.Adam(0.01), Scheduler: sched, Interval: volt.IntervalStep}}
 }
 
@@ -69,10 +63,7 @@ func TestStochasticWeightAveragingResumeKeepsTheEpochsRate(t *testing.T) {
 			defer volt.SeedEverything(0)
 			path := filepath.Join(t.TempDir(), "swa.ckpt")
 			newSWA := func() *callback.StochasticWeightAveraging {
-				swa, err := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.002}, StartEpoch: 2, AnnealingEpochs: 3})
-				if err != nil {
-					t.Fatal(err)
-				}
+				swa := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.002}, StartEpoch: 2, AnnealingEpochs: 3})
 				return swa
 			}
 			full := &lrRecorder{byEpoch: map[int]float64{}}

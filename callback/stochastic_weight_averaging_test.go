@@ -28,7 +28,7 @@ func TestNewStochasticWeightAveragingValidates(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := callback.NewStochasticWeightAveraging(tc.cfg)
+			err := callback.NewStochasticWeightAveraging(tc.cfg).Validate()
 			switch {
 			case tc.want == "" && err != nil:
 				t.Fatal(err)
@@ -69,10 +69,7 @@ func TestStochasticWeightAveragingMatchesHandComputed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			swa, err := callback.NewStochasticWeightAveraging(tc.cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			swa := callback.NewStochasticWeightAveraging(tc.cfg)
 			log := newWeightLog(t)
 			tr, err := fit(t, quiet(volt.Config{MaxEpochs: 6}), &boring{LR: lr0}, trainOnly(), swa, log)
 			if err != nil {
@@ -105,11 +102,8 @@ func TestStochasticWeightAveragingMatchesHandComputed(t *testing.T) {
 }
 
 func TestStochasticWeightAveragingNeedsMaxEpochs(t *testing.T) {
-	swa, err := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.01}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = fit(t, quiet(volt.Config{MaxEpochs: -1, MaxSteps: 4}), &boring{}, trainOnly(), swa)
+	swa := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.01}})
+	_, err := fit(t, quiet(volt.Config{MaxEpochs: -1, MaxSteps: 4}), &boring{}, trainOnly(), swa)
 	if err == nil || !strings.Contains(err.Error(), "set Config.MaxEpochs") {
 		t.Fatalf("Fit error %v, want one asking for MaxEpochs", err)
 	}
@@ -133,10 +127,7 @@ func TestStochasticWeightAveragingResumeParity(t *testing.T) {
 			defer volt.SeedEverything(0)
 			path := filepath.Join(t.TempDir(), "swa.ckpt")
 			newSWA := func() *callback.StochasticWeightAveraging {
-				swa, err := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.002}, StartEpoch: 2, AnnealingEpochs: 3})
-				if err != nil {
-					t.Fatal(err)
-				}
+				swa := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.002}, StartEpoch: 2, AnnealingEpochs: 3})
 				return swa
 			}
 			sv := &stepSaver{path: path, atBatch: tc.atBatch, when: tc.when}

@@ -15,6 +15,7 @@ import (
 // training batch, so the epoch's validation is not included. Values are
 // logged with Trainer.Log at OnTrainEpochEnd, as epoch values.
 type ThroughputMonitor struct {
+	invalid          error // the bad fields of the configuration (NewThroughputMonitor), or nil
 	cfg              ThroughputMonitorConfig
 	start, last      time.Time
 	batches, samples int64
@@ -30,7 +31,22 @@ type ThroughputMonitorConfig struct {
 }
 
 // NewThroughputMonitor returns the callback (every configuration is valid).
-func NewThroughputMonitor(cfg ThroughputMonitorConfig) (*ThroughputMonitor, error) {
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewThroughputMonitor(cfg ThroughputMonitorConfig) *ThroughputMonitor {
+	m, err := newThroughputMonitor(cfg)
+	if err != nil {
+		return &ThroughputMonitor{cfg: cfg, invalid: err}
+	}
+	return m
+}
+
+// Validate reports the bad fields of the configuration NewThroughputMonitor was given,
+// as NewTrainer does, or nil.
+func (m *ThroughputMonitor) Validate() error { return m.invalid }
+
+// newThroughputMonitor builds the callback for cfg, or reports cfg's bad fields.
+func newThroughputMonitor(cfg ThroughputMonitorConfig) (*ThroughputMonitor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}

@@ -25,10 +25,7 @@ func TestThroughputMonitor(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
-			tm, err := callback.NewThroughputMonitor(callback.ThroughputMonitorConfig{ItemsFn: tc.itemsFn, Now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tm := callback.NewThroughputMonitor(callback.ThroughputMonitorConfig{ItemsFn: tc.itemsFn, Now: clock.Now})
 			log := &memLogger{}
 			tr, err := fit(t, logged(volt.Config{MaxEpochs: 2}, log), &boring{}, boringData(), ticker{clock, tc.perStep}, tm)
 			if err != nil {

@@ -3,6 +3,7 @@ package callback
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -20,10 +21,11 @@ import (
 // stops at most one batch or epoch past the limit, and MinEpochs/MinSteps
 // still apply.
 type Timer struct {
-	cfg    TimerConfig
-	start  map[volt.RunningStage]time.Time
-	end    map[volt.RunningStage]time.Time
-	offset map[volt.RunningStage]time.Duration
+	invalid error // the bad fields of the configuration (NewTimer), or nil
+	cfg     TimerConfig
+	start   map[volt.RunningStage]time.Time
+	end     map[volt.RunningStage]time.Time
+	offset  map[volt.RunningStage]time.Duration
 }
 
 // TimerConfig configures Timer.
@@ -37,8 +39,33 @@ type TimerConfig struct {
 	Now func() time.Time
 }
 
-// NewTimer validates cfg and returns the callback.
-func NewTimer(cfg TimerConfig) (*Timer, error) {
+// NewTimer returns the callback for cfg.
+// A bad field is no error here: NewTrainer reports it, naming the field, as
+// does Validate.
+func NewTimer(cfg TimerConfig) *Timer {
+	tm, err := newTimer(cfg)
+	if err != nil {
+		return &Timer{cfg: cfg, invalid: err}
+	}
+	return tm
+}
+
+// Validate reports the bad fields of the configuration NewTimer was given,
+// as NewTrainer does, or nil.
+func (tm *Timer) Validate() error { return tm.invalid }
+
+// Config returns the configuration in effect: NewTimer's, with the defaults
+// its zero values stand for filled in (print-config shows it).
+func (tm *Timer) Config() TimerConfig {
+	c := tm.cfg
+	if reflect.ValueOf(c.Now).Pointer() == reflect.ValueOf(time.Now).Pointer() {
+		c.Now = nil // the default, which a config cannot spell
+	}
+	return c
+}
+
+// newTimer builds the callback for cfg, or reports cfg's bad fields.
+func newTimer(cfg TimerConfig) (*Timer, error) {
 	if cfg.MaxTime < 0 {
 		return nil, fmt.Errorf("callback.NewTimer: TimerConfig.MaxTime: must be >= 0 (0: no limit), got %s", cfg.MaxTime)
 	}

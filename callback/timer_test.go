@@ -29,10 +29,7 @@ func TestTimerStopsAtMaxTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := newFakeClock()
-			tm, err := callback.NewTimer(callback.TimerConfig{MaxTime: tc.maxTime, Interval: tc.interval, Now: clock.Now})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tm := callback.NewTimer(callback.TimerConfig{MaxTime: tc.maxTime, Interval: tc.interval, Now: clock.Now})
 			var logs bytes.Buffer
 			tr, err := fit(t, capture(volt.Config{MaxEpochs: 3, MinEpochs: tc.minEpochs}, &logs), &boring{}, boringData(), ticker{clock, time.Second}, tm)
 			if err != nil {
@@ -53,7 +50,7 @@ func TestTimerStopsAtMaxTime(t *testing.T) {
 
 func TestTimerStages(t *testing.T) {
 	clock := newFakeClock()
-	tm, _ := callback.NewTimer(callback.TimerConfig{Now: clock.Now})
+	tm := callback.NewTimer(callback.TimerConfig{Now: clock.Now})
 	tr, err := fit(t, quiet(volt.Config{MaxEpochs: 2}), &boring{}, boringData(), ticker{clock, time.Second}, tm)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +74,7 @@ func TestTimerStages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := callback.NewTimer(callback.TimerConfig{Now: clock.Now})
+	other := callback.NewTimer(callback.TimerConfig{Now: clock.Now})
 	if err := other.LoadState(b); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +122,7 @@ func TestTimerConfigErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
-			if _, err := callback.NewTimer(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			if err := callback.NewTimer(tc.cfg).Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error = %v, want %q", err, tc.want)
 			}
 		})

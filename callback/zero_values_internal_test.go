@@ -14,79 +14,72 @@ import (
 // configuration as the documented defaults written out (the clocks default
 // to time.Now and the writers to os.Stdout/os.Stderr, as documented).
 func TestZeroValuesAreTheDocumentedDefaults(t *testing.T) {
-	must := func(v any, err error) any {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
 	tests := []struct {
 		name           string
 		zero, explicit func() any // the resolved configurations
 	}{
 		{"EarlyStopping",
-			func() any { return must(NewEarlyStopping(EarlyStoppingConfig{Monitor: "m"})).(*EarlyStopping).cfg },
+			func() any { return valid(t, NewEarlyStopping(EarlyStoppingConfig{Monitor: "m"})).cfg },
 			func() any {
-				return must(NewEarlyStopping(EarlyStoppingConfig{Monitor: "m", Patience: 3, Mode: "min",
-					Strict: volt.Ptr(true), CheckFinite: volt.Ptr(true)})).(*EarlyStopping).cfg
+				return valid(t, NewEarlyStopping(EarlyStoppingConfig{Monitor: "m", Patience: 3, Mode: "min",
+					Strict: volt.Ptr(true), CheckFinite: volt.Ptr(true)})).cfg
 			}},
 		{"ModelCheckpoint",
 			func() any {
-				return resolvedCheckpoint(must(NewModelCheckpoint(ModelCheckpointConfig{})).(*ModelCheckpoint))
+				return resolvedCheckpoint(valid(t, NewModelCheckpoint(ModelCheckpointConfig{})))
 			},
 			func() any {
-				return resolvedCheckpoint(must(NewModelCheckpoint(ModelCheckpointConfig{Filename: "{epoch}-{step}", Mode: "min",
-					SaveTopK: volt.Ptr(1), EveryNEpochs: 1, Now: time.Now})).(*ModelCheckpoint))
+				return resolvedCheckpoint(valid(t, NewModelCheckpoint(ModelCheckpointConfig{Filename: "{epoch}-{step}", Mode: "min",
+					SaveTopK: volt.Ptr(1), EveryNEpochs: 1, Now: time.Now})))
 			}},
 		{"BackboneFinetuning",
-			func() any { return must(NewBackboneFinetuning(BackboneFinetuningConfig{})).(*BackboneFinetuning).cfg },
+			func() any { return valid(t, NewBackboneFinetuning(BackboneFinetuningConfig{})).cfg },
 			func() any {
-				return must(NewBackboneFinetuning(BackboneFinetuningConfig{Scope: "/backbone", UnfreezeAtEpoch: 10,
-					InitialRatio: 0.1, Multiplier: 1.5})).(*BackboneFinetuning).cfg
+				return valid(t, NewBackboneFinetuning(BackboneFinetuningConfig{Scope: "/backbone", UnfreezeAtEpoch: 10,
+					InitialRatio: 0.1, Multiplier: 1.5})).cfg
 			}},
 		{"EMAWeightAveraging",
-			func() any { return must(NewEMAWeightAveraging(EMAWeightAveragingConfig{})).(*EMAWeightAveraging).cfg },
+			func() any { return valid(t, NewEMAWeightAveraging(EMAWeightAveragingConfig{})).cfg },
 			func() any {
-				return must(NewEMAWeightAveraging(EMAWeightAveragingConfig{Decay: 0.999, UpdateEvery: 1,
-					UseForValidation: volt.Ptr(true), CopyToModel: volt.Ptr(true)})).(*EMAWeightAveraging).cfg
+				return valid(t, NewEMAWeightAveraging(EMAWeightAveragingConfig{Decay: 0.999, UpdateEvery: 1,
+					UseForValidation: volt.Ptr(true), CopyToModel: volt.Ptr(true)})).cfg
 			}},
 		{"LearningRateMonitor",
 			func() any {
-				return must(NewLearningRateMonitor(LearningRateMonitorConfig{})).(*LearningRateMonitor).cfg
+				return valid(t, NewLearningRateMonitor(LearningRateMonitorConfig{})).cfg
 			},
 			func() any {
-				return must(NewLearningRateMonitor(LearningRateMonitorConfig{LoggingInterval: "epoch"})).(*LearningRateMonitor).cfg
+				return valid(t, NewLearningRateMonitor(LearningRateMonitorConfig{LoggingInterval: "epoch"})).cfg
 			}},
 		{"ModelSummary",
-			func() any { return must(NewModelSummary(ModelSummaryConfig{})).(*ModelSummary).cfg },
+			func() any { return valid(t, NewModelSummary(ModelSummaryConfig{})).cfg },
 			func() any {
-				return must(NewModelSummary(ModelSummaryConfig{MaxDepth: 1, Writer: os.Stdout})).(*ModelSummary).cfg
+				return valid(t, NewModelSummary(ModelSummaryConfig{MaxDepth: 1, Writer: os.Stdout})).cfg
 			}},
 		{"OnExceptionCheckpoint",
 			func() any {
-				return must(NewOnExceptionCheckpoint(OnExceptionCheckpointConfig{Dirpath: "d"})).(*OnExceptionCheckpoint).cfg
+				return valid(t, NewOnExceptionCheckpoint(OnExceptionCheckpointConfig{Dirpath: "d"})).cfg
 			},
 			func() any {
-				return must(NewOnExceptionCheckpoint(OnExceptionCheckpointConfig{Dirpath: "d",
-					Filename: "on_exception.ckpt"})).(*OnExceptionCheckpoint).cfg
+				return valid(t, NewOnExceptionCheckpoint(OnExceptionCheckpointConfig{Dirpath: "d",
+					Filename: "on_exception.ckpt"})).cfg
 			}},
 		{"PredictionWriter",
-			func() any { return must(NewPredictionWriter(PredictionWriterConfig{})).(*PredictionWriter).cfg },
+			func() any { return valid(t, NewPredictionWriter(PredictionWriterConfig{})).cfg },
 			func() any {
-				return must(NewPredictionWriter(PredictionWriterConfig{Dir: "predictions", WriteInterval: "batch"})).(*PredictionWriter).cfg
+				return valid(t, NewPredictionWriter(PredictionWriterConfig{Dir: "predictions", WriteInterval: "batch"})).cfg
 			}},
 		{"StochasticWeightAveraging",
 			func() any {
-				return must(NewStochasticWeightAveraging(StochasticWeightAveragingConfig{SWALRs: []float64{0.1}})).(*StochasticWeightAveraging).cfg
+				return valid(t, NewStochasticWeightAveraging(StochasticWeightAveragingConfig{SWALRs: []float64{0.1}})).cfg
 			},
 			func() any {
-				return must(NewStochasticWeightAveraging(StochasticWeightAveragingConfig{SWALRs: []float64{0.1},
-					StartFraction: 0.8, AnnealingEpochs: 10, AnnealingStrategy: "cos"})).(*StochasticWeightAveraging).cfg
+				return valid(t, NewStochasticWeightAveraging(StochasticWeightAveragingConfig{SWALRs: []float64{0.1},
+					StartFraction: 0.8, AnnealingEpochs: 10, AnnealingStrategy: "cos"})).cfg
 			}},
 		{"Timer",
-			func() any { return must(NewTimer(TimerConfig{})).(*Timer).cfg },
-			func() any { return must(NewTimer(TimerConfig{Interval: "step", Now: time.Now})).(*Timer).cfg }},
+			func() any { return valid(t, NewTimer(TimerConfig{})).cfg },
+			func() any { return valid(t, NewTimer(TimerConfig{Interval: "step", Now: time.Now})).cfg }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,6 +89,15 @@ func TestZeroValuesAreTheDocumentedDefaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// valid fails t unless v's configuration is valid, and returns v.
+func valid[T interface{ Validate() error }](t *testing.T, v T) T {
+	t.Helper()
+	if err := v.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // resolvedCheckpoint returns m's configuration with SaveTopK as m keeps it.

@@ -37,6 +37,16 @@ func newEntry[C any, T any](name string, build func(C) (T, error)) *entry {
 	}}
 }
 
+// validated turns a callback constructor that returns no error (package
+// callback's: NewTrainer checks them) into one that reports the bad fields
+// at once, so that a config's mistake is named before any run.
+func validated[C any, T volt.CallbackValidator](build func(C) T) func(C) (T, error) {
+	return func(c C) (T, error) {
+		v := build(c)
+		return v, v.Validate()
+	}
+}
+
 // builtinRegistry lists volt's own callbacks and loggers, named as
 // Lightning's classes in snake case. Options that are functions or writers
 // (clocks, ItemsFn, Writer) cannot be set from a config and keep their
@@ -44,21 +54,21 @@ func newEntry[C any, T any](name string, build func(C) (T, error)) *entry {
 func builtinRegistry() *registry {
 	r := &registry{callbacks: map[string]*entry{}, loggers: map[string]*entry{}}
 	for _, e := range []*entry{
-		newEntry("early_stopping", callback.NewEarlyStopping),
-		newEntry("model_checkpoint", callback.NewModelCheckpoint),
-		newEntry("on_exception_checkpoint", callback.NewOnExceptionCheckpoint),
-		newEntry("progress_bar", callback.NewProgressBar),
-		newEntry("model_summary", callback.NewModelSummary),
-		newEntry("timer", callback.NewTimer),
-		newEntry("learning_rate_monitor", callback.NewLearningRateMonitor),
-		newEntry("gradient_accumulation_scheduler", callback.NewGradientAccumulationScheduler),
-		newEntry("throughput_monitor", callback.NewThroughputMonitor),
-		newEntry("device_stats_monitor", callback.NewDeviceStatsMonitor),
-		newEntry("prediction_writer", callback.NewPredictionWriter),
-		newEntry("backbone_finetuning", callback.NewBackboneFinetuning),
-		newEntry("finetuning", callback.NewFinetuning),
-		newEntry("stochastic_weight_averaging", callback.NewStochasticWeightAveraging),
-		newEntry("ema_weight_averaging", callback.NewEMAWeightAveraging),
+		newEntry("early_stopping", validated(callback.NewEarlyStopping)),
+		newEntry("model_checkpoint", validated(callback.NewModelCheckpoint)),
+		newEntry("on_exception_checkpoint", validated(callback.NewOnExceptionCheckpoint)),
+		newEntry("progress_bar", validated(callback.NewProgressBar)),
+		newEntry("model_summary", validated(callback.NewModelSummary)),
+		newEntry("timer", validated(callback.NewTimer)),
+		newEntry("learning_rate_monitor", validated(callback.NewLearningRateMonitor)),
+		newEntry("gradient_accumulation_scheduler", validated(callback.NewGradientAccumulationScheduler)),
+		newEntry("throughput_monitor", validated(callback.NewThroughputMonitor)),
+		newEntry("device_stats_monitor", validated(callback.NewDeviceStatsMonitor)),
+		newEntry("prediction_writer", validated(callback.NewPredictionWriter)),
+		newEntry("backbone_finetuning", validated(callback.NewBackboneFinetuning)),
+		newEntry("finetuning", validated(callback.NewFinetuning)),
+		newEntry("stochastic_weight_averaging", validated(callback.NewStochasticWeightAveraging)),
+		newEntry("ema_weight_averaging", validated(callback.NewEMAWeightAveraging)),
 	} {
 		r.callbacks[e.name] = e
 	}
@@ -148,14 +158,14 @@ func (c component) errorAt(key string, err error) *Error {
 	return e
 }
 
-// takeEffective replaces each callback's options with the configuration the
-// built callback says is in effect (its Config method, returning the
-// options type), so that print-config and config.yaml show the defaults the
-// run takes rather than the zero values that stand for them. built holds
-// the callbacks of specs, in order.
-func (specs callbackSpecs) takeEffective(built []volt.Callback) {
-	for i, cb := range built {
-		m := reflect.ValueOf(cb).MethodByName("Config")
+// takeEffective replaces each component's options with the configuration
+// the built callback or logger says is in effect (its Config method,
+// returning the options type), so that print-config and config.yaml show
+// the defaults the run takes rather than the zero values that stand for
+// them. built holds the components of specs, in order.
+func takeEffective[T any](specs []component, built []T) {
+	for i, b := range built {
+		m := reflect.ValueOf(b).MethodByName("Config")
 		if !m.IsValid() || m.Type().NumIn() != 0 || m.Type().NumOut() != 1 || m.Type().Out(0) != specs[i].entry.options {
 			continue
 		}

@@ -132,10 +132,13 @@ func (s *schema) resolve(rc *runConfig, st *settings, cl *commandLine) error {
 	// that one run reports every problem.
 	errs = append(errs, s.checkTrainer(rc)...)
 	cbs, cbErrs := buildCallbacks(rc.callbacks)
-	_, lgErrs := buildLoggers(rc.loggers)
+	lgs, lgErrs := buildLoggers(rc.loggers)
 	errs = append(append(errs, cbErrs...), lgErrs...)
 	if len(cbErrs) == 0 {
-		rc.callbacks.takeEffective(cbs)
+		takeEffective(rc.callbacks, cbs)
+	}
+	if len(lgErrs) == 0 {
+		takeEffective(rc.loggers, lgs)
 	}
 	for _, m := range []struct {
 		key string

@@ -61,6 +61,7 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/optim"
 )
@@ -73,6 +74,7 @@ var (
 	_ = time.Second
 	_ = graph.Add
 	_ = volt.Ptr[int]
+	_ = data.DataLoader{}
 	_ = optim.SGD
 )
 

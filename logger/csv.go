@@ -22,6 +22,7 @@ const (
 // [Resumable]). It is safe for concurrent use.
 type CSVLogger struct {
 	mu         sync.Mutex
+	cfg        CSVConfig  // as given, with the defaults its zero values stand for
 	dir        VersionDir // pinned; fixed once claimed
 	claimed    bool       // dir is claimed (created)
 	flushEvery int
@@ -44,12 +45,18 @@ func NewCSV(cfg CSVConfig) (*CSVLogger, error) {
 		return nil, err
 	}
 	return &CSVLogger{
+		cfg:        cfg,
 		dir:        dir,
 		flushEvery: cfg.FlushEvery,
 		cadence:    flushCadence{every: int64(cfg.FlushEvery)},
 		metrics:    newMetricsFile(filepath.Join(dir.Path(), MetricsFileName)),
 	}, nil
 }
+
+// Config returns the configuration NewCSV was given with the defaults its
+// zero values stand for filled in (SaveDir ".", Name "volt_logs",
+// FlushEvery 100); a chosen version stays unset (print-config shows it).
+func (l *CSVLogger) Config() CSVConfig { return l.cfg }
 
 // LogDir returns the directory files are written to: SaveDir/Name/version_N
 // (or SaveDir/Name/VersionName). A chosen version_N that another program

@@ -24,8 +24,9 @@ import (
 // the checkpoint's file (see [Resumable]). It is safe for concurrent use.
 type JSONLLogger struct {
 	mu      sync.Mutex
-	dir     VersionDir // pinned; fixed once claimed
-	path    string     // metrics.jsonl
+	cfg     JSONLConfig // as given, SaveDir and Name defaulted
+	dir     VersionDir  // pinned; fixed once claimed
+	path    string      // metrics.jsonl
 	dirMade bool
 	started bool // metrics.jsonl was created (truncated) by this logger
 	size    int64
@@ -43,9 +44,15 @@ func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &JSONLLogger{dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
+	cfg.SaveDir, cfg.Name = dir.SaveDir, dir.Name
+	return &JSONLLogger{cfg: cfg, dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
 		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}, nil
 }
+
+// Config returns the configuration NewJSONL was given with the defaults its
+// zero values stand for filled in (SaveDir ".", Name "volt_logs"); a chosen
+// version stays unset (print-config shows it).
+func (l *JSONLLogger) Config() JSONLConfig { return l.cfg }
 
 // LogDir returns the directory files are written to (see
 // [CSVLogger.LogDir]).

@@ -16,10 +16,12 @@ type CosineAnnealingLR struct {
 	p progress
 }
 
-// NewCosineAnnealingLR returns a validated CosineAnnealingLR.
-func NewCosineAnnealingLR(tMax int, etaMin float64) (*CosineAnnealingLR, error) {
+// NewCosineAnnealingLR returns a CosineAnnealingLR with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewCosineAnnealingLR(tMax int, etaMin float64) *CosineAnnealingLR {
 	s := &CosineAnnealingLR{TMax: tMax, EtaMin: etaMin}
-	return s, s.Validate()
+	return s
 }
 
 // Validate reports the first invalid field, naming it and its valid range.

@@ -38,11 +38,12 @@ func (w *warmRestartsState) validate() error {
 	return nil
 }
 
-// NewCosineAnnealingWarmRestarts returns a validated
-// CosineAnnealingWarmRestarts.
-func NewCosineAnnealingWarmRestarts(t0, tMult int, etaMin float64) (*CosineAnnealingWarmRestarts, error) {
+// NewCosineAnnealingWarmRestarts returns a CosineAnnealingWarmRestarts with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewCosineAnnealingWarmRestarts(t0, tMult int, etaMin float64) *CosineAnnealingWarmRestarts {
 	s := &CosineAnnealingWarmRestarts{T0: t0, TMult: tMult, EtaMin: etaMin}
-	return s, s.Validate()
+	return s
 }
 
 // Validate reports the first invalid field, naming it and its valid range.

@@ -10,10 +10,12 @@ type ExponentialLR struct {
 	p progress
 }
 
-// NewExponentialLR returns a validated ExponentialLR.
-func NewExponentialLR(gamma float64) (*ExponentialLR, error) {
+// NewExponentialLR returns an ExponentialLR with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewExponentialLR(gamma float64) *ExponentialLR {
 	s := &ExponentialLR{Gamma: gamma}
-	return s, s.Validate()
+	return s
 }
 
 // Validate reports the first invalid field, naming it and its valid range.

@@ -12,10 +12,12 @@ type LambdaLR struct {
 	p progress
 }
 
-// NewLambdaLR returns a validated LambdaLR.
-func NewLambdaLR(fn func(step int) float64) (*LambdaLR, error) {
+// NewLambdaLR returns a LambdaLR with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewLambdaLR(fn func(step int) float64) *LambdaLR {
 	s := &LambdaLR{Fn: fn}
-	return s, s.Validate()
+	return s
 }
 
 // Validate reports the first invalid field, naming it and its valid values.

@@ -16,10 +16,12 @@ type LinearWarmup struct {
 	p progress
 }
 
-// NewLinearWarmup returns a validated LinearWarmup.
-func NewLinearWarmup(startFactor, endFactor float64, totalIters int) (*LinearWarmup, error) {
+// NewLinearWarmup returns a LinearWarmup with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewLinearWarmup(startFactor, endFactor float64, totalIters int) *LinearWarmup {
 	s := &LinearWarmup{StartFactor: startFactor, EndFactor: endFactor, TotalIters: totalIters}
-	return s, s.Validate()
+	return s
 }
 
 // withDefaults returns the factors and length the schedule follows.

@@ -16,10 +16,12 @@ type MultiStepLR struct {
 	p progress
 }
 
-// NewMultiStepLR returns a validated MultiStepLR.
-func NewMultiStepLR(milestones []int, gamma float64) (*MultiStepLR, error) {
+// NewMultiStepLR returns a MultiStepLR with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewMultiStepLR(milestones []int, gamma float64) *MultiStepLR {
 	s := &MultiStepLR{Milestones: append([]int(nil), milestones...), Gamma: gamma}
-	return s, s.Validate()
+	return s
 }
 
 // Validate reports the first invalid field, naming it and its valid range.

@@ -40,15 +40,16 @@ type OneCycleLR struct {
 	p progress
 }
 
-// NewOneCycleLR returns a validated OneCycleLR with PyTorch's defaults
+// NewOneCycleLR returns a OneCycleLR with PyTorch's defaults
 // written out: PctStart 0.3, cosine annealing, DivFactor 25, FinalDivFactor
-// 1e4, two phases (a struct literal's zero values mean the same).
-func NewOneCycleLR(maxLR float64, totalSteps int) (*OneCycleLR, error) {
+// 1e4, two phases (a struct literal's zero values mean the same). Fit
+// checks the fields (Validate).
+func NewOneCycleLR(maxLR float64, totalSteps int) *OneCycleLR {
 	s := &OneCycleLR{
 		MaxLR: maxLR, TotalSteps: totalSteps, PctStart: 0.3, Anneal: AnnealCos,
 		DivFactor: 25, FinalDivFactor: 1e4,
 	}
-	return s, s.Validate()
+	return s
 }
 
 // withDefaults returns the configuration the cycle follows, zero fields

@@ -69,15 +69,15 @@ func (st *plateauState) validate() error {
 	return nil
 }
 
-// NewReduceLROnPlateau returns a validated ReduceLROnPlateau for mode with
+// NewReduceLROnPlateau returns a ReduceLROnPlateau for mode with
 // PyTorch's defaults written out: Factor 0.1, Patience 10, Threshold 1e-4
 // relative, no Cooldown, MinLR 0, Eps 1e-8. A struct literal gets the same
-// defaults from its zero values.
-func NewReduceLROnPlateau(mode PlateauMode) (*ReduceLROnPlateau, error) {
+// defaults from its zero values. Fit checks the fields (Validate).
+func NewReduceLROnPlateau(mode PlateauMode) *ReduceLROnPlateau {
 	s := &ReduceLROnPlateau{
 		Mode: mode, Factor: 0.1, Patience: 10, Threshold: 1e-4, ThresholdMode: ThresholdRel, Eps: 1e-8,
 	}
-	return s, s.Validate()
+	return s
 }
 
 // withDefaults returns the configuration the schedule follows: zero fields

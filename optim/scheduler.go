@@ -155,8 +155,8 @@ func pyMod(a, b int) int {
 }
 
 // mustBeValid panics with err, a scheduler's Validate result, unless it is
-// nil: Start cannot return errors, and an invalid schedule is a programming
-// error (the constructors validate).
+// nil: Start cannot return errors. Fit validates every scheduler before it
+// starts one, so only a scheduler used outside Fit without Validate gets here.
 func mustBeValid(err error) {
 	if err != nil {
 		panic(err)

@@ -163,12 +163,12 @@ func decode(t *testing.T, raw json.RawMessage, v any) {
 	}
 }
 
-// built returns a function that fails t on a constructor's error and
-// returns the constructed value otherwise.
-func built[S any](s S, err error) func(t *testing.T) S {
+// built returns a function that fails t when the constructed s does not
+// validate and returns s otherwise.
+func built[S interface{ Validate() error }](s S) func(t *testing.T) S {
 	return func(t *testing.T) S {
 		t.Helper()
-		if err != nil {
+		if err := s.Validate(); err != nil {
 			t.Fatalf("constructor: %v", err)
 		}
 		return s
@@ -260,14 +260,8 @@ func TestSchedulerStateRoundTrip(t *testing.T) {
 
 // TestMetricScheduler checks which schedulers ask for a metric.
 func TestMetricScheduler(t *testing.T) {
-	plateau, err := NewReduceLROnPlateau(PlateauMin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	step, err := NewStepLR(1, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plateau := NewReduceLROnPlateau(PlateauMin)
+	step := NewStepLR(1, 0.5)
 	tests := []struct {
 		name string
 		s    Scheduler
@@ -289,10 +283,7 @@ func TestMetricScheduler(t *testing.T) {
 // TestOneCycleHoldsAfterTotalSteps checks volt's documented divergence from
 // PyTorch (which raises): past TotalSteps the LR stays put.
 func TestOneCycleHoldsAfterTotalSteps(t *testing.T) {
-	s, err := NewOneCycleLR(1, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := NewOneCycleLR(1, 10)
 	s.Start(0)
 	for range 10 {
 		s.Step(math.NaN())
@@ -308,10 +299,7 @@ func TestOneCycleHoldsAfterTotalSteps(t *testing.T) {
 // TestSchedulerStepBeforeStart checks that Step without Start panics with a
 // message saying so.
 func TestSchedulerStepBeforeStart(t *testing.T) {
-	s, err := NewExponentialLR(0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := NewExponentialLR(0.5)
 	defer func() {
 		if r := recover(); r == nil || fmt.Sprint(r) != "optim.ExponentialLR.Step: called before Start; call Start(baseLR) first" {
 			t.Errorf("panic = %v", r)

@@ -5,23 +5,17 @@ import (
 	"testing"
 )
 
-// TestSchedulerValidate checks that each constructor reports an invalid
-// argument by its field name, and accepts valid ones.
+// TestSchedulerValidate checks that Validate reports each constructor's
+// invalid argument by its field name, and accepts valid ones.
 func TestSchedulerValidate(t *testing.T) {
-	errOf := func(_ any, err error) error { return err }
+	errOf := func(s interface{ Validate() error }) error { return s.Validate() }
 	oneCycle := func(modify func(*OneCycleLR)) error {
-		s, err := NewOneCycleLR(1, 100)
-		if err != nil {
-			return err
-		}
+		s := NewOneCycleLR(1, 100)
 		modify(s)
 		return s.Validate()
 	}
 	plateau := func(modify func(*ReduceLROnPlateau)) error {
-		s, err := NewReduceLROnPlateau(PlateauMin)
-		if err != nil {
-			return err
-		}
+		s := NewReduceLROnPlateau(PlateauMin)
 		modify(s)
 		return s.Validate()
 	}
@@ -81,7 +75,7 @@ func TestSchedulerValidate(t *testing.T) {
 // invalid states and leaves the scheduler unchanged.
 func TestSchedulerLoadStateRejects(t *testing.T) {
 	stepState := func() []byte {
-		s, _ := NewStepLR(2, 0.5)
+		s := NewStepLR(2, 0.5)
 		s.Start(0.1)
 		data, err := s.State()
 		if err != nil {
@@ -100,10 +94,7 @@ func TestSchedulerLoadStateRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := NewExponentialLR(0.5)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := NewExponentialLR(0.5)
 			s.Start(0.1)
 			s.Step(math.NaN())
 			before := *s
@@ -120,16 +111,13 @@ func TestSchedulerLoadStateRejects(t *testing.T) {
 func TestPlateauStateKeepsInfiniteBest(t *testing.T) {
 	for _, mode := range []PlateauMode{PlateauMin, PlateauMax} {
 		t.Run(string(mode), func(t *testing.T) {
-			s, err := NewReduceLROnPlateau(mode)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := NewReduceLROnPlateau(mode)
 			s.Start(0.1)
 			data, err := s.State()
 			if err != nil {
 				t.Fatalf("State: %v", err)
 			}
-			r, _ := NewReduceLROnPlateau(PlateauMin)
+			r := NewReduceLROnPlateau(PlateauMin)
 			if err := r.LoadState(data); err != nil {
 				t.Fatalf("LoadState: %v", err)
 			}

@@ -12,10 +12,7 @@ import (
 // the schedulers' state had before all of volt's floats took it): a state
 // written before loads, and is written again byte for byte.
 func TestPlateauStateBytes(t *testing.T) {
-	s, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := optim.NewReduceLROnPlateau(optim.PlateauMin)
 	s.Factor, s.Patience, s.MinLR = 0.5, 1, 1e-7
 	const config = `"config":{"Mode":"min","Factor":0.5,"Patience":1,"Threshold":0.0001,"ThresholdMode":"rel","Cooldown":0,"MinLR":1e-7,"Eps":1e-8}`
 	want := []string{
@@ -35,10 +32,7 @@ func TestPlateauStateBytes(t *testing.T) {
 		if string(got) != want[i] {
 			t.Errorf("state after %d steps:\n got %s\nwant %s", i, got, want[i])
 		}
-		loaded, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-		if err != nil {
-			t.Fatal(err)
-		}
+		loaded := optim.NewReduceLROnPlateau(optim.PlateauMin)
 		if err := loaded.LoadState([]byte(want[i])); err != nil {
 			t.Fatalf("LoadState(%s): %v", want[i], err)
 		}

@@ -12,10 +12,12 @@ type StepLR struct {
 	p progress
 }
 
-// NewStepLR returns a validated StepLR.
-func NewStepLR(stepSize int, gamma float64) (*StepLR, error) {
+// NewStepLR returns a StepLR with these fields, unchecked:
+// Fit checks them when the module's ConfigureOptimizers returns it (an
+// error naming the field), as does Validate.
+func NewStepLR(stepSize int, gamma float64) *StepLR {
 	s := &StepLR{StepSize: stepSize, Gamma: gamma}
-	return s, s.Validate()
+	return s
 }
 
 // Validate reports the first invalid field, naming it and its valid range.

@@ -10,10 +10,7 @@ import (
 // scheduler itself does not move.
 func TestReduceLROnPlateauStateAfterStepLeavesItUnchanged(t *testing.T) {
 	for _, metrics := range [][]float64{{1}, {1, 2}, {3, 2, 2, 2}, {1, 1, 1, 1, 1}} {
-		s, err := NewReduceLROnPlateau(PlateauMin)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := NewReduceLROnPlateau(PlateauMin)
 		s.Factor, s.Patience = 0.5, 1
 		s.Start(0.1)
 		for _, m := range metrics[:len(metrics)-1] {

@@ -24,7 +24,7 @@ func TestCharGPTParity(t *testing.T) {
 		Config: gpt.Config{Vocab: wte.Shape().Dim(0), Block: 16, Layers: 2, Heads: 2, Width: 32},
 		Optimizers: volt.Optimizers{{Optimizer: optim.AdamW(3e-3).WithBetas(0.9, 0.99).WithWeightDecay(0.1),
 			Groups:    []volt.ParamGroup{volt.NoWeightDecay(gpt.NoDecay...)},
-			Scheduler: must(optim.NewCosineAnnealingLR(50, 1e-4)), Interval: volt.IntervalStep}},
+			Scheduler: optim.NewCosineAnnealingLR(50, 1e-4), Interval: volt.IntervalStep}},
 		Init: c.file.Apply,
 	}
 	c.compare(t, c.train(t, volt.Config{GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm}, m))

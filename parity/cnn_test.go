@@ -26,7 +26,7 @@ func (m *cnn) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 }
 
 func (m *cnn) ConfigureOptimizers() volt.Optimizers {
-	return volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: must(optim.NewExponentialLR(0.95)), Interval: volt.IntervalStep}}
+	return volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: optim.NewExponentialLR(0.95), Interval: volt.IntervalStep}}
 }
 
 // TestCNNParity: a convolution loaded from PyTorch's weights

@@ -34,13 +34,6 @@ func (m *mlp) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 
 func (m *mlp) ConfigureOptimizers() volt.Optimizers { return m.optimizers }
 
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
-
 // mlpCases are tools/parity/mlp.py's cases, configured as there.
 var mlpCases = []struct {
 	name string
@@ -48,11 +41,11 @@ var mlpCases = []struct {
 	opts func() volt.Optimizers
 }{
 	{"mlp_adam", 1.0, func() volt.Optimizers {
-		return volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: must(optim.NewStepLR(10, 0.5)), Interval: volt.IntervalStep}}
+		return volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: optim.NewStepLR(10, 0.5), Interval: volt.IntervalStep}}
 	}},
 	{"mlp_adamw_groups", 0.5, func() volt.Optimizers {
 		return volt.Optimizers{{Optimizer: optim.AdamW(1e-2).WithWeightDecay(0.1), Groups: []volt.ParamGroup{volt.NoWeightDecay("biases")},
-			Scheduler: must(optim.NewCosineAnnealingLR(50, 0)), Interval: volt.IntervalStep}}
+			Scheduler: optim.NewCosineAnnealingLR(50, 0), Interval: volt.IntervalStep}}
 	}},
 }
 

@@ -96,10 +96,7 @@ func run(args []string, out, errOut io.Writer) error {
 	train := windows(tokens[:split], o.cfg.Block, o.steps*o.batch, rng)
 	val := windows(tokens[split:], o.cfg.Block, o.evalBatches*o.batch, rng)
 
-	sched, err := optim.NewLambdaLR(o.schedule)
-	if err != nil {
-		return err
-	}
+	sched := optim.NewLambdaLR(o.schedule)
 	model := &gpt.Module{Config: o.cfg, Optimizers: volt.Optimizers{{
 		Optimizer: optim.AdamW(o.lr).WithBetas(0.9, 0.99).WithWeightDecay(0.1),
 		Groups:    []volt.ParamGroup{volt.NoWeightDecay(gpt.NoDecay...)},
@@ -110,10 +107,7 @@ func run(args []string, out, errOut io.Writer) error {
 	timer := &stepTimer{skip: min(10, o.steps/2)}
 	cfg.Callbacks = append(cfg.Callbacks, timer)
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
-		if err != nil {
-			return err
-		}
+		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
 		cfg.Callbacks = append(cfg.Callbacks, bar)
 	}
 	trainer, err := volt.NewTrainer(cfg)

@@ -1,5 +1,6 @@
-// Command firsthour is the program of issue 24, written from the README and
-// docs/from-lightning.md alone: an MLP with LayerNorm and dropout on a
+// Command firsthour is the program of issue 24, first written from the README
+// and docs/from-lightning.md alone, then cut down where volt made its user
+// write more than Lightning does (tools/firsthour/count.py counts both): an MLP with LayerNorm and dropout on a
 // synthetic regression, a custom data module, ModelCheckpoint on val_loss,
 // EarlyStopping, TensorBoard, then LoadModule and Predict.
 // tools/firsthour/lightning_firsthour.py is the same program in Lightning
@@ -11,25 +12,20 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"math"
 	"math/rand/v2"
 	"os"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/ml/layers"
-	"github.com/gomlx/gomlx/ml/layers/activation"
-	"github.com/gomlx/gomlx/ml/layers/norm"
-	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/logger/tensorboard"
+	"github.com/voltml/volt/nn"
 	"github.com/voltml/volt/optim"
 )
 
-// MLP is features → (Dense, LayerNorm, ReLU, Dropout) × len(Hidden) → 1.
+// MLP is features → (Linear, LayerNorm, ReLU, Dropout) × len(Hidden) → 1.
 type MLP struct {
 	Hidden  []int
 	Dropout float64
@@ -39,15 +35,13 @@ type MLP struct {
 func (m *MLP) forward(s *volt.Step, x *graph.Node) *graph.Node {
 	for i, width := range m.Hidden {
 		scope := s.Scope().In("hidden_%d", i)
-		x = layers.DenseWithBias(scope, x, width)
-		x = norm.LayerNorm(scope, x, -1).Done()
-		x = layers.DropoutStatic(scope, activation.Relu(x), m.Dropout)
+		x = nn.Dropout(scope, nn.ReLU(nn.LayerNorm(scope, nn.Linear(scope, x, width))), m.Dropout)
 	}
-	return layers.DenseWithBias(s.Scope().In("out"), x, 1)
+	return nn.Linear(s.Scope().In("out"), x, 1)
 }
 
 func (m *MLP) loss(s *volt.Step, b volt.Batch) *graph.Node {
-	return loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.forward(s, b.Input(0))})
+	return nn.MSELoss(m.forward(s, b.Input(0)), b.Label(0))
 }
 
 func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
@@ -83,13 +77,12 @@ func (d *Regression) Setup(stage volt.Stage) error {
 		}
 		xs[i], ys[i] = x, []float32{float32(math.Sin(dot) + 0.1*rng.NormFloat64())}
 	}
-	cut := d.N * 8 / 10
-	var err error
-	if d.train, err = data.Rows(xs[:cut], ys[:cut]); err != nil {
+	all, err := data.Rows(xs, ys)
+	if err != nil {
 		return err
 	}
-	d.val, err = data.Rows(xs[cut:], ys[cut:])
-	return err
+	d.train, d.val = all[:d.N*8/10], all[d.N*8/10:] // a data.Slice slices as TensorDataset's tensors do
+	return nil
 }
 
 func (d *Regression) TrainDataloader() data.Loader {
@@ -101,46 +94,39 @@ func (d *Regression) ValDataloaders() []data.Loader {
 func (d *Regression) PredictDataloaders() []data.Loader { return d.ValDataloaders() }
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		log.Fatal(err)
+	epochs := flag.Int("epochs", 30, "maximum epochs")
+	n := flag.Int("n", 2000, "examples")
+	dir := flag.String("dir", ".", "root directory of logs and checkpoints")
+	flag.Parse() // -h: usage, exit 0; a bad flag: the error and usage, exit 2
+	if err := run(*epochs, *n, *dir, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "firsthour:", err)
+		os.Exit(volt.ExitCode(err)) // 130 after Ctrl-C, 1 for another error
 	}
 }
 
-// run is the program, with its flags in args and its results on out.
-func run(args []string, out io.Writer) error {
-	flags := flag.NewFlagSet("firsthour", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 30, "maximum epochs")
-	n := flags.Int("n", 2000, "examples")
-	dir := flags.String("dir", ".", "root directory of logs and checkpoints")
-	if err := flags.Parse(args); err != nil {
-		return err
-	}
-
+// run is the program: it trains for at most epochs on n examples, with its
+// logs and checkpoints under dir, and prints its results on out.
+func run(epochs, n int, dir string, out io.Writer) error {
 	volt.SeedEverything(42)
-	ckpt, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+	ckpt := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 		Monitor: "val_loss", Filename: "{epoch}-{val_loss:.4f}"})
-	if err != nil {
-		return err
-	}
-	stop, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
-	if err != nil {
-		return err
-	}
-	tb, err := tensorboard.New(tensorboard.Config{SaveDir: *dir})
+	stop := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
+	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir})
 	if err != nil {
 		return err
 	}
 	trainer, err := volt.NewTrainer(volt.Config{
-		MaxEpochs:      *epochs,
-		DefaultRootDir: *dir,
-		Loggers:        []logger.Logger{tb},
+		MaxEpochs:      epochs,
+		DefaultRootDir: dir,
+		HandleSignals:  true, // Ctrl-C: finish the step, save a resumable checkpoint, return
+		Loggers:        []volt.Logger{tb},
 		Callbacks:      []volt.Callback{ckpt, stop},
 	})
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	dm := &Regression{N: *n, BatchSize: 32}
+	dm := &Regression{N: n, BatchSize: 32}
 	if err := trainer.Fit(ctx, &MLP{Hidden: []int{64, 64}, Dropout: 0.1, LR: 1e-3}, dm); err != nil {
 		return err
 	}

@@ -94,10 +94,7 @@ func run(args []string, out, errOut io.Writer) error {
 	volt.SeedEverything(*seed)
 	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
-		if err != nil {
-			return err
-		}
+		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
 		cfg.Callbacks = append(cfg.Callbacks, bar)
 	}
 	trainer, err := volt.NewTrainer(cfg)

@@ -90,10 +90,7 @@ func run(args []string, out, errOut io.Writer) error {
 
 	var callbacks []volt.Callback
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut, RefreshInterval: *refresh, Every: *every})
-		if err != nil {
-			return err
-		}
+		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut, RefreshInterval: *refresh, Every: *every})
 		callbacks = append(callbacks, bar)
 	} else {
 		callbacks = append(callbacks, epochPrinter{out})

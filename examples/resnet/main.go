@@ -61,10 +61,7 @@ func run(args []string, out, errOut io.Writer) error {
 		cfg.LimitValBatches, cfg.LimitTestBatches = volt.Batches(*evalBatches), volt.Batches(*evalBatches)
 	}
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
-		if err != nil {
-			return err
-		}
+		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
 		cfg.Callbacks = append(cfg.Callbacks, bar)
 	}
 	trainer, err := volt.NewTrainer(cfg)

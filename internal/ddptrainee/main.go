@@ -421,18 +421,13 @@ func run(o options) error {
 	}
 	var ckpt *callback.ModelCheckpoint
 	if o.ckptDir != "" {
-		if ckpt, err = callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+		ckpt = callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 			Dirpath: strings.ReplaceAll(o.ckptDir, "RANK", os.Getenv("OMPI_COMM_WORLD_RANK")), Monitor: "val_loss_sync", SaveLast: true, Filename: "{epoch}-{val_loss:.4f}",
-		}); err != nil {
-			return err
-		}
+		})
 		cfg.Callbacks = append(cfg.Callbacks, ckpt)
 	}
 	if o.earlyStopRank >= 0 {
-		es, err := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "es_metric", Mode: "min", Patience: 1})
-		if err != nil {
-			return err
-		}
+		es := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "es_metric", Mode: "min", Patience: 1})
 		cfg.Callbacks = append(cfg.Callbacks, es)
 	}
 	t, err := volt.NewTrainer(cfg)

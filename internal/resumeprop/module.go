@@ -54,20 +54,14 @@ func (m *module) ConfigureOptimizers() volt.Optimizers {
 	}
 	switch sc.Scheduler {
 	case "step":
-		sched, err := optim.NewStepLR(sc.StepSize, 0.7)
-		if err != nil {
-			panic(err)
-		}
+		sched := optim.NewStepLR(sc.StepSize, 0.7)
 		setup.Scheduler, setup.SchedulerFrequency = sched, sc.SchedFreq
 		setup.Interval = volt.IntervalEpoch
 		if sc.SchedInterval == "step" {
 			setup.Interval = volt.IntervalStep
 		}
 	case "plateau":
-		sched, err := optim.NewReduceLROnPlateau(optim.PlateauMin)
-		if err != nil {
-			panic(err)
-		}
+		sched := optim.NewReduceLROnPlateau(optim.PlateauMin)
 		// Threshold 0.2: only a marked improvement counts, so the rate
 		// drops during these short runs.
 		sched.Patience, sched.Threshold, sched.Factor = sc.Patience, 0.2, 0.5

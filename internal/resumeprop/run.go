@@ -110,42 +110,27 @@ func config(sc Scenario, root string, o Options) (volt.Config, error) {
 // last.
 func callbacks(sc Scenario, root string, o Options) ([]volt.Callback, error) {
 	var cbs []volt.Callback
-	lrm, err := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{LoggingInterval: "step"})
-	if err != nil {
-		return nil, err
-	}
+	lrm := callback.NewLearningRateMonitor(callback.LearningRateMonitorConfig{LoggingInterval: "step"})
 	cbs = append(cbs, lrm)
 	if sc.StepCkpt > 0 {
-		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+		mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 			Dirpath: filepath.Join(root, StepCkptDir), EveryNTrainSteps: sc.StepCkpt, SaveTopK: volt.Ptr(-1), SaveLast: true,
 		})
-		if err != nil {
-			return nil, err
-		}
 		cbs = append(cbs, mc)
 	}
 	if sc.EpochCkpt {
-		mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
+		mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 			Dirpath: filepath.Join(root, EpochCkptDir), Monitor: "val_loss", SaveTopK: volt.Ptr(2), SaveLast: true,
 			Filename: "{epoch}-{step}-{val_loss:.4f}",
 		})
-		if err != nil {
-			return nil, err
-		}
 		cbs = append(cbs, mc)
 	}
 	switch sc.Averaging {
 	case "ema":
-		ema, err := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.8, UpdateEvery: 1 + int(sc.Seed%2)})
-		if err != nil {
-			return nil, err
-		}
+		ema := callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 0.8, UpdateEvery: 1 + int(sc.Seed%2)})
 		cbs = append(cbs, ema)
 	case "swa":
-		swa, err := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.01}, StartEpoch: 2, AnnealingEpochs: 1})
-		if err != nil {
-			return nil, err
-		}
+		swa := callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{SWALRs: []float64{0.01}, StartEpoch: 2, AnnealingEpochs: 1})
 		cbs = append(cbs, swa)
 	}
 	if o.Announce != nil {

@@ -49,6 +49,18 @@ func New(cfg Config) (*Logger, error) {
 	return &Logger{cfg: cfg, dir: dir, now: time.Now, metricTags: map[string]struct{}{}}, nil
 }
 
+// Config returns the configuration New was given with the defaults its
+// zero values stand for filled in (SaveDir ".", Name "volt_logs",
+// FlushEvery 10, FlushInterval 2m0s); a chosen version stays unset
+// (print-config shows it).
+func (l *Logger) Config() Config {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.cfg
+	c.SaveDir, c.Name, c.pinned = l.dir.SaveDir, l.dir.Name, nil
+	return c
+}
+
 // LogDir returns the directory event files are written to:
 // SaveDir/Name/version_N (or SaveDir/Name/VersionName), as
 // logger.CSVLogger.LogDir.

@@ -64,10 +64,7 @@ func main() {
 // run trains (or resumes) and writes the final weights.
 func run(dir, out string) error {
 	volt.SeedEverything(seed)
-	mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: dir, EveryNTrainSteps: 1, SaveLast: true})
-	if err != nil {
-		return err
-	}
+	mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{Dirpath: dir, EveryNTrainSteps: 1, SaveLast: true})
 	tr, err := volt.NewTrainer(volt.Config{
 		MaxEpochs:      epochs,
 		Callbacks:      []volt.Callback{mc},

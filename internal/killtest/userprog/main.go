@@ -68,10 +68,7 @@ func run(root string, resume bool) error {
 	if err != nil {
 		return err
 	}
-	mc, err := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{EveryNTrainSteps: 2, SaveLast: true})
-	if err != nil {
-		return err
-	}
+	mc := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{EveryNTrainSteps: 2, SaveLast: true})
 	t, err := volt.NewTrainer(volt.Config{
 		MaxEpochs:           epochs,
 		LogEveryNSteps:      1,
