@@ -22,7 +22,13 @@ type Backend struct {
 
 	loweredPools      atomic.Int64
 	loweredBatchNorms atomic.Int64
+	reusedPatches     atomic.Int64
 }
+
+// ReusedPatches returns how many of the lowered convolutions (Lowered)
+// were emitted from the patches of an earlier convolution of the same
+// input (kernel gradients; see reuse.go) instead of gathering their own.
+func (b *Backend) ReusedPatches() int64 { return b.reusedPatches.Load() }
 
 // LoweredBatchNorms returns how many batch normalization ops (training,
 // inference and gradient) this backend has lowered so far. They are

@@ -148,6 +148,7 @@ var loweringVariants = []struct {
 	lowering Lowering
 }{
 	{"gather", Lowering{}},
+	{"gather-noreuse", Lowering{NoPatchReuse: true}},
 	{"slices", Lowering{SlicePatches: true}},
 	{"tiled", Lowering{MaxPatchBytes: 600}},
 }
@@ -165,12 +166,22 @@ func TestLoweredMatchesDirect(t *testing.T) {
 				inDims, kDims := c.shapes()
 				x, kernel := randomTensor(rng, inDims), randomTensor(rng, kDims)
 				cotangent := randomTensor(rng, outputDims(t, direct, c, x, kernel))
-				before := lowered.Lowered()
+				before, reusedBefore := lowered.Lowered(), lowered.ReusedPatches()
 				want := outputsAndGradients(t, direct, c, x, kernel, cotangent)
 				got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
 				if lowered.Lowered() < before+3 {
 					t.Fatalf("expected the forward and both gradient convolutions lowered, got %d",
 						lowered.Lowered()-before)
+				}
+				// The kernel gradient reuses the forward's patches unless
+				// disabled or split per channel group by GoMLX (tiled:
+				// when the forward fits in one tile).
+				wantReused := int64(0)
+				if variant.name == "gather" && c.groups == 1 {
+					wantReused = 1
+				}
+				if reused := lowered.ReusedPatches() - reusedBefore; reused != wantReused && variant.name != "tiled" {
+					t.Errorf("%d convolutions reused patches, want %d", reused, wantReused)
 				}
 				compareFlat(t, names, got, want)
 			})

@@ -10,6 +10,7 @@ import (
 type function struct {
 	compute.Function
 	builder *builder
+	patches patchCache // the patch matrices built on this function (reuse.go)
 }
 
 // unwrapFunction returns the inner function of a wrapper.
@@ -73,8 +74,15 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 		ChannelGroupCount: channelGroupCount, BatchGroupCount: batchGroupCount}
 	if f.builder.backend.rules.Lower(conv) {
 		f.builder.backend.lowered.Add(1)
-		return f.builder.backend.lowering.ConvGeneral(f.Function, input, kernel, axes, strides, paddings,
-			inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
+		if f.patches == nil {
+			f.patches = patchCache{}
+		}
+		y, reused, err := f.builder.backend.lowering.convGeneral(f.Function, f.patches, input, kernel, axes,
+			strides, paddings, inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
+		if reused {
+			f.builder.backend.reusedPatches.Add(1)
+		}
+		return y, err
 	}
 	return f.Function.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
 		channelGroupCount, batchGroupCount)

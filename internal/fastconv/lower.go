@@ -32,6 +32,11 @@ type Lowering struct {
 	// kept to compare the two (the Go backend's Slice copies element by
 	// element, its Gather copies contiguous runs).
 	SlicePatches bool
+	// NoPatchReuse builds every convolution's patches anew, where the
+	// wrapper otherwise computes a kernel gradient from the patches of the
+	// forward convolution of the same input (reuse.go); kept to measure
+	// the reuse.
+	NoPatchReuse bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -40,30 +45,52 @@ type Lowering struct {
 func (l Lowering) ConvGeneral(f compute.Function, input, kernel compute.Value, axes compute.ConvolveAxesConfig,
 	strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
 	channelGroupCount, batchGroupCount int) (compute.Value, error) {
+	y, _, err := l.convGeneral(f, nil, input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
+		channelGroupCount, batchGroupCount)
+	return y, err
+}
+
+// convGeneral is ConvGeneral with a cache of the patch matrices built on f
+// (nil: none): a convolution that reverses a cached forward one is emitted
+// from its patches (reverseFromPatches), and the patches built here are
+// added to the cache. reused tells whether the convolution came from
+// cached patches.
+func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kernel compute.Value,
+	axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
+	channelGroupCount, batchGroupCount int) (y compute.Value, reused bool, err error) {
+	if l.NoPatchReuse || l.SlicePatches {
+		cache = nil
+	}
 	inputShape, err := f.Shape(input)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	kernelShape, err := f.Shape(kernel)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	channelGroupCount = max(channelGroupCount, 1)
 	batchGroupCount = max(batchGroupCount, 1)
 	outputShape, err := shapeinference.ConvGeneral(inputShape, kernelShape, axes, strides, paddings,
 		inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if reason := unsupported(inputShape, kernelShape, batchGroupCount); reason != "" {
-		return nil, fmt.Errorf("fastconv: cannot lower this convolution: %s", reason)
+		return nil, false, fmt.Errorf("fastconv: cannot lower this convolution: %s", reason)
 	}
-	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches}
+	if y, ok, err := reverseFromPatches(f, cache, input, kernel, kernelShape, outputShape, axes, strides, paddings,
+		inputDilations, kernelDilations, channelGroupCount, batchGroupCount); ok || err != nil {
+		return y, ok, err
+	}
+	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
+		cache: cache}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
-	return b.conv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
+	y, err = b.conv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
 		inputDilations, kernelDilations, channelGroupCount)
+	return y, false, err
 }
 
 // Supports reports whether Lowering.ConvGeneral accepts a convolution of
@@ -93,6 +120,10 @@ type emitter struct {
 	dtype         dtypes.DType
 	maxPatchBytes int
 	slicePatches  bool
+	cache         patchCache // nil: patches are not kept
+	// pending is the cache key of the patches the next tiled call builds
+	// when it builds them in one piece; tiled clears it.
+	pending *patchKey
 }
 
 // geometry is a convolution in canonical layout: input [N, I..., C] after
@@ -145,6 +176,10 @@ func (b *emitter) conv(input, kernel compute.Value, inputShape, kernelShape, out
 		return nil, err
 	}
 	batch := inputShape.Dimensions[axes.InputBatch]
+	if b.cache != nil && groups == 1 {
+		b.pending = &patchKey{input: input, geometry: patchGeometry(inPerm, g.kernelSize, g.strides,
+			g.kernelDilations, perAxis(inputDilations, spatial), lowPaddings(paddings, spatial))}
+	}
 	y, err := b.tiled(x, k, batch, paddedSpatial, g)
 	if err != nil {
 		return nil, err

@@ -13,11 +13,12 @@ import (
 // position (each covering every output position; the forward convolution
 // and the gradient with respect to the input) or one dilated slice per
 // output position (each covering the whole kernel window; the gradient with
-// respect to the kernel, whose "kernel" is the output gradient).
+// respect to the kernel, whose "kernel" is the output gradient). A
+// non-nil key adds the gathered patches to the cache under it.
 func (b *emitter) patchesTimesKernel(x, k compute.Value, batch int, spatial, outSpatial []int,
-	g geometry) (compute.Value, error) {
+	g geometry, key *patchKey) (compute.Value, error) {
 	if !b.slicePatches {
-		return b.gatherTimesKernel(x, k, batch, outSpatial, g)
+		return b.gatherTimesKernel(x, k, batch, outSpatial, g, key)
 	}
 	n := len(spatial)
 	numOut, numKernel := prod(outSpatial), prod(g.kernelSize)
@@ -89,7 +90,7 @@ func (b *emitter) patchesTimesKernel(x, k compute.Value, batch int, spatial, out
 // that, for the last one, K·C values are copied as one run); the others
 // enumerate their kernel positions in the start indices.
 func (b *emitter) gatherTimesKernel(x, k compute.Value, batch int, outSpatial []int,
-	g geometry) (compute.Value, error) {
+	g geometry, key *patchKey) (compute.Value, error) {
 	n := len(outSpatial)
 	var enumerated []int // spatial axes whose kernel positions are indexed
 	sliceSizes := []int{batch}
@@ -141,6 +142,9 @@ func (b *emitter) gatherTimesKernel(x, k compute.Value, batch int, outSpatial []
 	patches, err := b.f.Gather(x, startIndices, len(grid), offsetAxes, collapsed, startIndexMap, sliceSizes, false)
 	if err != nil {
 		return nil, err
+	}
+	if key != nil && b.cache != nil {
+		b.cache[*key] = patchEntry{patches: patches, outSpatial: slices.Clone(outSpatial)}
 	}
 	numOut, numKernel := prod(outSpatial), prod(g.kernelSize)
 	y, err := b.matmul(patches, k, false, batch*numOut, numKernel, g)

@@ -10,13 +10,15 @@ import (
 // in tiles whose patch matrix fits maxPatchBytes: first along the batch,
 // then, one example at a time, along the first output spatial axis.
 func (b *emitter) tiled(x, k compute.Value, batch int, spatial []int, g geometry) (compute.Value, error) {
+	key := b.pending
+	b.pending = nil
 	outSpatial := make([]int, len(spatial))
 	for i := range spatial {
 		outSpatial[i] = outputSize(spatial[i], g.kernelSize[i], g.kernelDilations[i], g.strides[i])
 	}
 	perExample := prod(outSpatial) * prod(g.kernelSize) * g.inChannels * b.dtype.Size()
 	if batch*perExample <= b.maxPatchBytes || len(spatial) == 0 {
-		return b.patchesTimesKernel(x, k, batch, spatial, outSpatial, g)
+		return b.patchesTimesKernel(x, k, batch, spatial, outSpatial, g, key)
 	}
 	if batch > 1 {
 		tile := max(1, b.maxPatchBytes/max(perExample, 1))
@@ -39,7 +41,7 @@ func (b *emitter) tiled(x, k compute.Value, batch int, spatial []int, g geometry
 	perRow := max(perExample/max(outSpatial[0], 1), 1)
 	rows := max(1, b.maxPatchBytes/perRow)
 	if rows >= outSpatial[0] {
-		return b.patchesTimesKernel(x, k, batch, spatial, outSpatial, g)
+		return b.patchesTimesKernel(x, k, batch, spatial, outSpatial, g, nil)
 	}
 	span := (g.kernelSize[0]-1)*g.kernelDilations[0] + 1
 	var parts []compute.Value
@@ -54,7 +56,7 @@ func (b *emitter) tiled(x, k compute.Value, batch int, spatial []int, g geometry
 		bandSpatial[0] = inEnd - inStart
 		bandOut := slices.Clone(outSpatial)
 		bandOut[0] = end - start
-		y, err := b.patchesTimesKernel(part, k, batch, bandSpatial, bandOut, g)
+		y, err := b.patchesTimesKernel(part, k, batch, bandSpatial, bandOut, g, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,157 @@
+package fastconv
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
+)
+
+// Kernel gradients from the forward convolution's patches.
+//
+// GoMLX's gradient of a convolution y = conv(x, w) with respect to the
+// kernel is another convolution of the same x, with batch and channels
+// swapped, the output gradient dy as its "kernel", the forward strides as
+// kernel dilations and the forward kernel dilations as strides (see
+// convVJPWrtKernel in gomlx/core/graph). Lowered as is, it transposes x
+// and dy and gathers a patch matrix holding the very values of the forward
+// convolution's patch matrix P = [N, O..., K..., C]:
+//
+//	dw[k, c, co] = Σ_{n,o} P[n, o, k, c] · dy[n, o, co]
+//
+// So when a convolution on the same function has the same input value and
+// that "reverse" geometry of a forward convolution already lowered there,
+// it is emitted as one DotGeneral of dy (transposed to [Co, N·O]) with the
+// forward's P (as [N·O, K·C], the layout the Go backend's matmul takes
+// without a copy): no Transpose of x, no Pad, no Gather. The price is
+// memory: P stays alive from the forward pass to the backward pass.
+//
+// This is an identity of the two sums, not a recognition of GoMLX's VJP:
+// any convolution of x whose output positions play the forward's kernel
+// positions (and whose kernel positions the forward's output positions)
+// reads the same padded input elements at the same indices, whatever its
+// high-side padding (only the low-side padding shifts the indices).
+
+// patchKey names the patches of one input value under one geometry.
+type patchKey struct {
+	input compute.Value
+	// geometry: the canonical permutation [batch, spatial..., channels] of
+	// the input, kernel size, strides, kernel and input dilations and
+	// low-side paddings, per spatial axis.
+	geometry string
+}
+
+// patchEntry is a patch matrix built by a forward convolution.
+type patchEntry struct {
+	patches    compute.Value // [N, O..., K..., C]
+	outSpatial []int         // O per spatial axis
+}
+
+// patchCache holds the patch matrices built on one function. It is only
+// used from the goroutine building that function's graph.
+type patchCache map[patchKey]patchEntry
+
+// patchGeometry is the key's geometry string.
+func patchGeometry(perm, kernelSize, strides, kernelDilations, inputDilations, lowPads []int) string {
+	return fmt.Sprint(perm, kernelSize, strides, kernelDilations, inputDilations, lowPads)
+}
+
+// lowPaddings returns the low-side padding per spatial axis (0 where
+// paddings is empty).
+func lowPaddings(paddings [][2]int, n int) []int {
+	low := make([]int, n)
+	for i := range low {
+		if len(paddings) > 0 {
+			low[i] = paddings[i][0]
+		}
+	}
+	return low
+}
+
+// reverseFromPatches emits the convolution as a DotGeneral of its kernel
+// with the patches of an earlier forward convolution of the same input
+// (see above), or returns ok=false when cache holds no such patches.
+func reverseFromPatches(f compute.Function, cache patchCache, input, kernel compute.Value, kernelShape,
+	outputShape shapes.Shape, axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int,
+	inputDilations, kernelDilations []int, groups, batchGroups int) (y compute.Value, ok bool, err error) {
+	if cache == nil || groups != 1 || batchGroups != 1 {
+		return nil, false, nil
+	}
+	n := len(axes.InputSpatial)
+	// The forward convolution this one reverses: batch and channels
+	// swapped, this one's output positions as its kernel positions.
+	perm := append(append([]int{axes.InputChannels}, axes.InputSpatial...), axes.InputBatch)
+	kernelSize := make([]int, n)
+	for i, axis := range axes.OutputSpatial {
+		kernelSize[i] = outputShape.Dimensions[axis]
+	}
+	key := patchKey{input: input, geometry: patchGeometry(perm, kernelSize, perAxis(kernelDilations, n),
+		perAxis(strides, n), perAxis(inputDilations, n), lowPaddings(paddings, n))}
+	entry, found := cache[key]
+	if !found {
+		return nil, false, nil
+	}
+	for i, axis := range axes.KernelSpatial {
+		if kernelShape.Dimensions[axis] != entry.outSpatial[i] {
+			return nil, false, nil
+		}
+	}
+	co := kernelShape.Dimensions[axes.KernelOutputChannels]
+	batch := kernelShape.Dimensions[axes.KernelInputChannels]
+	channels := outputShape.Dimensions[axes.OutputBatch]
+	numOut, numKernel := prod(entry.outSpatial), prod(kernelSize)
+	// dy as [Co, N·O...]: the matmul's LHS, contracting its trailing axis.
+	kPerm := append([]int{axes.KernelOutputChannels, axes.KernelInputChannels}, axes.KernelSpatial...)
+	lhs, err := transposeIfNeeded(f, kernel, kPerm)
+	if err != nil {
+		return nil, false, err
+	}
+	if lhs, err = f.Reshape(lhs, co, batch*numOut); err != nil {
+		return nil, false, err
+	}
+	// P as [N·O, K·C]: the RHS, contracting its leading axis.
+	rhs, err := f.Reshape(entry.patches, batch*numOut, numKernel*channels)
+	if err != nil {
+		return nil, false, err
+	}
+	r, err := f.DotGeneral(lhs, []int{1}, nil, rhs, []int{0}, nil, compute.DotGeneralConfig{})
+	if err != nil {
+		return nil, false, err
+	}
+	// r is [Co, K..., C]: the output's channels, spatial axes and batch.
+	if r, err = f.Reshape(r, append(append([]int{co}, kernelSize...), channels)...); err != nil {
+		return nil, false, err
+	}
+	outPerm := make([]int, n+2)
+	outPerm[axes.OutputChannels] = 0
+	for i, axis := range axes.OutputSpatial {
+		outPerm[axis] = 1 + i
+	}
+	outPerm[axes.OutputBatch] = n + 1
+	if y, err = transposeIfNeeded(f, r, outPerm); err != nil {
+		return nil, false, err
+	}
+	if got, err := f.Shape(y); err != nil || !got.Equal(outputShape) {
+		return nil, false, fmt.Errorf("fastconv: convolution from reused patches has shape %s, want %s (err=%v)",
+			got, outputShape, err)
+	}
+	return y, true, nil
+}
+
+// transposeIfNeeded is Transpose that emits nothing for the identity
+// permutation.
+func transposeIfNeeded(f compute.Function, x compute.Value, perm []int) (compute.Value, error) {
+	if slices.Equal(perm, identityPerm(len(perm))) {
+		return x, nil
+	}
+	return f.Transpose(x, perm...)
+}
+
+func identityPerm(n int) []int {
+	perm := make([]int, n)
+	for i := range perm {
+		perm[i] = i
+	}
+	return perm
+}
