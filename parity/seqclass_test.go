@@ -38,7 +38,7 @@ func TestSeqClassParity(t *testing.T) {
 	}
 	m := &classifier.Module{
 		Config: classifier.Config{Vocab: classifier.Vocab, Embed: 8, Hidden: 16, Classes: task.Classes()},
-		Optimizers: volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: must(optim.NewOneCycleLR(1e-2, 50)),
+		Optimizers: volt.Optimizers{{Optimizer: optim.Adam(1e-2), Scheduler: optim.NewOneCycleLR(1e-2, 50),
 			Interval: volt.IntervalStep}},
 		Init: c.file.Apply,
 	}

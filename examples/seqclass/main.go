@@ -81,20 +81,13 @@ func run(args []string, out, errOut io.Writer) error {
 	volt.SeedEverything(*seed)
 
 	steps := *epochs * ((*nTrain + *batch - 1) / *batch)
-	sched, err := optim.NewOneCycleLR(*lr, max(2, steps))
-	if err != nil {
-		return err
-	}
+	sched := optim.NewOneCycleLR(*lr, max(2, steps))
 	model := &classifier.Module{Config: cfg, Optimizers: volt.Optimizers{{
 		Optimizer: optim.Adam(*lr), Scheduler: sched, Interval: volt.IntervalStep}}}
 	tcfg := volt.Config{MaxEpochs: *epochs, GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm,
 		DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)), EnableProgressBar: volt.Ptr(*progress)}
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
-		if err != nil {
-			return err
-		}
-		tcfg.Callbacks = append(tcfg.Callbacks, bar)
+		tcfg.Callbacks = append(tcfg.Callbacks, callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut}))
 	}
 	trainer, err := volt.NewTrainer(tcfg)
 	if err != nil {
