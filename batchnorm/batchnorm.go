@@ -52,6 +52,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
+	"github.com/voltml/volt/internal/syncbn"
 )
 
 // Builder configures one batch normalization; New creates it, Done emits
@@ -146,7 +147,15 @@ func (b *Builder) Done() *graph.Node {
 		weight, bias = graph.Ones(g, perFeature), graph.Zeros(g, perFeature)
 	}
 	eps := float32(b.epsilon)
+	var synced *syncbn.Trace
+	if b.scope.IsTraining(g) {
+		synced = syncbn.Active(g)
+	}
 	if !b.track {
+		if synced != nil {
+			mean, variance, _ := synced.Stats(b.scope.Scope(), x, axis)
+			return normalizeWith(x, mean, variance, weight, bias, b.epsilon, axis)
+		}
 		normalized, _, _ := graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
 		return normalized
 	}
@@ -160,11 +169,21 @@ func (b *Builder) Done() *graph.Node {
 		return graph.InternalBatchNormForInference(x, weight, bias, meanVar.NodeValue(g), varVar.NodeValue(g),
 			eps, axis)
 	}
-	if n < 2 {
+	var normalized, batchMean, batchVar, unbiased *graph.Node
+	switch {
+	case synced != nil:
+		// The statistics of every rank's batch (volt's Config.SyncBatchNorm):
+		// the unbiased variance is of their n values, as PyTorch's
+		// SyncBatchNorm takes it.
+		batchMean, batchVar, unbiased = synced.Stats(b.scope.Scope(), x, axis)
+		normalized = normalizeWith(x, batchMean, batchVar, weight, bias, b.epsilon, axis)
+	case n < 2:
 		panic(fmt.Sprintf("batchnorm: expected more than 1 value per feature when training, got input shape %s "+
 			"(feature axis %d)", x.Shape(), axis))
+	default:
+		normalized, batchMean, batchVar = graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
+		unbiased = graph.MulScalar(graph.StopGradient(batchVar), float64(n)/float64(n-1))
 	}
-	normalized, batchMean, batchVar := graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
 	count := graph.OnePlus(countVar.NodeValue(g))
 	countVar.SetNodeValue(count)
 	var momentum *graph.Node
@@ -174,9 +193,29 @@ func (b *Builder) Done() *graph.Node {
 		momentum = graph.Scalar(g, x.DType(), b.momentum)
 	}
 	keep := graph.OneMinus(momentum)
-	batchMean, batchVar = graph.StopGradient(batchMean), graph.StopGradient(batchVar)
-	unbiased := graph.MulScalar(batchVar, float64(n)/float64(n-1))
+	batchMean, unbiased = graph.StopGradient(batchMean), graph.StopGradient(unbiased)
 	meanVar.SetNodeValue(graph.Add(graph.Mul(keep, meanVar.NodeValue(g)), graph.Mul(momentum, batchMean)))
 	varVar.SetNodeValue(graph.Add(graph.Mul(keep, varVar.NodeValue(g)), graph.Mul(momentum, unbiased)))
 	return normalized
+}
+
+// normalizeWith is (x - mean) · rsqrt(variance + epsilon) · weight + bias
+// with per-feature mean, variance, weight and bias, differentiable in all of
+// them (the synchronised statistics are inputs of the graph); half precision
+// is computed in float32, as the backend's batch normalization does.
+func normalizeWith(x, mean, variance, weight, bias *graph.Node, epsilon float64, axis int) *graph.Node {
+	compute := x.DType()
+	if compute == dtypes.Float16 || compute == dtypes.BFloat16 {
+		compute = dtypes.Float32
+	}
+	dims := make([]int, x.Rank())
+	for i := range dims {
+		dims[i] = 1
+	}
+	dims[axis] = x.Shape().Dimensions[axis]
+	perFeature := func(v *graph.Node) *graph.Node { return graph.Reshape(graph.ConvertDType(v, compute), dims...) }
+	scale := graph.Mul(graph.Rsqrt(graph.AddScalar(graph.ConvertDType(variance, compute), epsilon)),
+		graph.ConvertDType(weight, compute))
+	y := graph.Add(graph.Mul(graph.Sub(graph.ConvertDType(x, compute), perFeature(mean)), perFeature(scale)), perFeature(bias))
+	return graph.ConvertDType(y, x.DType())
 }
