@@ -214,8 +214,18 @@ func normalizeWith(x, mean, variance, weight, bias *graph.Node, epsilon float64,
 	}
 	dims[axis] = x.Shape().Dimensions[axis]
 	perFeature := func(v *graph.Node) *graph.Node { return graph.Reshape(graph.ConvertDType(v, compute), dims...) }
-	scale := graph.Mul(graph.Rsqrt(graph.AddScalar(graph.ConvertDType(variance, compute), epsilon)),
+	scale := graph.Mul(rsqrt(graph.AddScalar(graph.ConvertDType(variance, compute), epsilon)),
 		graph.ConvertDType(weight, compute))
 	y := graph.Add(graph.Mul(graph.Sub(graph.ConvertDType(x, compute), perFeature(mean)), perFeature(scale)), perFeature(bias))
 	return graph.ConvertDType(y, x.DType())
+}
+
+// rsqrt is graph.Rsqrt with a gradient (GoMLX v0.28.16 defines none):
+// the value is Rsqrt's bit for bit (plus x - x, an exact 0), the gradient
+// -r³/2.
+func rsqrt(x *graph.Node) *graph.Node {
+	fixed := graph.StopGradient(x)
+	r := graph.Rsqrt(fixed)
+	slope := graph.StopGradient(graph.MulScalar(graph.Mul(r, graph.Square(r)), -0.5))
+	return graph.Add(r, graph.Mul(graph.Sub(x, fixed), slope))
 }

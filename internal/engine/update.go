@@ -125,7 +125,7 @@ func Backward(store *model.Store, loss *graph.Node, spec *UpdateSpec) []Gradient
 		objective = graph.Add(objective, graph.ConvertDType(spec.Extra, loss.DType()))
 	}
 	if spec.Accumulation != ApplyAtOnce {
-		objective = graph.Div(loss, graph.ConvertDType(accumulationFactor(store, g), loss.DType()))
+		objective = graph.Div(objective, graph.ConvertDType(accumulationFactor(store, g), loss.DType()))
 	}
 	// A data-parallel step's division by the number of ranks goes into the
 	// loss, which costs nothing per gradient, unless a hook must see the
