@@ -40,8 +40,24 @@
 // PyTorch's state_dict names. Under volt.Config.Devices > 1 each rank
 // normalises with its own batch's statistics, and volt gives every rank
 // rank 0's running statistics after each training batch (PyTorch DDP's
-// broadcast_buffers=True); batch statistics reduced across ranks
-// (Lightning's sync_batchnorm) are not supported yet.
+// broadcast_buffers=True).
+//
+// # Synchronised statistics (volt.Config.SyncBatchNorm)
+//
+// With volt.Config.SyncBatchNorm (Lightning's sync_batchnorm) every rank
+// normalises with the mean and variance of the union of the ranks' batches,
+// the running statistics take those (the unbiased variance of the union's
+// n values, as PyTorch's SyncBatchNorm), and the gradients are those of one
+// process over the union. GoMLX's Go backend cannot all-reduce inside a
+// program, so volt runs a step with M batch normalizations as M forward
+// passes (the k-th returns the k-th layer's local statistics, which the
+// ranks combine), M backward passes (the loss's gradient with respect to
+// each layer's statistics, summed over the ranks, last layer first), then
+// the step itself with the statistics and those gradients as inputs
+// (internal/syncbn has the math). Limits: the training step must reach the
+// same batch normalizations in the same order in every trace (an error
+// otherwise); manual optimization and truncated back-propagation through
+// time are refused. In one process it has no effect.
 package batchnorm
 
 import (
