@@ -95,19 +95,21 @@ func deviation(a, b []float64) float64 {
 // losses (the mean of the ranks' own), weights and running statistics
 // after 6 steps, within 1e-6, for models with two batch normalizations
 // (an MLP; a convolution with BatchNorm2d and a BatchNorm1d with
-// CumulativeAverage) and SGD with momentum or Adam. The ranks' running
+// CumulativeAverage) and SGD with momentum or Adam, with gradient
+// accumulation, and with a smaller last batch (its own programs). The ranks' running
 // statistics are bitwise equal. Without SyncBatchNorm the same job ends
 // away from the union (the test can tell).
 func TestSyncBatchNorm(t *testing.T) {
 	bin := mpitest.Build(t, ".")
-	cases := []struct{ model, optim, accumulate string }{
-		{"mlp2", "sgdm", "1"},
-		{"conv2", "adam", "1"},
-		{"mlp2", "adam", "2"},
+	cases := []struct{ model, optim, accumulate, batch string }{
+		{"mlp2", "sgdm", "1", "4"},
+		{"conv2", "adam", "1", "4"},
+		{"mlp2", "adam", "2", "4"},
+		{"mlp2", "sgdm", "1", "5"}, // 12 examples per rank: batches of 5, 5 and 2
 	}
 	for _, c := range cases {
-		t.Run(c.model+"_"+c.optim+"_accumulate_"+c.accumulate, func(t *testing.T) {
-			args := []string{"-model", c.model, "-optim", c.optim, "-epochs", "2", "-accumulate", c.accumulate}
+		t.Run(c.model+"_"+c.optim+"_accumulate_"+c.accumulate+"_batch_"+c.batch, func(t *testing.T) {
+			args := []string{"-model", c.model, "-optim", c.optim, "-epochs", "2", "-accumulate", c.accumulate, "-batch", c.batch}
 			ranks := runJob(t, bin, 2, append(args, "-sync")...)
 			union := runJob(t, bin, 1, append(args, "-union", "2")...)[0]
 			plain := runJob(t, bin, 2, args...)
