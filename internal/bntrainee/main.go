@@ -119,7 +119,7 @@ func (m *module) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 		// [N, 3] → [N, 1, 3] channels first, a 1-d convolution to 4 channels.
 		x = graph.Reshape(x, x.Shape().Dimensions[0], 1, features)
 		// No bias before a batch normalization (see mlp2).
-		x = layers.Convolution(scope.In("conv"), x).Filters(4).KernelSize(2).PadSame().UseBias(false).
+		x = layers.Convolution(scope.In("conv"), x).Channels(4).KernelSize(2).PadSame().UseBias(false).
 			ChannelsAxis(images.ChannelsFirst).Done()
 		x = graph.Tanh(batchnorm.New(scope.In("bn"), x, 1).Done())
 		x = graph.Reshape(x, x.Shape().Dimensions[0], 4*features)
