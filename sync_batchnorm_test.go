@@ -183,3 +183,15 @@ func TestSyncBatchNormRefusesManualOptimization(t *testing.T) {
 		t.Fatalf("Fit: %v, want the SyncBatchNorm refusal", err)
 	}
 }
+
+// TestSyncBatchNormRefusesTBPTT: SyncBatchNorm with TruncatedBPTTSteps under
+// data-parallel training (one rank's split step) is an error naming both
+// fields.
+func TestSyncBatchNormRefusesTBPTT(t *testing.T) {
+	tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 1, TruncatedBPTTSteps: 3, SyncBatchNorm: true}))
+	identityReducer(tr)
+	err := tr.Fit(t.Context(), &carry{}, loaderOf(sequences(8, 7), 4))
+	if err == nil || !strings.Contains(err.Error(), "Config.SyncBatchNorm is not supported with Config.TruncatedBPTTSteps=3") {
+		t.Fatalf("Fit: %v, want the SyncBatchNorm refusal", err)
+	}
+}
