@@ -178,6 +178,18 @@ type Config struct {
 	// or data.DropTail. Validation and test loaders are never padded, so
 	// their epoch values equal one process's over the whole set.
 	ShardUneven data.Uneven
+	// SyncBatchNorm is Lightning's sync_batchnorm: under Devices > 1 every
+	// batchnorm layer (package batchnorm) of the training step normalises
+	// with the mean and variance of the union of the ranks' batches, and
+	// the gradients and running statistics are those of one process over
+	// that union (PyTorch's SyncBatchNorm); one process has nothing to
+	// synchronise. The Go backend cannot all-reduce inside a program, so a
+	// step with M batch normalizations runs M forward and M backward passes
+	// more, with the ranks' statistics and their gradients exchanged
+	// between them (see the batchnorm package). The step must reach the
+	// same batch normalizations in the same order in every trace; manual
+	// optimization and TruncatedBPTTSteps are not supported with it.
+	SyncBatchNorm bool
 
 	// Log receives volt's own messages (why a run stopped, what was
 	// turned off, …). Nil means plain lines on stderr when it is a

@@ -23,6 +23,7 @@ const (
 	actPredictNext     = "[PredictionLoop].predict_next"
 	actCompileTraining = "compile_training_step"
 	actTrainingStep    = "training_step"
+	actSyncBatchNorm   = "sync_batchnorm"
 	actValidationStep  = "validation_step"
 	actTestStep        = "test_step"
 	actPredictStep     = "predict_step"

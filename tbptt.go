@@ -100,6 +100,10 @@ type tbptt struct {
 func (c *compiledSteps) runTBPTT(b *data.Batch) (*tensors.Tensor, int, error) {
 	t := c.t
 	if c.tbptt == nil {
+		if c.syncBatchNorm() {
+			return nil, 0, fmt.Errorf("Config.SyncBatchNorm is not supported with Config.TruncatedBPTTSteps=%d; "+
+				"leave one of them off", t.cfg.TruncatedBPTTSteps)
+		}
 		st, ok := t.module.(TBPTTStepper)
 		if !ok {
 			return nil, 0, fmt.Errorf("volt: Config.TruncatedBPTTSteps=%d needs a module with TBPTTTrainingStep; %T has none", t.cfg.TruncatedBPTTSteps, t.module)

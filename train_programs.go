@@ -9,6 +9,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
+	"github.com/voltml/volt/internal/syncbn"
 )
 
 // This file builds the training steps as GoMLX programs: it traces the
@@ -29,6 +30,7 @@ type trainProgram struct {
 	step   *engine.TrainStep // automatic optimization: volt builds the update
 	manual *engine.Program   // manual optimization: the module steps its optimizers
 	replay *manualReplay     // manual optimization under data-parallel training
+	sync   *syncSteps        // automatic optimization with Config.SyncBatchNorm under data-parallel training
 	infos  map[graph.GraphId]*traceInfo
 	traced *traceInfo // filled while tracing, bound to its graph at first run
 	// tracing is the Step of the graph being traced, for the update's hooks.
@@ -46,6 +48,9 @@ func (tp *trainProgram) run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, en
 		outs, gid, err := tp.manual.Run(b)
 		return outs, gid, engine.UpdateTrace{}, err
 	}
+	if tp.sync != nil {
+		return tp.sync.run(b)
+	}
 	return tp.step.Run(b)
 }
 
@@ -56,6 +61,9 @@ func (tp *trainProgram) compile(b *data.Batch) error {
 	}
 	if tp.manual != nil {
 		return tp.manual.Compile(b)
+	}
+	if tp.sync != nil {
+		return tp.sync.compile(b)
 	}
 	return tp.step.Compile(b)
 }
@@ -95,6 +103,13 @@ func (c *compiledSteps) program(opt int, mode engine.Accumulation) (*trainProgra
 		name = fmt.Sprintf("TrainingStep[optimizer %d]", opt)
 	}
 	var err error
+	if c.syncBatchNorm() {
+		if c.manual {
+			return nil, fmt.Errorf("Config.SyncBatchNorm is not supported with manual optimization (%T.AutomaticOptimization "+
+				"returns false); leave SyncBatchNorm off, or use automatic optimization", t.module)
+		}
+		tp.sync = &syncSteps{c: c, tp: tp, opt: opt, name: name, counts: map[graph.GraphId][]int{}}
+	}
 	if c.manual && c.reduce != nil {
 		tp.replay = &manualReplay{c: c, tp: tp, name: name, final: map[graph.GraphId]bool{}}
 		c.programs[key] = tp
@@ -109,10 +124,20 @@ func (c *compiledSteps) program(opt int, mode engine.Accumulation) (*trainProgra
 		})
 	} else {
 		tp.step, err = t.eng.CompileTrainStep(name, mode, func(scope *model.Scope, inputs, labels []*graph.Node) engine.Forward {
+			var synced *syncbn.Trace
+			if tp.sync != nil {
+				var end func()
+				inputs, synced, end = tp.sync.begin(syncbn.RoleFinal, inputs, labels)
+				defer end()
+			}
 			s := &Step{scope: scope, graph: graphOf(inputs, labels), stage: RunningTrain, optimizerIdx: opt, trainer: t, metrics: t.logs.trainMetrics,
 				checksLabels: t.cfg.DetectAnomaly}
 			loss := t.module.TrainingStep(s, Batch{Inputs: inputs, Labels: labels, Parts: c.parts})
-			return c.forward(tp, s, loss, nil)
+			f := c.forward(tp, s, loss, nil)
+			if synced != nil {
+				f.Extra = synced.Surrogate
+			}
+			return f
 		}, c.updateFn(tp, opt), c.reduce)
 	}
 	if err != nil {

@@ -97,6 +97,11 @@ func (c *compiledSteps) step(opt int, mode engine.Accumulation, b *data.Batch) (
 	return loss, info.manualSteps, nil
 }
 
+// syncBatchNorm reports whether the automatic training steps synchronise
+// batch normalization (Config.SyncBatchNorm under data-parallel training;
+// one process has nothing to synchronise).
+func (c *compiledSteps) syncBatchNorm() bool { return c.t.cfg.SyncBatchNorm && c.reduce != nil }
+
 // retrace drops the compiled programs: the next batch traces them again.
 func (c *compiledSteps) retrace() {
 	c.programs = map[programKey]*trainProgram{}

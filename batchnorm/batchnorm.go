@@ -40,8 +40,24 @@
 // PyTorch's state_dict names. Under volt.Config.Devices > 1 each rank
 // normalises with its own batch's statistics, and volt gives every rank
 // rank 0's running statistics after each training batch (PyTorch DDP's
-// broadcast_buffers=True); batch statistics reduced across ranks
-// (Lightning's sync_batchnorm) are not supported yet.
+// broadcast_buffers=True).
+//
+// # Synchronised statistics (volt.Config.SyncBatchNorm)
+//
+// With volt.Config.SyncBatchNorm (Lightning's sync_batchnorm) every rank
+// normalises with the mean and variance of the union of the ranks' batches,
+// the running statistics take those (the unbiased variance of the union's
+// n values, as PyTorch's SyncBatchNorm), and the gradients are those of one
+// process over the union. GoMLX's Go backend cannot all-reduce inside a
+// program, so volt runs a step with M batch normalizations as M forward
+// passes (the k-th returns the k-th layer's local statistics, which the
+// ranks combine), M backward passes (the loss's gradient with respect to
+// each layer's statistics, summed over the ranks, last layer first), then
+// the step itself with the statistics and those gradients as inputs
+// (internal/syncbn has the math). Limits: the training step must reach the
+// same batch normalizations in the same order in every trace (an error
+// otherwise); manual optimization and truncated back-propagation through
+// time are refused. In one process it has no effect.
 package batchnorm
 
 import (
@@ -52,6 +68,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
+	"github.com/voltml/volt/internal/syncbn"
 )
 
 // Builder configures one batch normalization; New creates it, Done emits
@@ -146,7 +163,15 @@ func (b *Builder) Done() *graph.Node {
 		weight, bias = graph.Ones(g, perFeature), graph.Zeros(g, perFeature)
 	}
 	eps := float32(b.epsilon)
+	var synced *syncbn.Trace
+	if b.scope.IsTraining(g) {
+		synced = syncbn.Active(g)
+	}
 	if !b.track {
+		if synced != nil {
+			mean, variance, _ := synced.Stats(b.scope.Scope(), x, axis)
+			return normalizeWith(x, mean, variance, weight, bias, b.epsilon, axis)
+		}
 		normalized, _, _ := graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
 		return normalized
 	}
@@ -160,11 +185,21 @@ func (b *Builder) Done() *graph.Node {
 		return graph.InternalBatchNormForInference(x, weight, bias, meanVar.NodeValue(g), varVar.NodeValue(g),
 			eps, axis)
 	}
-	if n < 2 {
+	var normalized, batchMean, batchVar, unbiased *graph.Node
+	switch {
+	case synced != nil:
+		// The statistics of every rank's batch (volt's Config.SyncBatchNorm):
+		// the unbiased variance is of their n values, as PyTorch's
+		// SyncBatchNorm takes it.
+		batchMean, batchVar, unbiased = synced.Stats(b.scope.Scope(), x, axis)
+		normalized = normalizeWith(x, batchMean, batchVar, weight, bias, b.epsilon, axis)
+	case n < 2:
 		panic(fmt.Sprintf("batchnorm: expected more than 1 value per feature when training, got input shape %s "+
 			"(feature axis %d)", x.Shape(), axis))
+	default:
+		normalized, batchMean, batchVar = graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
+		unbiased = graph.MulScalar(graph.StopGradient(batchVar), float64(n)/float64(n-1))
 	}
-	normalized, batchMean, batchVar := graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
 	count := graph.OnePlus(countVar.NodeValue(g))
 	countVar.SetNodeValue(count)
 	var momentum *graph.Node
@@ -174,9 +209,39 @@ func (b *Builder) Done() *graph.Node {
 		momentum = graph.Scalar(g, x.DType(), b.momentum)
 	}
 	keep := graph.OneMinus(momentum)
-	batchMean, batchVar = graph.StopGradient(batchMean), graph.StopGradient(batchVar)
-	unbiased := graph.MulScalar(batchVar, float64(n)/float64(n-1))
+	batchMean, unbiased = graph.StopGradient(batchMean), graph.StopGradient(unbiased)
 	meanVar.SetNodeValue(graph.Add(graph.Mul(keep, meanVar.NodeValue(g)), graph.Mul(momentum, batchMean)))
 	varVar.SetNodeValue(graph.Add(graph.Mul(keep, varVar.NodeValue(g)), graph.Mul(momentum, unbiased)))
 	return normalized
+}
+
+// normalizeWith is (x - mean) · rsqrt(variance + epsilon) · weight + bias
+// with per-feature mean, variance, weight and bias, differentiable in all of
+// them (the synchronised statistics are inputs of the graph); half precision
+// is computed in float32, as the backend's batch normalization does.
+func normalizeWith(x, mean, variance, weight, bias *graph.Node, epsilon float64, axis int) *graph.Node {
+	compute := x.DType()
+	if compute == dtypes.Float16 || compute == dtypes.BFloat16 {
+		compute = dtypes.Float32
+	}
+	dims := make([]int, x.Rank())
+	for i := range dims {
+		dims[i] = 1
+	}
+	dims[axis] = x.Shape().Dimensions[axis]
+	perFeature := func(v *graph.Node) *graph.Node { return graph.Reshape(graph.ConvertDType(v, compute), dims...) }
+	scale := graph.Mul(rsqrt(graph.AddScalar(graph.ConvertDType(variance, compute), epsilon)),
+		graph.ConvertDType(weight, compute))
+	y := graph.Add(graph.Mul(graph.Sub(graph.ConvertDType(x, compute), perFeature(mean)), perFeature(scale)), perFeature(bias))
+	return graph.ConvertDType(y, x.DType())
+}
+
+// rsqrt is graph.Rsqrt with a gradient (GoMLX v0.28.16 defines none):
+// the value is Rsqrt's bit for bit (plus x - x, an exact 0), the gradient
+// -r³/2.
+func rsqrt(x *graph.Node) *graph.Node {
+	fixed := graph.StopGradient(x)
+	r := graph.Rsqrt(fixed)
+	slope := graph.StopGradient(graph.MulScalar(graph.Mul(r, graph.Square(r)), -0.5))
+	return graph.Add(r, graph.Mul(graph.Sub(x, fixed), slope))
 }

@@ -17,6 +17,9 @@ type Forward struct {
 	Loss     *graph.Node
 	Outputs  func() []*graph.Node
 	Trailing []*graph.Node
+	// Extra, when set, is added to the loss that Backward differentiates
+	// (UpdateSpec.Extra): a synchronised batch normalization's surrogate.
+	Extra *graph.Node
 }
 
 // ForwardFn traces the module's part of a training step.
@@ -90,6 +93,7 @@ func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward Forwar
 			f := forward(scope, inputs, labels)
 			g := f.Loss.Graph()
 			spec := ts.spec(g)
+			spec.Extra = f.Extra
 			grads := Backward(e.Store, f.Loss, spec)
 			outs := f.Outputs()
 			if grads != nil {
@@ -104,7 +108,9 @@ func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward Forwar
 	ts.grads, err = e.Compile(name+"[gradients]", Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
 		f := forward(scope, inputs, labels)
 		g := f.Loss.Graph()
-		grads := Backward(e.Store, f.Loss, ts.spec(g))
+		spec := ts.spec(g)
+		spec.Extra = f.Extra
+		grads := Backward(e.Store, f.Loss, spec)
 		ts.vars = ts.vars[:0]
 		for _, gr := range grads {
 			ts.vars = append(ts.vars, gr.Variable)
@@ -150,6 +156,16 @@ func (ts *TrainStep) SetCarry(c *Carry) {
 		return
 	}
 	ts.grads.SetCarry(c)
+}
+
+// SetRawTail makes the next runs feed the last n inputs of the batch as
+// they are (Program.SetRawTail): the gradient program's, or the fused one's.
+func (ts *TrainStep) SetRawTail(n int) {
+	if ts.whole != nil {
+		ts.whole.SetRawTail(n)
+		return
+	}
+	ts.grads.SetRawTail(n)
 }
 
 // Split reports whether the step runs as two programs.

@@ -93,6 +93,10 @@ type UpdateSpec struct {
 	// (Reducer.Ranks). AfterBackward sees them before the division: this
 	// rank's own gradients.
 	Ranks int
+	// Extra, when set, is a scalar added to the loss before it is divided
+	// (by the accumulation factor, the ranks) and scaled: it is part of the
+	// objective the gradients are of, not of the loss BeforeBackward sees.
+	Extra *graph.Node
 }
 
 // UpdateTrace says what the outputs Apply added mean, in order: one scalar
@@ -117,8 +121,11 @@ func Backward(store *model.Store, loss *graph.Node, spec *UpdateSpec) []Gradient
 	}
 	vars := spec.Vars()
 	objective := loss
+	if spec.Extra != nil {
+		objective = graph.Add(objective, graph.ConvertDType(spec.Extra, loss.DType()))
+	}
 	if spec.Accumulation != ApplyAtOnce {
-		objective = graph.Div(loss, graph.ConvertDType(accumulationFactor(store, g), loss.DType()))
+		objective = graph.Div(objective, graph.ConvertDType(accumulationFactor(store, g), loss.DType()))
 	}
 	// A data-parallel step's division by the number of ranks goes into the
 	// loss, which costs nothing per gradient, unless a hook must see the

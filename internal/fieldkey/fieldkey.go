@@ -11,7 +11,7 @@ import (
 
 // nameOverrides spells the keys of Go names that the snake-case rule would
 // split badly (an acronym followed by a plural).
-var nameOverrides = map[string]string{"SWALRs": "swa_lrs", "TerminateOnNaN": "terminate_on_nan"}
+var nameOverrides = map[string]string{"SWALRs": "swa_lrs", "TerminateOnNaN": "terminate_on_nan", "SyncBatchNorm": "sync_batchnorm"}
 
 // SnakeCase turns a Go field name into a config key: MaxEpochs →
 // max_epochs, CheckValEveryNEpoch → check_val_every_n_epoch,
