@@ -146,3 +146,26 @@ func attrInts(name string, vals []int) *onnx.AttributeProto {
 func attrInt(name string, val int) *onnx.AttributeProto {
 	return &onnx.AttributeProto{Name: name, Type: onnx.AttributeProto_INT, I: int64(val)}
 }
+
+// rename gives the tensor a node produces the name to, in that node and
+// every node reading it; false when no node produces from (an input or a
+// constant).
+func (e *emitter) rename(from, to string) bool {
+	found := false
+	for _, n := range e.nodes {
+		for i, out := range n.Output {
+			if out == from {
+				n.Output[i], found = to, true
+				if n.Name == from {
+					n.Name = to
+				}
+			}
+		}
+		for i, in := range n.Input {
+			if in == from {
+				n.Input[i] = to
+			}
+		}
+	}
+	return found
+}

@@ -101,8 +101,16 @@ func lowerGraph(t *Trace, o Options) (*onnx.GraphProto, error) {
 		}
 		e.used[n] = true
 	}
+	produced := map[string]bool{}
 	for i, out := range t.outputs {
 		name := e.value(out)
+		if !produced[name] && e.rename(name, o.OutputNames[i]) {
+			produced[o.OutputNames[i]] = true
+			e.full[out] = o.OutputNames[i]
+			continue
+		}
+		// An input, a constant or another output's tensor: copied (small
+		// runtimes lack Identity, so only then).
 		e.nodes = append(e.nodes, &onnx.NodeProto{OpType: "Identity", Name: o.OutputNames[i], Input: []string{name}, Output: []string{o.OutputNames[i]}})
 	}
 	return &onnx.GraphProto{Name: o.GraphName, Node: e.nodes, Initializer: e.inits}, nil
