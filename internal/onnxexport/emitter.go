@@ -91,7 +91,9 @@ func (e *emitter) int64Const(vals []int64) string {
 }
 
 // compactOf returns the name and dimensions of v as ONNX broadcasting may
-// take it: a broadcast's operand reshaped to the output rank, else v itself.
+// take it: for a broadcast (or a Reshape that only adds leading 1s) its
+// operand, in the smallest form that broadcasts back to v's shape; else v
+// itself.
 func (e *emitter) compactOf(v *value) (string, []int) {
 	if v.compact == nil {
 		return e.value(v), v.shape.Dimensions
@@ -101,16 +103,24 @@ func (e *emitter) compactOf(v *value) (string, []int) {
 	}
 	op := v.inputs[0]
 	var name string
-	switch {
-	case op.constant != nil:
+	if op.constant != nil {
 		name = e.initializer(op.shape.DType, v.compact, op.constant)
-	case slices.Equal(op.shape.Dimensions, v.compact):
-		name = e.value(op)
-	default:
+	} else if opName, opDims := e.compactOf(op); slices.Equal(opDims, v.compact) {
+		name = opName
+	} else {
 		name = e.reshape(e.value(op), op.shape.Dimensions, v.compact)
 	}
 	e.compacts[v] = name
 	return name, v.compact
+}
+
+// trimOnes drops leading 1s: ONNX aligns shapes from the right, so they are
+// implied when broadcasting.
+func trimOnes(dims []int) []int {
+	for len(dims) > 0 && dims[0] == 1 {
+		dims = dims[1:]
+	}
+	return dims
 }
 
 // reshape emits a Reshape of x (dimensions from) to dimensions to. The

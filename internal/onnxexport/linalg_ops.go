@@ -82,7 +82,17 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 	if batchGroupCount > 1 {
 		return nil, unsupported(compute.OpTypeConvGeneral, "batch group count %d (ONNX Conv has none)", batchGroupCount)
 	}
-	attrs := convAttrs(n, strides, paddings, kernelDilations)
+	ks, err := f.inner.Shape(kernel)
+	if err != nil {
+		return nil, err
+	}
+	kernelShape := make([]int, n)
+	for i, a := range axes.KernelSpatial {
+		kernelShape[i] = ks.Dimensions[a]
+	}
+	// kernel_shape is optional in ONNX (the weights have it); some runtimes
+	// (onnx-go's Gorgonia backend) require it.
+	attrs := append(convAttrs(n, strides, paddings, kernelDilations), attrInts("kernel_shape", kernelShape))
 	if channelGroupCount > 1 {
 		attrs = append(attrs, attrInt("group", channelGroupCount))
 	}

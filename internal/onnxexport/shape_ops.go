@@ -1,6 +1,8 @@
 package onnxexport
 
 import (
+	"slices"
+
 	"github.com/advancedclimatesystems/gonnx/onnx"
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
@@ -10,9 +12,19 @@ import (
 // Reshape implements compute.Function.
 func (f *function) Reshape(x compute.Value, dimensions ...int) (compute.Value, error) {
 	iv, err := f.inner.Reshape(x, dimensions...)
-	return f.record(compute.OpTypeReshape, iv, err, func(e *emitter, v *value) string {
+	res, err := f.record(compute.OpTypeReshape, iv, err, func(e *emitter, v *value) string {
 		return e.reshape(e.value(v.inputs[0]), v.inputs[0].shape.Dimensions, v.shape.Dimensions)
 	}, x)
+	if err != nil {
+		return nil, err
+	}
+	// A Reshape that only adds (or drops) leading 1s is, to an elementwise
+	// op, its operand: ONNX broadcasting implies them.
+	v := f.trace.values[iv]
+	if op := v.inputs[0]; slices.Equal(trimOnes(v.shape.Dimensions), trimOnes(op.shape.Dimensions)) {
+		v.compact, v.zero = trimOnes(v.shape.Dimensions), op.zero
+	}
+	return res, nil
 }
 
 // Transpose implements compute.Function.
@@ -45,10 +57,8 @@ func (f *function) BroadcastInDim(operand compute.Value, outputShape shapes.Shap
 	for i, axis := range broadcastAxes {
 		compact[axis] = op.shape.Dimensions[i]
 	}
-	if op.shape.Rank() == 0 {
-		compact = []int{} // a scalar broadcasts as it is
-	}
-	v.compact, v.zero = compact, op.zero
+	// A bias [C] broadcast to [B, C] stays [C] and needs no Reshape.
+	v.compact, v.zero = trimOnes(compact), op.zero
 	return res, nil
 }
 
