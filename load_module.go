@@ -47,20 +47,33 @@ func LoadModule[T any, PT interface {
 	if m == nil {
 		return nil, fmt.Errorf("volt.LoadModule %s: the module is nil; pass a pointer such as &MyModel{}", path)
 	}
-	f, err := checkpoint.Load(path)
+	w, err := readModule(path, m)
 	if err != nil {
 		return nil, fmt.Errorf("volt.LoadModule: %w", err)
 	}
+	attachWeights(m, w)
+	return m, nil
+}
+
+// readModule sets m's hyper-parameters from the checkpoint at path (m is a
+// non-nil pointer) and returns the checkpoint's module weights, without
+// attaching them: LoadModule's work, for callers that hold m as a Module.
+func readModule(path string, m Module) (*moduleWeights, error) {
+	f, err := checkpoint.Load(path)
+	if err != nil {
+		return nil, err
+	}
 	st, err := decodeModuleState(f.State)
 	if err != nil {
-		return nil, fmt.Errorf("volt.LoadModule: checkpoint %s: decoding the trainer state: %w", path, err)
+		return nil, fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
 	}
-	if err := setHParams(reflect.ValueOf(m).Elem(), st.HParams, reflect.TypeFor[T]().String()); err != nil {
-		return nil, fmt.Errorf("volt.LoadModule: checkpoint %s: the hyper-parameters do not fit %T:\n%w", path, m, err)
+	mv := reflect.ValueOf(m)
+	if err := setHParams(mv.Elem(), st.HParams, mv.Type().Elem().String()); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: the hyper-parameters do not fit %T:\n%w", path, m, err)
 	}
 	if v, ok := any(m).(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
-			return nil, fmt.Errorf("volt.LoadModule: checkpoint %s: %T.Validate after setting its hyper-parameters: %w", path, m, err)
+			return nil, fmt.Errorf("checkpoint %s: %T.Validate after setting its hyper-parameters: %w", path, m, err)
 		}
 	}
 	w := &moduleWeights{path: path, frozen: map[string]bool{}}
@@ -73,10 +86,9 @@ func LoadModule[T any, PT interface {
 		}
 	}
 	if len(w.tensors) == 0 {
-		return nil, fmt.Errorf("volt.LoadModule: checkpoint %s holds no module weights (only volt's own state)", path)
+		return nil, fmt.Errorf("checkpoint %s holds no module weights (only volt's own state)", path)
 	}
-	attachWeights(m, w)
-	return m, nil
+	return w, nil
 }
 
 // moduleState is the part of a checkpoint's trainer state LoadModule reads.

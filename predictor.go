@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
@@ -150,25 +151,49 @@ func LoadPredictor[T any, PT interface {
 	if o.maxShapes < 1 {
 		return nil, fmt.Errorf("volt.LoadPredictor %s: PredictorMaxShapes(%d): must be at least 1", path, o.maxShapes)
 	}
-	ps, ok := any(m).(PredictStepper)
-	if !ok {
+	if _, ok := any(m).(PredictStepper); !ok {
 		return nil, fmt.Errorf("volt.LoadPredictor %s: %T has no PredictStep(s *volt.Step, b volt.Batch) *graph.Node", path, m)
 	}
 	if _, err := LoadModule(path, m); err != nil {
 		return nil, fmt.Errorf("volt.LoadPredictor: %w", err)
 	}
-	w := attachedTo(m)
-	dtype := weightsDType(w)
 	backend, err := engine.Backend(o.backend)
 	if err != nil {
 		return nil, fmt.Errorf("volt.LoadPredictor %s: %w", path, err)
 	}
+	p, err := newPredictor(path, m, attachedTo(m), backend, o)
+	if err != nil {
+		return nil, fmt.Errorf("volt.LoadPredictor%w", err)
+	}
+	if len(o.specs) > 0 {
+		p.inputs = make([]dtypes.DType, len(o.specs))
+		example := make([]*tensors.Tensor, len(o.specs))
+		for i, s := range o.specs {
+			p.inputs[i] = s.DType
+			example[i] = tensors.FromShape(shapes.Make(s.DType, append([]int{1}, s.Dims...)...))
+		}
+		if _, err := p.programFor(example); err != nil {
+			return nil, fmt.Errorf("volt.LoadPredictor: %w", err)
+		}
+	}
+	return p, nil
+}
+
+// newPredictor returns a predictor of m's PredictStep with the weights w
+// on backend. Its errors are written to follow "volt.LoadPredictor" (they
+// start with " PATH:" or ": checkpoint PATH:", as LoadPredictor's own).
+func newPredictor(path string, m Module, w *moduleWeights, backend compute.Backend, o predictorOptions) (*Predictor, error) {
+	ps, ok := m.(PredictStepper)
+	if !ok {
+		return nil, fmt.Errorf(" %s: %T has no PredictStep(s *volt.Step, b volt.Batch) *graph.Node", path, m)
+	}
+	dtype := weightsDType(w)
 	if !backend.Capabilities().DTypes[dtype] {
-		return nil, fmt.Errorf("volt.LoadPredictor %s: the weights are %s, which the backend %q does not support", path, dtype, backend.String())
+		return nil, fmt.Errorf(" %s: the weights are %s, which the backend %q does not support", path, dtype, backend.String())
 	}
 	eng, err := engine.New(backend, dtype, 0)
 	if err != nil {
-		return nil, fmt.Errorf("volt.LoadPredictor %s: %w", path, err)
+		return nil, fmt.Errorf(" %s: %w", path, err)
 	}
 	p := &Predictor{path: path, module: ps, eng: eng, opts: o, loaded: map[string]bool{}, trainable: map[string]bool{},
 		programs: map[string]*predictorProgram{}}
@@ -181,21 +206,10 @@ func LoadPredictor[T any, PT interface {
 			}
 		}
 		if err != nil {
-			return nil, fmt.Errorf("volt.LoadPredictor: checkpoint %s: variable %s: %w", path, ct.Name, err)
+			return nil, fmt.Errorf(": checkpoint %s: variable %s: %w", path, ct.Name, err)
 		}
 		p.loaded[ct.Name] = true
 		p.trainable[ct.Name] = !w.frozen[ct.Name]
-	}
-	if len(o.specs) > 0 {
-		p.inputs = make([]dtypes.DType, len(o.specs))
-		example := make([]*tensors.Tensor, len(o.specs))
-		for i, s := range o.specs {
-			p.inputs[i] = s.DType
-			example[i] = tensors.FromShape(shapes.Make(s.DType, append([]int{1}, s.Dims...)...))
-		}
-		if _, err := p.programFor(example); err != nil {
-			return nil, fmt.Errorf("volt.LoadPredictor: %w", err)
-		}
 	}
 	return p, nil
 }
