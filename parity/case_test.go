@@ -40,6 +40,14 @@ func readCase(t *testing.T, name, script string) parityCase {
 // under cfg, quiet, and returns the loss of every step.
 func (c parityCase) train(t *testing.T, cfg volt.Config, m volt.Module) []float64 {
 	t.Helper()
+	_, losses := c.fit(t, cfg, m, nil)
+	return losses
+}
+
+// fit is train with val, when not nil, as the validation loader (run after
+// the epoch's steps), and returns the trainer too.
+func (c parityCase) fit(t *testing.T, cfg volt.Config, m volt.Module, val data.Loader) (*volt.Trainer, []float64) {
+	t.Helper()
 	losses := &parity.Losses{}
 	cfg.MaxEpochs = 1
 	cfg.Callbacks = append(cfg.Callbacks, losses)
@@ -50,10 +58,14 @@ func (c parityCase) train(t *testing.T, cfg volt.Config, m volt.Module) []float6
 		t.Fatal(err)
 	}
 	batch := len(c.examples) / len(c.want)
-	if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &data.DataLoader{Dataset: c.examples, BatchSize: batch}}); err != nil {
+	loaders := volt.Loaders{Train: &data.DataLoader{Dataset: c.examples, BatchSize: batch}}
+	if val != nil {
+		loaders.Val = []data.Loader{val}
+	}
+	if err := tr.Fit(t.Context(), m, loaders); err != nil {
 		t.Fatal(err)
 	}
-	return losses.Values
+	return tr, losses.Values
 }
 
 // compare reports every step whose loss is not PyTorch's within 1e-4

@@ -75,6 +75,20 @@ def layer_norm(layer, scope):
             f"{scope}/layer_normalization/offset": layer.bias.detach()}
 
 
+def batch_norm(layer, scope):
+    """nn.BatchNorm1d/2d/3d -> package batchnorm under scope: its trainable
+    weight and bias, under PyTorch's own names."""
+    return {f"{scope}/weight": layer.weight.detach(), f"{scope}/bias": layer.bias.detach()}
+
+
+def batch_norm_buffers(layer, scope):
+    """nn.BatchNorm1d/2d/3d's buffers -> package batchnorm's non-trainable
+    variables under scope: running_mean, running_var, num_batches_tracked
+    (int64 scalar)."""
+    return {f"{scope}/running_mean": layer.running_mean.detach(), f"{scope}/running_var": layer.running_var.detach(),
+            f"{scope}/num_batches_tracked": layer.num_batches_tracked.detach().reshape(())}
+
+
 def lstm(layer, scope):
     """nn.LSTM (one layer, unidirectional, batch_first) -> layers/lstm under scope.
 
