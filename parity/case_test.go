@@ -18,8 +18,16 @@ type parityCase struct {
 	examples data.Slice
 }
 
-// readCase reads testdata/<name>.safetensors, which script writes.
+// readCase reads testdata/<name>.safetensors, which script writes, with
+// the batches' inputs in tensor "x" and their labels in "y".
 func readCase(t *testing.T, name, script string) parityCase {
+	t.Helper()
+	return readCaseFields(t, name, script, []string{"x"}, []string{"y"})
+}
+
+// readCaseFields is readCase with the batches' inputs and labels in the
+// named tensors (no labels: nil).
+func readCaseFields(t *testing.T, name, script string, inputs, labels []string) parityCase {
 	t.Helper()
 	file, err := parity.Read(filepath.Join("testdata", name+".safetensors"))
 	if err != nil {
@@ -29,7 +37,7 @@ func readCase(t *testing.T, name, script string) parityCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := file.Examples([]string{"x"}, []string{"y"})
+	examples, err := file.Examples(inputs, labels)
 	if err != nil {
 		t.Fatal(err)
 	}

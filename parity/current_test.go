@@ -18,12 +18,13 @@ import (
 // caseScripts are the scripts under tools/parity and the case files each
 // writes.
 var caseScripts = map[string][]string{
-	"mlp.py":       {"mlp_adam", "mlp_adamw_groups"},
-	"lstm.py":      {"lstm_adam"},
-	"cnn.py":       {"cnn_adam"},
-	"layernorm.py": {"layernorm_adamw"},
-	"chargpt.py":   {"chargpt_adamw"},
-	"resnet.py":    {"resnet_sgd"},
+	"mlp.py":         {"mlp_adam", "mlp_adamw_groups"},
+	"lstm.py":        {"lstm_adam"},
+	"cnn.py":         {"cnn_adam"},
+	"layernorm.py":   {"layernorm_adamw"},
+	"chargpt.py":     {"chargpt_adamw"},
+	"resnet.py":      {"resnet_sgd"},
+	"autoencoder.py": {"autoencoder_adam"},
 }
 
 // TestCasesAreCurrent runs each script of tools/parity (where

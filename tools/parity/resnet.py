@@ -176,9 +176,7 @@ def main():
     # A case whose float32 losses stray from its float64 ones by more than a
     # fraction of the Go test's 1e-4 is chaotic (a larger learning rate or
     # batch makes it so): the test would compare rounding, not training.
-    exact = train(reference, x, y, torch.float64)
-    if (stray := float(np.max(np.abs(losses - exact) / exact))) > 2e-5:
-        raise SystemExit(f"resnet_sgd: float32 losses differ from float64 ones by {stray:.3g} relative: change the case")
+    stray = torch_parity.check_stable("resnet_sgd", losses, train(reference, x, y, torch.float64))
     model.eval()
     with torch.no_grad():
         eval_loss = float(F.cross_entropy(model(torch.from_numpy(eval_x)), torch.from_numpy(eval_y).long()).item())

@@ -107,6 +107,17 @@ def lstm(layer, scope):
             f"{scope}/biasesW": torch.cat([b_ih, b_hh]).reshape(1, 8, h).contiguous()}
 
 
+def check_stable(name, losses, exact, bound=2e-5):
+    """Refuses a case whose float32 losses differ from the same run's
+    float64 ones (exact) by more than bound relative: a chaotic case makes
+    the Go test compare rounding, not training. Returns the largest
+    difference."""
+    stray = float(np.max(np.abs(np.asarray(losses) - np.asarray(exact)) / np.abs(np.asarray(exact))))
+    if stray > bound:
+        raise SystemExit(f"{name}: float32 losses differ from float64 ones by {stray:.3g} relative: change the case")
+    return stray
+
+
 def check_finite(losses):
     if not all(np.isfinite(losses)):
         raise SystemExit("PyTorch's losses are not finite: change the case")
