@@ -18,8 +18,16 @@ type parityCase struct {
 	examples data.Slice
 }
 
-// readCase reads testdata/<name>.safetensors, which script writes.
+// readCase reads testdata/<name>.safetensors, which script writes, with
+// the batches' inputs in tensor "x" and their labels in "y".
 func readCase(t *testing.T, name, script string) parityCase {
+	t.Helper()
+	return readCaseFields(t, name, script, []string{"x"}, []string{"y"})
+}
+
+// readCaseFields is readCase with the batches' inputs and labels in the
+// named tensors (no labels: nil).
+func readCaseFields(t *testing.T, name, script string, inputs, labels []string) parityCase {
 	t.Helper()
 	file, err := parity.Read(filepath.Join("testdata", name+".safetensors"))
 	if err != nil {
@@ -29,7 +37,7 @@ func readCase(t *testing.T, name, script string) parityCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples, err := file.Examples([]string{"x"}, []string{"y"})
+	examples, err := file.Examples(inputs, labels)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +47,14 @@ func readCase(t *testing.T, name, script string) parityCase {
 // train fits m one epoch over the case's batches (one per PyTorch step)
 // under cfg, quiet, and returns the loss of every step.
 func (c parityCase) train(t *testing.T, cfg volt.Config, m volt.Module) []float64 {
+	t.Helper()
+	_, losses := c.fit(t, cfg, m, nil)
+	return losses
+}
+
+// fit is train with val, when not nil, as the validation loader (run after
+// the epoch's steps), and returns the trainer too.
+func (c parityCase) fit(t *testing.T, cfg volt.Config, m volt.Module, val data.Loader) (*volt.Trainer, []float64) {
 	t.Helper()
 	losses := &parity.Losses{}
 	cfg.MaxEpochs = 1
@@ -50,10 +66,14 @@ func (c parityCase) train(t *testing.T, cfg volt.Config, m volt.Module) []float6
 		t.Fatal(err)
 	}
 	batch := len(c.examples) / len(c.want)
-	if err := tr.Fit(t.Context(), m, volt.Loaders{Train: &data.DataLoader{Dataset: c.examples, BatchSize: batch}}); err != nil {
+	loaders := volt.Loaders{Train: &data.DataLoader{Dataset: c.examples, BatchSize: batch}}
+	if val != nil {
+		loaders.Val = []data.Loader{val}
+	}
+	if err := tr.Fit(t.Context(), m, loaders); err != nil {
 		t.Fatal(err)
 	}
-	return losses.Values
+	return tr, losses.Values
 }
 
 // compare reports every step whose loss is not PyTorch's within 1e-4

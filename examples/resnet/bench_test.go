@@ -7,7 +7,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/resnet/resnet"
 )
 
 // BenchmarkResNetTrainingStep times training batches of 64 synthetic
@@ -31,7 +31,7 @@ func BenchmarkResNetTrainingStep(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	if err := tr.Fit(context.Background(), digits.NewResNet(), volt.Loaders{Train: &data.DataLoader{Dataset: examples, BatchSize: 64}}); err != nil {
+	if err := tr.Fit(context.Background(), resnet.New(), volt.Loaders{Train: &data.DataLoader{Dataset: examples, BatchSize: 64}}); err != nil {
 		b.Fatal(err)
 	}
 }

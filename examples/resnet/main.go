@@ -1,5 +1,5 @@
 // Command resnet trains a small residual network with batch normalization
-// on MNIST with volt (examples/internal/digits.ResNet: a 3×3 stem, three
+// on MNIST with volt (package examples/resnet/resnet: a 3×3 stem, three
 // residual blocks of 16, 32 and 64 channels, each convolution followed by
 // PyTorch's BatchNorm2d (package batchnorm), ReLU, global average pooling,
 // dense 10; Adam 1e-3, batch 64). On the pure-Go backend the engine lowers
@@ -26,6 +26,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/resnet/resnet"
 )
 
 func main() {
@@ -70,7 +71,7 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	model := digits.NewResNet()
+	model := resnet.New()
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		return err
 	}

@@ -81,6 +81,20 @@ def layer_norm(layer, scope):
             f"{scope}/layer_normalization/offset": layer.bias.detach()}
 
 
+def batch_norm(layer, scope):
+    """nn.BatchNorm1d/2d/3d -> package batchnorm under scope: its trainable
+    weight and bias, under PyTorch's own names."""
+    return {f"{scope}/weight": layer.weight.detach(), f"{scope}/bias": layer.bias.detach()}
+
+
+def batch_norm_buffers(layer, scope):
+    """nn.BatchNorm1d/2d/3d's buffers -> package batchnorm's non-trainable
+    variables under scope: running_mean, running_var, num_batches_tracked
+    (int64 scalar)."""
+    return {f"{scope}/running_mean": layer.running_mean.detach(), f"{scope}/running_var": layer.running_var.detach(),
+            f"{scope}/num_batches_tracked": layer.num_batches_tracked.detach().reshape(())}
+
+
 def lstm(layer, scope):
     """nn.LSTM (one layer, unidirectional, batch_first) -> layers/lstm under scope.
 
@@ -97,6 +111,17 @@ def lstm(layer, scope):
     b_hh = layer.bias_hh_l0.detach().reshape(4, h)[order]
     return {f"{scope}/inputsW": w_ih.contiguous(), f"{scope}/recurrentW": w_hh.contiguous(),
             f"{scope}/biasesW": torch.cat([b_ih, b_hh]).reshape(1, 8, h).contiguous()}
+
+
+def check_stable(name, losses, exact, bound=2e-5):
+    """Refuses a case whose float32 losses differ from the same run's
+    float64 ones (exact) by more than bound relative: a chaotic case makes
+    the Go test compare rounding, not training. Returns the largest
+    difference."""
+    stray = float(np.max(np.abs(np.asarray(losses) - np.asarray(exact)) / np.abs(np.asarray(exact))))
+    if stray > bound:
+        raise SystemExit(f"{name}: float32 losses differ from float64 ones by {stray:.3g} relative: change the case")
+    return stray
 
 
 def check_finite(losses):

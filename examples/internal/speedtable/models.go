@@ -8,6 +8,7 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/chargpt/gpt"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/resnet/resnet"
 	"github.com/voltml/volt/optim"
 )
 
@@ -34,7 +35,7 @@ var models = []benchModel{
 	{name: "cnn", about: "examples/cnn: conv 3×3 32, pool, conv 3×3 64, pool, dense 128, 10; Adam 1e-3, batch 64", batch: 64,
 		module: func() volt.Module { return &digits.CNN{LR: 1e-3} }, examples: images},
 	{name: "resnet", about: "examples/resnet: stem 16 + BN, residual blocks 16/32/64 with BN, global average pool; Adam 1e-3, batch 64", batch: 64,
-		module: func() volt.Module { return digits.NewResNet() }, examples: images},
+		module: func() volt.Module { return resnet.New() }, examples: images},
 	{name: "chargpt", about: "examples/chargpt: nanoGPT CPU config (4 layers, 4 heads, width 128, block 64), AdamW, clip 1.0, batch 12", batch: 12,
 		module: func() volt.Module {
 			return &gpt.Module{Config: gpt.CPU(chargptVocab), Optimizers: volt.Optimizers{{
