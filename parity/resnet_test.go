@@ -31,7 +31,7 @@ func TestResNetParity(t *testing.T) {
 	m := resnet.New()
 	m.Init = c.file.Apply
 	m.Optimizers = volt.Optimizers{{Optimizer: optim.SGD(0.01).WithMomentum(0.9).WithWeightDecay(5e-4),
-		Scheduler: must(optim.NewMultiStepLR([]int{25, 40}, 0.2)), Interval: volt.IntervalStep}}
+		Scheduler: optim.NewMultiStepLR([]int{25, 40}, 0.2), Interval: volt.IntervalStep}}
 	cfg := volt.Config{GradientClipVal: 2, GradientClipAlgorithm: volt.ClipNorm, NumSanityValSteps: volt.Ptr(0)}
 	tr, got := c.fit(t, cfg, m, &data.DataLoader{Dataset: evalExamples, BatchSize: len(evalExamples)})
 	c.compare(t, got)

@@ -69,11 +69,7 @@ func run(args []string, out, errOut io.Writer) error {
 		cfg.LimitValBatches, cfg.LimitTestBatches = volt.Batches(*evalBatches), volt.Batches(*evalBatches)
 	}
 	if *progress {
-		bar, err := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
-		if err != nil {
-			return err
-		}
-		cfg.Callbacks = append(cfg.Callbacks, bar)
+		cfg.Callbacks = append(cfg.Callbacks, callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut}))
 	}
 	trainer, err := volt.NewTrainer(cfg)
 	if err != nil {
