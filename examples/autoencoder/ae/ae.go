@@ -1,6 +1,9 @@
 // Package ae is examples/autoencoder's network, importable so that package
 // parity can train it against PyTorch (tools/parity/autoencoder.py builds
 // the same network in PyTorch).
+//
+// Start with [New], the example's configuration; [Autoencoder] holds the
+// layer sizes and the learning rate.
 package ae
 
 import (

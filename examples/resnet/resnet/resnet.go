@@ -1,6 +1,9 @@
 // Package resnet is examples/resnet's network, importable so that package
 // parity can train it against PyTorch (tools/parity/resnet.py builds the
 // same network in PyTorch).
+//
+// Start with [New], the example's configuration; [ResNet] holds the widths
+// and the learning rate.
 package resnet
 
 import (
