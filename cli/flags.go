@@ -19,6 +19,8 @@ type commandLine struct {
 	// printConfig is LightningCLI's "fit --print_config": print the
 	// resolved config instead of running.
 	printConfig bool
+	// export holds export's own flags; nil for the other subcommands.
+	export *exportFlags
 }
 
 // flagValue is the pflag.Value of a key: it records the text, read once
@@ -105,6 +107,9 @@ func (s *schema) flagSet(name string, cl *commandLine, usageOut io.Writer) *pfla
 	fs.StringArrayVar(&cl.configs, "config", nil, "YAML config file; repeat to merge several, later files winning (flags win over files)")
 	fs.BoolVarP(&cl.help, "help", "h", false, "show this help")
 	fs.BoolVar(&cl.printConfig, "print_config", false, "print the resolved config and exit, as the print-config subcommand (LightningCLI's --print_config)")
+	if cl.export != nil {
+		cl.export.addFlags(fs)
+	}
 	for _, p := range s.params {
 		f := fs.VarPF(&flagValue{p: p, out: &cl.settings}, p.key, "", p.help)
 		if p.target.Kind() == reflect.Bool {
@@ -114,9 +119,14 @@ func (s *schema) flagSet(name string, cl *commandLine, usageOut io.Writer) *pfla
 	return fs
 }
 
-// parseFlags parses args, naming the nearest flag for an unknown one.
-func (s *schema) parseFlags(name string, args []string, usageOut io.Writer) (*commandLine, *pflag.FlagSet, error) {
+// parseFlags parses the args of subcommand cmd, naming the nearest flag
+// for an unknown one. export takes its own flags and one argument, the
+// checkpoint (as --ckpt-path).
+func (s *schema) parseFlags(cmd, name string, args []string, usageOut io.Writer) (*commandLine, *pflag.FlagSet, error) {
 	cl := &commandLine{}
+	if cmd == cmdExport {
+		cl.export = &exportFlags{}
+	}
 	fs := s.flagSet(name, cl, usageOut)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
@@ -124,6 +134,9 @@ func (s *schema) parseFlags(name string, args []string, usageOut io.Writer) (*co
 		if errors.As(err, &unknown) {
 			given := strings.TrimLeft(unknown.GetSpecifiedName(), "-")
 			flags := []string{"config", "help", "print_config"}
+			if cl.export != nil {
+				flags = append(flags, exportFlagNames...)
+			}
 			for _, p := range s.params {
 				flags = append(flags, p.key)
 			}
@@ -131,7 +144,11 @@ func (s *schema) parseFlags(name string, args []string, usageOut io.Writer) (*co
 		}
 		return nil, fs, &Error{Problem: err.Error()}
 	}
-	if fs.NArg() > 0 {
+	if cl.export != nil && fs.NArg() > 0 {
+		if err := cl.export.takeCheckpoint(cl, fs.Args()); err != nil {
+			return nil, fs, err
+		}
+	} else if fs.NArg() > 0 {
 		return nil, fs, &Error{Problem: fmt.Sprintf("unexpected argument %q (options are flags: --key=value)", fs.Arg(0))}
 	}
 	return cl, fs, nil

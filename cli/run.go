@@ -25,7 +25,7 @@ const (
 	cmdPrintConfig = "print-config"
 )
 
-var subcommands = []string{cmdFit, cmdValidate, cmdTest, cmdPredict, cmdPrintConfig}
+var subcommands = []string{cmdFit, cmdValidate, cmdTest, cmdPredict, cmdExport, cmdPrintConfig}
 
 // ErrUsage is matched (errors.Is) by the errors of a bad command line or
 // config: Main exits with status 2 for them.
@@ -58,8 +58,11 @@ func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func()
 	if err != nil || inv == nil {
 		return err
 	}
-	if inv.cmd == cmdPrintConfig {
+	switch inv.cmd {
+	case cmdPrintConfig:
 		return inv.schema.writeConfig(st.stdout, st.program)
+	case cmdExport:
+		return runExport(inv, st, module)
 	}
 	return inv.schema.run(ctx, inv.cmd, inv.rc, st, module, dataModule)
 }
@@ -79,6 +82,7 @@ type invocation struct {
 	cmd    string
 	rc     *runConfig
 	schema *schema
+	export *exportRequest // export's checked flags
 }
 
 // load reads the subcommand and resolves its config onto module and
@@ -93,23 +97,43 @@ func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invoca
 	if err != nil {
 		return nil, err
 	}
-	cl, fs, err := s.parseFlags(st.program+" "+cmd, st.args[1:], st.stderr)
+	cl, fs, err := s.parseFlags(cmd, st.program+" "+cmd, st.args[1:], st.stderr)
 	if err != nil {
 		return nil, usageError{err}
 	}
 	if cl.help {
 		rc.trainer = effectiveTrainer(rc.trainer) // the defaults shown are the ones in effect
-		fmt.Fprintf(st.stderr, "Usage: %s %s [--config FILE]... [--KEY=VALUE]...\n\n", st.program, cmd)
+		if cmd == cmdExport {
+			exportUsage(st.stderr, st.program)
+		} else {
+			fmt.Fprintf(st.stderr, "Usage: %s %s [--config FILE]... [--KEY=VALUE]...\n\n", st.program, cmd)
+		}
 		writeUsage(st.stderr, fs, usageWidth())
 		return nil, nil
 	}
-	if err := s.resolve(rc, st, cl); err != nil {
+	err = s.resolve(rc, st, cl)
+	if cl.printConfig {
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return &invocation{cmd: cmdPrintConfig, rc: rc, schema: s}, nil
+	}
+	inv := &invocation{cmd: cmd, rc: rc, schema: s}
+	if cl.export != nil {
+		// The flags, the config and the checkpoint are checked together,
+		// so that one run reports every problem.
+		var flagErr error
+		inv.export, flagErr = cl.export.request()
+		errs := []error{flagErr, err}
+		if err == nil || rc.ckptPath != "" {
+			errs = append(errs, checkCheckpoint(rc.ckptPath, st.program))
+		}
+		err = errors.Join(errs...)
+	}
+	if err != nil {
 		return nil, usageError{err}
 	}
-	if cl.printConfig {
-		cmd = cmdPrintConfig
-	}
-	return &invocation{cmd: cmd, rc: rc, schema: s}, nil
+	return inv, nil
 }
 
 // resolve applies, lowest first: the program's default configs, the
@@ -285,6 +309,8 @@ Subcommands:
   validate      run the validation loop
   test          run the test loop
   predict       run the prediction loop
+  export        write the predict step as an ONNX model
+                (--onnx model.onnx --input-shape 784 FILE.ckpt)
   print-config  print the resolved config (feed it back with --config)
 
 Values come from, lowest first: the program's defaults, environment
