@@ -17,10 +17,15 @@ import (
 // cli.Main (see TestMain): the end-to-end tests run it in new processes.
 const programEnv = "VOLT_CLI_TEST_PROGRAM"
 
-// TestMain runs the program instead of the tests when programEnv is set.
+// TestMain runs the program instead of the tests when programEnv is set:
+// "1" for the program of testutil.Boring, "gather" for gatherBoring's.
 func TestMain(m *testing.M) {
-	if os.Getenv(programEnv) == "1" {
+	switch os.Getenv(programEnv) {
+	case "1":
 		Main(func() *testutil.Boring { return &testutil.Boring{LR: 0.05} }, testutil.NewBoringDataModule)
+		os.Exit(0)
+	case "gather":
+		Main(func() *gatherBoring { return &gatherBoring{} }, testutil.NewBoringDataModule)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -30,9 +35,15 @@ func TestMain(m *testing.M) {
 // stderr and exit status.
 func runProgram(t *testing.T, dir string, args ...string) (string, string, int) {
 	t.Helper()
+	return runProgramAs(t, "1", dir, args...)
+}
+
+// runProgramAs runs the program that programEnv=program selects.
+func runProgramAs(t *testing.T, program, dir string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), programEnv+"=1")
+	cmd.Env = append(os.Environ(), programEnv+"="+program)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
