@@ -7,6 +7,7 @@
 //	mnist fit --config base.yaml --config small.yaml --trainer.max_epochs=5 --model.lr=3e-4
 //	mnist test --config volt_logs/version_0/config.yaml --ckpt-path volt_logs/version_0/checkpoints/epoch=4-step=4300.ckpt
 //	mnist print-config --config base.yaml > run.yaml
+//	mnist export --onnx mnist.onnx --input-shape 784 volt_logs/version_0/checkpoints/epoch=4-step=4300.ckpt
 //
 // # Subcommands
 //
@@ -16,7 +17,21 @@
 // --print_config") prints the resolved config, every default written out
 // as the run uses it (log_every_n_steps: 50, precision: 32-true), which
 // --config reads back to the identical config. "PROGRAM fit --help" lists
-// every key with its type and default. Keys follow Lightning's names
+// every key with its type and default.
+//
+// export writes the module's PredictStep with a checkpoint's weights as an
+// ONNX model ([volt.ExportONNX]; Lightning's to_onnx): the module is built
+// from the config as for predict, the checkpoint is the argument (or
+// --ckpt-path), and --input-shape gives the dimensions after the batch axis,
+// once per input of the batch ("784", "1,28,28"); --input-dtype (once for
+// all or once per input; float32 by default), --input-name, --output-name
+// and --batch-size (the batch traced) are optional. It prints one line: the
+// file, the opset, the inputs and outputs with their shapes, and whether the
+// batch axis is dynamic (else why not). The model goes to a temporary file
+// in the same directory, linked into place when complete: a failed export
+// leaves nothing, and an existing --onnx file is refused unless --overwrite.
+//
+// Keys follow Lightning's names
 // (trainer.device_ids); trainer.shard_uneven takes pad_repeat, drop_tail or
 // keep_uneven.
 //

@@ -43,7 +43,8 @@ func (e usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
 // Run reads a subcommand and the configuration from the command line, the
 // config files and the environment, and runs it: fit, validate, test or
 // predict the module that newModule returns on the data module that
-// newDataModule returns, or print-config. See the package documentation.
+// newDataModule returns, export it as ONNX, or print-config. See the
+// package documentation.
 func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func() M, newDataModule func() D, opts ...Option) error {
 	st := newSettings(opts)
 	if len(st.args) == 0 || st.args[0] == "-h" || st.args[0] == "--help" || st.args[0] == "help" {

@@ -95,7 +95,7 @@ func newSchema(rc *runConfig, reg *registry) (*schema, error) {
 			}
 		}
 	}
-	s.add(keyCkptPath, "checkpoint to resume Fit from, or to load for validate, test and predict", reflect.ValueOf(&rc.ckptPath).Elem(), "")
+	s.add(keyCkptPath, "checkpoint to resume Fit from, or to load for validate, test, predict and export", reflect.ValueOf(&rc.ckptPath).Elem(), "")
 	return s, nil
 }
 
