@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
@@ -205,5 +206,51 @@ func TestWriteNew(t *testing.T) {
 	}
 	if got := entries(t, dir); !slices.Equal(got, []string{"m.onnx"}) {
 		t.Errorf("files %v, want [m.onnx]", got)
+	}
+}
+
+// scaledBoring is testutil.Boring with a PredictStep that scales the
+// predictions by the batch size: a constant that holds it, so the exported
+// batch axis is fixed.
+type scaledBoring struct{ testutil.Boring }
+
+// PredictStep implements volt.PredictStepper.
+func (m *scaledBoring) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	y := m.Forward(s, b.Input(0))
+	return graph.MulScalar(y, float64(y.Shape().Dimensions[0]))
+}
+
+// TestExportFixedBatch: where the batch axis cannot be dynamic, export's
+// line says so, at the traced --batch-size, with the export's reason, and
+// the file declares that batch size.
+func TestExportFixedBatch(t *testing.T) {
+	dir := t.TempDir()
+	tr := testutil.Fit(t, testutil.Quiet(volt.Config{MaxEpochs: 1, DisableCheckpointing: true}), &scaledBoring{}, testutil.BoringData())
+	ckpt := filepath.Join(dir, "flat.ckpt")
+	if err := tr.SaveCheckpoint(ckpt, true); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "flat.onnx")
+	var stdout, stderr strings.Builder
+	err := Run(t.Context(), func() *scaledBoring { return &scaledBoring{} }, testutil.NewBoringDataModule,
+		WithArgs("export", "--onnx", path, "--input-shape", "8", "--batch-size", "3", ckpt), WithOutput(&stdout, &stderr), WithEnvPrefix(""))
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr.String())
+	}
+	var buf strings.Builder
+	info, err := volt.ExportONNX(&buf, ckpt, &scaledBoring{}, []volt.InputSpec{{DType: dtypes.Float32, Dims: []int{8}}}, volt.ONNXBatchSize(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.DynamicBatch || info.FixedReason == "" {
+		t.Fatalf("volt.ExportONNX: dynamic %v, reason %q; the test needs a model whose batch axis is fixed", info.DynamicBatch, info.FixedReason)
+	}
+	want := fmt.Sprintf("wrote %s (ONNX opset %d): input input float32[3,8] -> output output float32[3,1]; batch axis fixed at 3 (one shape per export; --batch-size sets it): %s\n", path, volt.ONNXOpset, info.FixedReason)
+	if stdout.String() != want {
+		t.Errorf("export printed %q, want %q", stdout.String(), want)
+	}
+	r := onnxcheck.Check(t, path)
+	if wantIn := (onnxcheck.Value{Name: "input", ElemType: 1, Dims: []any{3.0, 8.0}}); fmt.Sprint(r.Inputs) != fmt.Sprint([]onnxcheck.Value{wantIn}) {
+		t.Errorf("the checker reads inputs %v, want [%v]", r.Inputs, wantIn)
 	}
 }
