@@ -249,6 +249,7 @@ func TestExportFixedBatch(t *testing.T) {
 	if stdout.String() != want {
 		t.Errorf("export printed %q, want %q", stdout.String(), want)
 	}
+	t.Log(strings.TrimSpace(stdout.String()))
 	r := onnxcheck.Check(t, path)
 	if wantIn := (onnxcheck.Value{Name: "input", ElemType: 1, Dims: []any{3.0, 8.0}}); fmt.Sprint(r.Inputs) != fmt.Sprint([]onnxcheck.Value{wantIn}) {
 		t.Errorf("the checker reads inputs %v, want [%v]", r.Inputs, wantIn)
