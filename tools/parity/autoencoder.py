@@ -69,18 +69,12 @@ def train(model, x, dtype):
     model.to(dtype)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=STEPS, cycle_momentum=False)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH]).to(dtype)
-        loss = F.mse_loss(model(xb), xb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
-    return np.array(losses, dtype=np.float64)
+
+    def loss(model, xb):
+        xb = xb.to(dtype)
+        return F.mse_loss(model(xb), xb)
+
+    return torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x), loss, opt, sched, clip=1.0)
 
 
 def main():

@@ -75,20 +75,10 @@ def run(out, name, seed, make_optimizer, clip, make_scheduler):
     x, y = data(seed)
     opt = make_optimizer(model)
     sched = make_scheduler(opt)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.mse_loss(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, sched, clip)
     tensors = dict(initial)
-    tensors["x"], tensors["y"], tensors["loss"] = x, y, np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, name + ".safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"{name}: loss {losses[0]:.6f} -> {losses[-1]:.6f}")

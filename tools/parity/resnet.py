@@ -145,19 +145,8 @@ def train(model, x, y, dtype):
     model.to(dtype).train()
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9, weight_decay=5e-4)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[25, 40], gamma=0.2)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH]).to(dtype)
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH]).long()
-        loss = F.cross_entropy(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
-    return np.array(losses, dtype=np.float64)
+    return torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                              lambda m, xb, yb: F.cross_entropy(m(xb.to(dtype)), yb.long()), opt, sched, clip=2.0)
 
 
 def main():

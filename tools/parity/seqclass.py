@@ -72,21 +72,10 @@ def main():
     x, y = temporal_order(STEPS * BATCH, np.random.default_rng(11))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=STEPS, cycle_momentum=False)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.cross_entropy(m(xb), yb), opt, sched, clip=1.0)
     tensors = dict(params)
-    tensors["x"], tensors["y"] = x.astype(np.int32), y.astype(np.int32)
-    tensors["loss"] = np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x.astype(np.int32), y.astype(np.int32), losses
     torch_parity.save_safetensors(os.path.join(out, "seqclass_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"seqclass_adam: loss {losses[0]:.6f} -> {losses[-1]:.6f}")

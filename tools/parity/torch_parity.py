@@ -127,3 +127,32 @@ def check_stable(name, losses, exact, bound=2e-5):
 def check_finite(losses):
     if not all(np.isfinite(losses)):
         raise SystemExit("PyTorch's losses are not finite: change the case")
+
+
+def batches(steps, size, *arrays):
+    """Yields steps tuples of torch tensors: batch s of each array is its
+    rows s*size..(s+1)*size (torch.from_numpy, no copy), the order the
+    Go test feeds them."""
+    for s in range(steps):
+        yield tuple(torch.from_numpy(a[s * size:(s + 1) * size]) for a in arrays)
+
+
+def train(model, batches, loss_fn, opt, sched=None, clip=None):
+    """Trains model one step a batch as Lightning's automatic optimization
+    does it: loss_fn(model, *batch), zero_grad, backward, clip_grad_norm_
+    to clip (when given), opt.step(), sched.step() (when given: interval
+    "step"). Returns PyTorch's loss before each step (float64 of its
+    dtype's loss) and refuses a case whose losses are not finite."""
+    losses = []
+    for batch in batches:
+        loss = loss_fn(model, *batch)
+        losses.append(float(loss.item()))
+        opt.zero_grad()
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        if sched is not None:
+            sched.step()
+    check_finite(losses)
+    return np.array(losses, dtype=np.float64)
