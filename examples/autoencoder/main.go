@@ -144,13 +144,9 @@ func meanImageMSE(train, test data.Dataset, n int) (float64, error) {
 // grayscale PNG at path.
 func writeReconstructions(ctx context.Context, trainer *volt.Trainer, model volt.Module, test data.Dataset, path string) error {
 	const n, side = 10, 28
-	first := make(data.Slice, n)
-	for i := range first {
-		ex, err := test.Get(i)
-		if err != nil {
-			return err
-		}
-		first[i] = ex
+	first, err := digits.First(test, n)
+	if err != nil {
+		return err
 	}
 	preds, err := trainer.Predict(ctx, model, volt.Loaders{Predict: []data.Loader{&data.DataLoader{Dataset: first, BatchSize: n}}})
 	if err != nil {

@@ -6,9 +6,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/kv"
 )
 
 // TestAutoencoderLearns trains 200 batches and checks, on 10 test
@@ -24,12 +25,7 @@ func TestAutoencoderLearns(t *testing.T) {
 	if err := run(args, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	values := map[string]float64{}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			values[k], _ = strconv.ParseFloat(v, 64)
-		}
-	}
+	values := kv.Parse(t, out.String())
 	baseline, mse := values["baseline_mse"], values["test_mse"]
 	// MNIST's pixel variance about the mean image is about 0.067.
 	if baseline < 0.05 || baseline > 0.08 {

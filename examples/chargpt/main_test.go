@@ -4,28 +4,11 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// results parses run's key=value lines.
-func results(t *testing.T, out string) map[string]float64 {
-	t.Helper()
-	r := map[string]float64{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		r[k] = f
-	}
-	return r
-}
+	"github.com/voltml/volt/examples/internal/kv"
+)
 
 // TestCharGPTLearns trains a tiny configuration 40 steps: the validation
 // loss falls well below the loss of a uniform guess over the vocabulary
@@ -37,7 +20,7 @@ func TestCharGPTLearns(t *testing.T) {
 	if err := run(args, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	r := results(t, out.String())
+	r := kv.Parse(t, out.String())
 	uniform := math.Log(r["vocab"])
 	if r["vocab"] < 2 || !(r["val_loss"] < uniform-1) {
 		t.Errorf("val_loss %v after 40 steps, want < ln(vocab %v) − 1 = %.3f\n%s", r["val_loss"], r["vocab"], uniform-1, out.String())

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/kv"
 )
 
 // TestCNNLearns trains 40 batches and checks the test accuracy on 10
@@ -16,13 +18,7 @@ func TestCNNLearns(t *testing.T) {
 	if err := run([]string{"-train-batches", "40", "-eval-batches", "10", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	var acc float64
-	for _, line := range strings.Split(out.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, "test_acc="); ok {
-			acc, _ = strconv.ParseFloat(v, 64)
-		}
-	}
-	if acc < 0.6 {
+	if acc := kv.Parse(t, out.String())["test_acc"]; acc < 0.6 {
 		t.Errorf("test accuracy %v after 40 batches, want >= 0.6 (chance is 0.1)\n%s", acc, out.String())
 	}
 	checkPredictions(t, out.String())

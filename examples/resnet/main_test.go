@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"io"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/kv"
 )
 
 // TestResNetLearns trains 20 batches and checks that the validation and
@@ -18,12 +18,7 @@ func TestResNetLearns(t *testing.T) {
 	if err := run([]string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	values := map[string]float64{}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			values[k], _ = strconv.ParseFloat(v, 64)
-		}
-	}
+	values := kv.Parse(t, out.String())
 	for _, k := range []string{"val_acc", "test_acc"} {
 		if values[k] < 0.3 {
 			t.Errorf("%s %v after 20 batches, want >= 0.3 (chance is 0.1)\n%s", k, values[k], out.String())
