@@ -21,7 +21,6 @@ CosineAnnealingLR(50, eta_min 1e-4) stepped every batch; 50 steps.
     /usr/bin/python3 tools/parity/chargpt.py [--out DIR]
 """
 
-import argparse
 import math
 import os
 import sys
@@ -35,7 +34,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(HERE, "..", "..", "parity", "testdata")
 CORPUS = os.path.join(HERE, "..", "..", "examples", "chargpt", "opticks.txt")
 STEPS, BATCH, BLOCK, LAYERS, HEADS, WIDTH = 50, 8, 16, 2, 2, 32
 
@@ -121,13 +119,11 @@ def to_gomlx(model):
         out.update(torch_parity.linear(block.c_fc, f"{s}/mlp/fc"))
         out.update(torch_parity.linear(block.c_proj, f"{s}/mlp/proj"))
     out.update(torch_parity.layer_norm(model.ln_f, "/gpt/ln_f"))
-    return {"params" + k: v.detach().clone() for k, v in out.items()}
+    return torch_parity.params(out)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     with open(CORPUS, "rb") as f:
         corpus = np.frombuffer(f.read(), dtype=np.uint8)
     vocab = np.unique(corpus)

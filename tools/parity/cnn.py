@@ -12,7 +12,6 @@ reads them; PyTorch trains on their NCHW transpose.
     /usr/bin/python3 tools/parity/cnn.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -22,7 +21,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, SIZE, CHANNELS = 50, 4, 5, 2
 
 
@@ -37,14 +35,11 @@ class CNN(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(4)
     model = CNN()
-    params = {}
-    for k, v in {**torch_parity.conv2d(model.conv, "/cnn/conv1"), **torch_parity.linear(model.head, "/cnn/head")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.conv2d(model.conv, "/cnn/conv1"),
+                                  **torch_parity.linear(model.head, "/cnn/head")})
     rng = np.random.default_rng(4)
     x = rng.standard_normal((STEPS * BATCH, SIZE, SIZE, CHANNELS)).astype(np.float32)  # NHWC
     y = (x[:, 1:4, 1:4, 0].mean(axis=(1, 2)) - 0.5 * x[:, :, :, 1].std(axis=(1, 2)))[:, None].astype(np.float32)

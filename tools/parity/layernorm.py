@@ -11,7 +11,6 @@ computes PyTorch's (GoMLX's default epsilon is 1e-3).
     /usr/bin/python3 tools/parity/layernorm.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -21,23 +20,18 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, FEATURES, HIDDEN = 50, 8, 8, 32
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(5)
     first, norm, last = torch.nn.Linear(FEATURES, HIDDEN), torch.nn.LayerNorm(HIDDEN), torch.nn.Linear(HIDDEN, 1)
     with torch.no_grad():
         norm.weight.add_(0.1 * torch.randn(HIDDEN))
         norm.bias.add_(0.1 * torch.randn(HIDDEN))
-    params = {}
-    for k, v in {**torch_parity.linear(first, "/ln/first"), **torch_parity.layer_norm(norm, "/ln/norm"),
-                 **torch_parity.linear(last, "/ln/last")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.linear(first, "/ln/first"), **torch_parity.layer_norm(norm, "/ln/norm"),
+                                  **torch_parity.linear(last, "/ln/last")})
     model = torch.nn.Sequential(first, norm, torch.nn.ReLU(), last)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((STEPS * BATCH, FEATURES)).astype(np.float32)

@@ -13,7 +13,6 @@ Writes parity/testdata/lstm_adam.safetensors ("x" [400, 6, 5], "y" [400, 1],
     /usr/bin/python3 tools/parity/lstm.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -23,7 +22,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, SEQ, FEATURES, HIDDEN = 50, 8, 6, 5, 16
 
 
@@ -39,14 +37,11 @@ class Regressor(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(3)
     model = Regressor()
-    params = {}
-    for k, v in {**torch_parity.lstm(model.lstm, "/rnn/lstm"), **torch_parity.linear(model.head, "/rnn/head")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.lstm(model.lstm, "/rnn/lstm"),
+                                  **torch_parity.linear(model.head, "/rnn/head")})
     rng = np.random.default_rng(3)
     x = rng.standard_normal((STEPS * BATCH, SEQ, FEATURES)).astype(np.float32)
     y = (np.tanh(x[:, :, 0].sum(axis=1, keepdims=True) / 2) + 0.3 * x[:, -1, 1:2]).astype(np.float32)

@@ -24,7 +24,6 @@ Regenerate (from the repository root, needs python3-torch):
 TestMLPCasesAreCurrent runs it into a temporary folder and compares.
 """
 
-import argparse
 import os
 import sys
 
@@ -34,7 +33,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, FEATURES, HIDDEN = 50, 16, 8, 64
 
 
@@ -62,16 +60,14 @@ class MLP(torch.nn.Module):
     def gomlx_weights(self):
         out = {}
         for i, layer in enumerate(self.layers):
-            for k, v in torch_parity.linear(layer, f"/mlp/layer_{i}").items():
-                out["params" + k] = v
-        return out
+            out.update(torch_parity.linear(layer, f"/mlp/layer_{i}"))
+        return torch_parity.params(out)
 
 
 def run(out, name, seed, make_optimizer, clip, make_scheduler):
     torch.manual_seed(seed)
     model = MLP()
     initial = model.gomlx_weights()
-    initial = {k: v.clone() for k, v in initial.items()}
     x, y = data(seed)
     opt = make_optimizer(model)
     sched = make_scheduler(opt)
@@ -92,9 +88,7 @@ def adamw_groups(model):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     run(out, "mlp_adam", 1, lambda m: torch.optim.Adam(m.parameters(), lr=1e-2), 1.0,
         lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=10, gamma=0.5))
     run(out, "mlp_adamw_groups", 2, adamw_groups, 0.5,

@@ -36,7 +36,6 @@ losses differ from those by more than 2e-5 relative: with lr 0.05, or batch
     /usr/bin/python3 tools/parity/resnet.py [--out DIR]
 """
 
-import argparse
 import copy
 import os
 import sys
@@ -48,7 +47,6 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, EVAL, SIDE, CLASSES = 50, 8, 32, 28, 10
 STEM, WIDTHS = 16, (16, 32, 64)
 LR = 0.01
@@ -114,7 +112,7 @@ class ResNet(torch.nn.Module):
         for scope, cb in self.convbns():
             out.update(cb.gomlx(scope))
         out.update(torch_parity.linear(self.head, "/head"))
-        return {"params" + k: v.clone() for k, v in out.items()}
+        return torch_parity.params(out)
 
     def gomlx_buffers(self):
         out = {}
@@ -150,9 +148,7 @@ def train(model, x, y, dtype):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(5)
     model = ResNet()

@@ -18,7 +18,6 @@ Writes parity/testdata/seqclass_adam.safetensors ("x" int32 [800, 12],
     /usr/bin/python3 tools/parity/seqclass.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -28,7 +27,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, LENGTH, MARKS, DISTRACTORS, EMBED, HIDDEN = 50, 16, 12, 2, 4, 8, 16
 VOCAB, CLASSES = DISTRACTORS + 2, 2 ** MARKS
 
@@ -59,16 +57,12 @@ def temporal_order(n, rng):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(11)
     model = Classifier()
-    params = {}
-    for k, v in {**torch_parity.embedding(model.embed, "/seqclass/embed"),
-                 **torch_parity.lstm(model.lstm, "/seqclass/lstm"),
-                 **torch_parity.linear(model.head, "/seqclass/head")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.embedding(model.embed, "/seqclass/embed"),
+                                  **torch_parity.lstm(model.lstm, "/seqclass/lstm"),
+                                  **torch_parity.linear(model.head, "/seqclass/head")})
     x, y = temporal_order(STEPS * BATCH, np.random.default_rng(11))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=STEPS, cycle_momentum=False)

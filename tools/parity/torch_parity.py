@@ -18,11 +18,15 @@ Layout converters for other zoo models live here too: a PyTorch layer's
 parameters -> GoMLX's variables (name and layout).
 """
 
+import argparse
 import json
+import os
 import struct
 
 import numpy as np
 import torch
+
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 
 DTYPES = {np.dtype("float32"): "F32", np.dtype("float64"): "F64", np.dtype("int64"): "I64", np.dtype("int32"): "I32"}
 
@@ -50,6 +54,20 @@ def save_safetensors(path, tensors, metadata=None):
         f.write(text)
         for raw in blobs:
             f.write(raw)
+
+
+def out_dir():
+    """The folder a case script writes into: its --out flag, by default
+    package parity's testdata."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=TESTDATA)
+    return ap.parse_args().out
+
+
+def params(weights):
+    """The initial weights as a case file holds them: {"params" + GoMLX
+    path: a copy of the tensor}, detached from the model that trains on."""
+    return {"params" + k: v.detach().clone() for k, v in weights.items()}
 
 
 def linear(layer, scope):
