@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestAutoencoderLearns trains 200 batches and checks, on 10 test
@@ -22,7 +23,9 @@ func TestAutoencoderLearns(t *testing.T) {
 	pngPath := filepath.Join(dir, "reconstructions.png")
 	var out bytes.Buffer
 	args := []string{"-epochs", "1", "-train-batches", "200", "-eval-batches", "10", "-progress=false", "-root", dir, "-png", pngPath}
-	if err := run(args, &out, io.Discard); err != nil {
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
 	values := kv.Parse(t, out.String())

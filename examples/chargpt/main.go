@@ -103,7 +103,8 @@ func run(args []string, out, errOut io.Writer) error {
 		Scheduler: sched, Interval: volt.IntervalStep,
 	}}}
 	cfg := volt.Config{MaxEpochs: 1, GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm,
-		DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
+		DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+		EnableProgressBar: volt.Ptr(*progress)}
 	timer := &stepTimer{skip: min(10, o.steps/2)}
 	cfg.Callbacks = append(cfg.Callbacks, timer)
 	if *progress {

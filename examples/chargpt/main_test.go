@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestCharGPTLearns trains a tiny configuration 40 steps: the validation
@@ -17,7 +18,9 @@ func TestCharGPTLearns(t *testing.T) {
 	var out bytes.Buffer
 	args := []string{"-steps", "40", "-layers", "1", "-heads", "2", "-width", "32", "-block", "16", "-batch", "8",
 		"-eval-batches", "2", "-lr", "1e-2", "-progress=false", "-root", t.TempDir()}
-	if err := run(args, &out, io.Discard); err != nil {
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
 	r := kv.Parse(t, out.String())

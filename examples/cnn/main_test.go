@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestCNNLearns trains 40 batches and checks the test accuracy on 10
@@ -15,7 +16,10 @@ import (
 // gradients work end to end through volt.
 func TestCNNLearns(t *testing.T) {
 	var out bytes.Buffer
-	if err := run([]string{"-train-batches", "40", "-eval-batches", "10", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
+	args := []string{"-train-batches", "40", "-eval-batches", "10", "-progress=false", "-root", t.TempDir()}
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
 	if acc := kv.Parse(t, out.String())["test_acc"]; acc < 0.6 {

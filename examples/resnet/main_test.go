@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestResNetLearns trains 20 batches and checks that the validation and
@@ -15,7 +16,10 @@ import (
 // volt on the default backend.
 func TestResNetLearns(t *testing.T) {
 	var out bytes.Buffer
-	if err := run([]string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
+	args := []string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
 	values := kv.Parse(t, out.String())
