@@ -33,18 +33,14 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/chargpt/gpt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/optim"
 )
 
 //go:embed opticks.txt
 var corpus []byte
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "chargpt:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("chargpt", run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // options are the command's flags.
 type options struct {
