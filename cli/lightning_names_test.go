@@ -69,35 +69,6 @@ func TestLightningSpellings(t *testing.T) {
 	}
 }
 
-// TestPrintConfigShowsEffectiveDefaults: print-config writes the values a
-// run uses, not Go's zero values (log_every_n_steps 50, not 0), and they
-// follow what is set (max_epochs -1 once max_steps is).
-func TestPrintConfigShowsEffectiveDefaults(t *testing.T) {
-	tests := []struct {
-		args []string
-		want []string
-	}{
-		{[]string{"print-config"}, []string{"  max_epochs: 1000\n", "  max_steps: -1\n", "  log_every_n_steps: 50\n",
-			"  precision: 32-true\n", "  check_val_every_n_epoch: 1\n", "  num_sanity_val_steps: 2\n",
-			"  accumulate_grad_batches: 1\n", "  gradient_clip_algorithm: norm\n", "  default_root_dir: .\n",
-			"  accelerator: auto\n", "  num_nodes: 1\n", "  shard_uneven: pad_repeat\n"}},
-		{[]string{"print-config", "--trainer.max_steps=10", "--trainer.log_every_n_steps=5"},
-			[]string{"  max_epochs: -1\n", "  max_steps: 10\n", "  log_every_n_steps: 5\n"}},
-	}
-	for _, tc := range tests {
-		l, err := fixture{args: tc.args}.load(t)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := l.printed(t)
-		for _, w := range tc.want {
-			if !strings.Contains(text, w) {
-				t.Errorf("%v: no %q in\n%s", tc.args, w, text)
-			}
-		}
-	}
-}
-
 // TestHelpIsWrapped: fit --help fits 80 columns (a word longer than a line
 // aside), names no Go field at the start of a help text, and says each
 // help text once.

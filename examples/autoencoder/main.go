@@ -61,7 +61,8 @@ func run(args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
+	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+		EnableProgressBar: volt.Ptr(*progress)}
 	if *trainBatches > 0 {
 		cfg.LimitTrainBatches = volt.Batches(*trainBatches)
 	}
@@ -144,13 +145,9 @@ func meanImageMSE(train, test data.Dataset, n int) (float64, error) {
 // grayscale PNG at path.
 func writeReconstructions(ctx context.Context, trainer *volt.Trainer, model volt.Module, test data.Dataset, path string) error {
 	const n, side = 10, 28
-	first := make(data.Slice, n)
-	for i := range first {
-		ex, err := test.Get(i)
-		if err != nil {
-			return err
-		}
-		first[i] = ex
+	first, err := digits.First(test, n)
+	if err != nil {
+		return err
 	}
 	preds, err := trainer.Predict(ctx, model, volt.Loaders{Predict: []data.Loader{&data.DataLoader{Dataset: first, BatchSize: n}}})
 	if err != nil {

@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestAutoencoderLearns trains 200 batches and checks, on 10 test
@@ -21,15 +23,12 @@ func TestAutoencoderLearns(t *testing.T) {
 	pngPath := filepath.Join(dir, "reconstructions.png")
 	var out bytes.Buffer
 	args := []string{"-epochs", "1", "-train-batches", "200", "-eval-batches", "10", "-progress=false", "-root", dir, "-png", pngPath}
-	if err := run(args, &out, io.Discard); err != nil {
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
-	values := map[string]float64{}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			values[k], _ = strconv.ParseFloat(v, 64)
-		}
-	}
+	values := kv.Parse(t, out.String())
 	baseline, mse := values["baseline_mse"], values["test_mse"]
 	// MNIST's pixel variance about the mean image is about 0.067.
 	if baseline < 0.05 || baseline > 0.08 {

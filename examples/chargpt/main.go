@@ -33,18 +33,14 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/chargpt/gpt"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/optim"
 )
 
 //go:embed opticks.txt
 var corpus []byte
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "chargpt:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("chargpt", run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // options are the command's flags.
 type options struct {
@@ -103,7 +99,8 @@ func run(args []string, out, errOut io.Writer) error {
 		Scheduler: sched, Interval: volt.IntervalStep,
 	}}}
 	cfg := volt.Config{MaxEpochs: 1, GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm,
-		DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
+		DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+		EnableProgressBar: volt.Ptr(*progress)}
 	timer := &stepTimer{skip: min(10, o.steps/2)}
 	cfg.Callbacks = append(cfg.Callbacks, timer)
 	if *progress {

@@ -4,28 +4,12 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// results parses run's key=value lines.
-func results(t *testing.T, out string) map[string]float64 {
-	t.Helper()
-	r := map[string]float64{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		r[k] = f
-	}
-	return r
-}
+	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
+)
 
 // TestCharGPTLearns trains a tiny configuration 40 steps: the validation
 // loss falls well below the loss of a uniform guess over the vocabulary
@@ -34,10 +18,12 @@ func TestCharGPTLearns(t *testing.T) {
 	var out bytes.Buffer
 	args := []string{"-steps", "40", "-layers", "1", "-heads", "2", "-width", "32", "-block", "16", "-batch", "8",
 		"-eval-batches", "2", "-lr", "1e-2", "-progress=false", "-root", t.TempDir()}
-	if err := run(args, &out, io.Discard); err != nil {
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
-	r := results(t, out.String())
+	r := kv.Parse(t, out.String())
 	uniform := math.Log(r["vocab"])
 	if r["vocab"] < 2 || !(r["val_loss"] < uniform-1) {
 		t.Errorf("val_loss %v after 40 steps, want < ln(vocab %v) − 1 = %.3f\n%s", r["val_loss"], r["vocab"], uniform-1, out.String())

@@ -16,8 +16,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/voltml/volt/examples/internal/cmdexit"
-	"github.com/voltml/volt/examples/internal/digits"
 	"io"
 	"log/slog"
 	"os"
@@ -26,6 +24,8 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/examples/internal/cmdexit"
+	"github.com/voltml/volt/examples/internal/digits"
 )
 
 func main() { cmdexit.Exit("cnn", run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -48,7 +48,8 @@ func run(args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
+	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+		EnableProgressBar: volt.Ptr(*progress)}
 	if *trainBatches > 0 {
 		cfg.LimitTrainBatches = volt.Batches(*trainBatches)
 	}
@@ -86,13 +87,9 @@ func run(args []string, out, errOut io.Writer) error {
 // prints the predicted digits, then the true ones.
 func printPredictions(ctx context.Context, trainer *volt.Trainer, model volt.Module, test data.Dataset, out io.Writer) error {
 	const n = 10
-	first := make(data.Slice, n)
-	for i := range first {
-		ex, err := test.Get(i)
-		if err != nil {
-			return err
-		}
-		first[i] = ex
+	first, err := digits.First(test, n)
+	if err != nil {
+		return err
 	}
 	preds, err := trainer.Predict(ctx, model, volt.Loaders{Predict: []data.Loader{&data.DataLoader{Dataset: first, BatchSize: n}}})
 	if err != nil {

@@ -6,6 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestCNNLearns trains 40 batches and checks the test accuracy on 10
@@ -13,16 +16,13 @@ import (
 // gradients work end to end through volt.
 func TestCNNLearns(t *testing.T) {
 	var out bytes.Buffer
-	if err := run([]string{"-train-batches", "40", "-eval-batches", "10", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
+	args := []string{"-train-batches", "40", "-eval-batches", "10", "-progress=false", "-root", t.TempDir()}
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
-	var acc float64
-	for _, line := range strings.Split(out.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, "test_acc="); ok {
-			acc, _ = strconv.ParseFloat(v, 64)
-		}
-	}
-	if acc < 0.6 {
+	if acc := kv.Parse(t, out.String())["test_acc"]; acc < 0.6 {
 		t.Errorf("test accuracy %v after 40 batches, want >= 0.6 (chance is 0.1)\n%s", acc, out.String())
 	}
 	checkPredictions(t, out.String())

@@ -92,7 +92,8 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 
 	volt.SeedEverything(*seed)
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
+	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+		EnableProgressBar: volt.Ptr(*progress)}
 	if *progress {
 		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
 		cfg.Callbacks = append(cfg.Callbacks, bar)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // valAcc runs the example small into dir and returns its val_acc.
@@ -16,7 +18,9 @@ func valAcc(t *testing.T, dir string, extra ...string) float64 {
 	var out bytes.Buffer
 	args := append([]string{"-dir", dir, "-train-per-class", "60", "-val-per-class", "30", "-epochs", "2", "-batch", "32",
 		"-progress=false", "-root", t.TempDir()}, extra...)
-	if err := run(args, &out, io.Discard); err != nil {
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(out.String(), "\n") {

@@ -25,16 +25,12 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
 	"github.com/voltml/volt/examples/resnet/resnet"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "resnet:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdexit.Exit("resnet", run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 // run trains and tests the network as the flags in args say, printing the
 // results to out and progress to errOut.
@@ -54,7 +50,8 @@ func run(args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil))}
+	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+		EnableProgressBar: volt.Ptr(*progress)}
 	if *trainBatches > 0 {
 		cfg.LimitTrainBatches = volt.Batches(*trainBatches)
 	}

@@ -3,9 +3,10 @@ package main
 import (
 	"bytes"
 	"io"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/voltml/volt/examples/internal/kv"
+	"github.com/voltml/volt/examples/internal/stderr"
 )
 
 // TestResNetLearns trains 20 batches and checks that the validation and
@@ -15,15 +16,13 @@ import (
 // volt on the default backend.
 func TestResNetLearns(t *testing.T) {
 	var out bytes.Buffer
-	if err := run([]string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}, &out, io.Discard); err != nil {
+	args := []string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}
+	var err error
+	stderr.NoProgress(t, func() { err = run(args, &out, io.Discard) })
+	if err != nil {
 		t.Fatal(err)
 	}
-	values := map[string]float64{}
-	for _, line := range strings.Split(out.String(), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			values[k], _ = strconv.ParseFloat(v, 64)
-		}
-	}
+	values := kv.Parse(t, out.String())
 	for _, k := range []string{"val_acc", "test_acc"} {
 		if values[k] < 0.3 {
 			t.Errorf("%s %v after 20 batches, want >= 0.3 (chance is 0.1)\n%s", k, values[k], out.String())

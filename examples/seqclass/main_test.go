@@ -3,28 +3,11 @@ package main
 import (
 	"bytes"
 	"io"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// results parses run's key=value lines.
-func results(t *testing.T, out string) map[string]float64 {
-	t.Helper()
-	r := map[string]float64{}
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		r[k] = f
-	}
-	return r
-}
+	"github.com/voltml/volt/examples/internal/kv"
+)
 
 // TestSeqClassLearns trains a small configuration (2 marks in 12 tokens: 4
 // classes, chance 0.25) for 3 epochs of 1024 sequences (96 steps): the validation
@@ -37,7 +20,7 @@ func TestSeqClassLearns(t *testing.T) {
 	if err := run(args, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	r := results(t, out.String())
+	r := kv.Parse(t, out.String())
 	if r["classes"] != 4 || r["chance"] != 0.25 {
 		t.Errorf("classes=%v chance=%v, want 4 and 0.25", r["classes"], r["chance"])
 	}

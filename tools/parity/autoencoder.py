@@ -20,7 +20,6 @@ each step ("loss" [50]).
     /usr/bin/python3 tools/parity/autoencoder.py [--out DIR]
 """
 
-import argparse
 import copy
 import os
 import sys
@@ -32,7 +31,6 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, PIXELS, HIDDEN, CODE = 50, 16, 64, 32, 8
 
 
@@ -53,7 +51,7 @@ class Autoencoder(torch.nn.Module):
         for layer, scope in [(self.enc_hidden, "/encoder/hidden"), (self.enc_code, "/encoder/code"),
                              (self.dec_hidden, "/decoder/hidden"), (self.dec_output, "/decoder/output")]:
             out.update(torch_parity.linear(layer, scope))
-        return {"params" + k: v.clone() for k, v in out.items()}
+        return torch_parity.params(out)
 
 
 def images(rng, n):
@@ -69,24 +67,16 @@ def train(model, x, dtype):
     model.to(dtype)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=STEPS, cycle_momentum=False)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH]).to(dtype)
-        loss = F.mse_loss(model(xb), xb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
-    return np.array(losses, dtype=np.float64)
+
+    def loss(model, xb):
+        xb = xb.to(dtype)
+        return F.mse_loss(model(xb), xb)
+
+    return torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x), loss, opt, sched, clip=1.0)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.set_num_threads(1)
     torch.manual_seed(6)
     model = Autoencoder()

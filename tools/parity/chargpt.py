@@ -21,7 +21,6 @@ CosineAnnealingLR(50, eta_min 1e-4) stepped every batch; 50 steps.
     /usr/bin/python3 tools/parity/chargpt.py [--out DIR]
 """
 
-import argparse
 import math
 import os
 import sys
@@ -35,7 +34,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(HERE, "..", "..", "parity", "testdata")
 CORPUS = os.path.join(HERE, "..", "..", "examples", "chargpt", "opticks.txt")
 STEPS, BATCH, BLOCK, LAYERS, HEADS, WIDTH = 50, 8, 16, 2, 2, 32
 
@@ -121,13 +119,11 @@ def to_gomlx(model):
         out.update(torch_parity.linear(block.c_fc, f"{s}/mlp/fc"))
         out.update(torch_parity.linear(block.c_proj, f"{s}/mlp/proj"))
     out.update(torch_parity.layer_norm(model.ln_f, "/gpt/ln_f"))
-    return {"params" + k: v.detach().clone() for k, v in out.items()}
+    return torch_parity.params(out)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     with open(CORPUS, "rb") as f:
         corpus = np.frombuffer(f.read(), dtype=np.uint8)
     vocab = np.unique(corpus)
@@ -148,21 +144,10 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=3e-3, betas=(0.9, 0.99))
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=STEPS, eta_min=1e-4)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = model(xb, yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y), lambda m, xb, yb: m(xb, yb),
+                                opt, sched, clip=1.0)
     tensors = dict(params)
-    tensors["x"], tensors["y"] = x.astype(np.int32), y.astype(np.int32)
-    tensors["loss"] = np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x.astype(np.int32), y.astype(np.int32), losses
     torch_parity.save_safetensors(os.path.join(out, "chargpt_adamw.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS,
                                    "vocab": len(vocab)})

@@ -19,6 +19,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import chargpt  # noqa: E402
+import torch_parity  # noqa: E402
 
 
 def main():
@@ -41,22 +42,21 @@ def main():
                             lr=1e-3, betas=(0.9, 0.99))
     rng = np.random.default_rng(0)
     start = None
-    for s in range(args.steps):
-        idx = rng.integers(0, len(tokens) - chargpt.BLOCK - 1, size=batch)
-        x = torch.from_numpy(np.stack([tokens[i:i + chargpt.BLOCK] for i in idx]))
-        y = torch.from_numpy(np.stack([tokens[i + 1:i + 1 + chargpt.BLOCK] for i in idx]))
-        loss = model(x, y)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        loss.item()
-        if s + 1 == 10:
-            start = time.perf_counter()
+
+    def batches():
+        nonlocal start
+        for s in range(args.steps):
+            if s == 10:  # the first 10 steps done
+                start = time.perf_counter()
+            idx = rng.integers(0, len(tokens) - chargpt.BLOCK - 1, size=batch)
+            yield (torch.from_numpy(np.stack([tokens[i:i + chargpt.BLOCK] for i in idx])),
+                   torch.from_numpy(np.stack([tokens[i + 1:i + 1 + chargpt.BLOCK] for i in idx])))
+
+    losses = torch_parity.train(model, batches(), lambda m, x, y: m(x, y), opt, clip=1.0)
     per_step = (time.perf_counter() - start) / (args.steps - 10)
     params = sum(p.numel() for p in model.parameters())
     print(f"torch {torch.__version__} threads={torch.get_num_threads()} params={params} "
-          f"loss={loss.item():.4f} ms_per_step={1e3 * per_step:.2f}")
+          f"loss={losses[-1]:.4f} ms_per_step={1e3 * per_step:.2f}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
 nn.Conv2d(2, 4, 3) + ReLU, global average pooling, nn.Linear(4, 1), on 5×5
 images with 2 channels; Adam(lr 1e-2), clip norm 1.0, ExponentialLR(0.95)
-per step; 50 steps of batch 4, trained as mlp.py trains. It checks
+per step; 50 steps of batch 4, trained by torch_parity.train. It checks
 torch_parity.conv2d (PyTorch's [out, in, kh, kw] kernel in GoMLX's
 channels-last [kh, kw, in, out]) and volt's convolution against PyTorch's.
 The images are stored channels-last ("x" [200, 5, 5, 2]) as the Go model
@@ -12,7 +12,6 @@ reads them; PyTorch trains on their NCHW transpose.
     /usr/bin/python3 tools/parity/cnn.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -22,7 +21,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, SIZE, CHANNELS = 50, 4, 5, 2
 
 
@@ -37,33 +35,21 @@ class CNN(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(4)
     model = CNN()
-    params = {}
-    for k, v in {**torch_parity.conv2d(model.conv, "/cnn/conv1"), **torch_parity.linear(model.head, "/cnn/head")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.conv2d(model.conv, "/cnn/conv1"),
+                                  **torch_parity.linear(model.head, "/cnn/head")})
     rng = np.random.default_rng(4)
     x = rng.standard_normal((STEPS * BATCH, SIZE, SIZE, CHANNELS)).astype(np.float32)  # NHWC
     y = (x[:, 1:4, 1:4, 0].mean(axis=(1, 2)) - 0.5 * x[:, :, :, 1].std(axis=(1, 2)))[:, None].astype(np.float32)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.ExponentialLR(opt, gamma=0.95)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH]).permute(0, 3, 1, 2)
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.mse_loss(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb.permute(0, 3, 1, 2)), yb),
+                                opt, sched, clip=1.0)
     tensors = dict(params)
-    tensors["x"], tensors["y"], tensors["loss"] = x, y, np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, "cnn_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"cnn_adam: loss {losses[0]:.6f} -> {losses[-1]:.6f}")

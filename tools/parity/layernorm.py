@@ -4,14 +4,13 @@
 nn.Linear(8, 32), nn.LayerNorm(32) (eps 1e-5, its weight and bias perturbed
 from 1 and 0 so that the converter's names matter), ReLU, nn.Linear(32, 1);
 AdamW(lr 1e-2) with the no-decay group on biases and norm parameters,
-clip norm 1.0; 50 steps of batch 8, trained as mlp.py trains. It checks
+clip norm 1.0; 50 steps of batch 8, trained by torch_parity.train. It checks
 torch_parity.layer_norm and that GoMLX's LayerNorm with Epsilon(1e-5)
 computes PyTorch's (GoMLX's default epsilon is 1e-3).
 
     /usr/bin/python3 tools/parity/layernorm.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -21,23 +20,18 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, FEATURES, HIDDEN = 50, 8, 8, 32
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(5)
     first, norm, last = torch.nn.Linear(FEATURES, HIDDEN), torch.nn.LayerNorm(HIDDEN), torch.nn.Linear(HIDDEN, 1)
     with torch.no_grad():
         norm.weight.add_(0.1 * torch.randn(HIDDEN))
         norm.bias.add_(0.1 * torch.randn(HIDDEN))
-    params = {}
-    for k, v in {**torch_parity.linear(first, "/ln/first"), **torch_parity.layer_norm(norm, "/ln/norm"),
-                 **torch_parity.linear(last, "/ln/last")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.linear(first, "/ln/first"), **torch_parity.layer_norm(norm, "/ln/norm"),
+                                  **torch_parity.linear(last, "/ln/last")})
     model = torch.nn.Sequential(first, norm, torch.nn.ReLU(), last)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((STEPS * BATCH, FEATURES)).astype(np.float32)
@@ -45,19 +39,10 @@ def main():
     decay = [first.weight, last.weight]
     no_decay = [first.bias, norm.weight, norm.bias, last.bias]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=1e-2)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.mse_loss(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, clip=1.0)
     tensors = dict(params)
-    tensors["x"], tensors["y"], tensors["loss"] = x, y, np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, "layernorm_adamw.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"layernorm_adamw: loss {losses[0]:.6f} -> {losses[-1]:.6f}")

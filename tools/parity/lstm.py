@@ -3,7 +3,7 @@
 
 A sequence regressor: nn.LSTM(5, 16, batch_first) over 6 steps, its last
 hidden state into nn.Linear(16, 1); Adam(lr 1e-2), clip norm 1.0, no
-schedule; 50 steps of batch 8, trained as mlp.py trains. It checks
+schedule; 50 steps of batch 8, trained by torch_parity.train. It checks
 torch_parity.lstm (PyTorch's gate order and biases in GoMLX's layout) and
 GoMLX's LSTM cell against PyTorch's.
 
@@ -13,7 +13,6 @@ Writes parity/testdata/lstm_adam.safetensors ("x" [400, 6, 5], "y" [400, 1],
     /usr/bin/python3 tools/parity/lstm.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -23,7 +22,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, SEQ, FEATURES, HIDDEN = 50, 8, 6, 5, 16
 
 
@@ -39,31 +37,19 @@ class Regressor(torch.nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(3)
     model = Regressor()
-    params = {}
-    for k, v in {**torch_parity.lstm(model.lstm, "/rnn/lstm"), **torch_parity.linear(model.head, "/rnn/head")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.lstm(model.lstm, "/rnn/lstm"),
+                                  **torch_parity.linear(model.head, "/rnn/head")})
     rng = np.random.default_rng(3)
     x = rng.standard_normal((STEPS * BATCH, SEQ, FEATURES)).astype(np.float32)
     y = (np.tanh(x[:, :, 0].sum(axis=1, keepdims=True) / 2) + 0.3 * x[:, -1, 1:2]).astype(np.float32)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.mse_loss(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, clip=1.0)
     tensors = dict(params)
-    tensors["x"], tensors["y"], tensors["loss"] = x, y, np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, "lstm_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"lstm_adam: loss {losses[0]:.6f} -> {losses[-1]:.6f}")

@@ -24,7 +24,6 @@ Regenerate (from the repository root, needs python3-torch):
 TestMLPCasesAreCurrent runs it into a temporary folder and compares.
 """
 
-import argparse
 import os
 import sys
 
@@ -34,7 +33,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, FEATURES, HIDDEN = 50, 16, 8, 64
 
 
@@ -62,33 +60,21 @@ class MLP(torch.nn.Module):
     def gomlx_weights(self):
         out = {}
         for i, layer in enumerate(self.layers):
-            for k, v in torch_parity.linear(layer, f"/mlp/layer_{i}").items():
-                out["params" + k] = v
-        return out
+            out.update(torch_parity.linear(layer, f"/mlp/layer_{i}"))
+        return torch_parity.params(out)
 
 
 def run(out, name, seed, make_optimizer, clip, make_scheduler):
     torch.manual_seed(seed)
     model = MLP()
     initial = model.gomlx_weights()
-    initial = {k: v.clone() for k, v in initial.items()}
     x, y = data(seed)
     opt = make_optimizer(model)
     sched = make_scheduler(opt)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.mse_loss(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, sched, clip)
     tensors = dict(initial)
-    tensors["x"], tensors["y"], tensors["loss"] = x, y, np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, name + ".safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"{name}: loss {losses[0]:.6f} -> {losses[-1]:.6f}")
@@ -102,9 +88,7 @@ def adamw_groups(model):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     run(out, "mlp_adam", 1, lambda m: torch.optim.Adam(m.parameters(), lr=1e-2), 1.0,
         lambda o: torch.optim.lr_scheduler.StepLR(o, step_size=10, gamma=0.5))
     run(out, "mlp_adamw_groups", 2, adamw_groups, 0.5,

@@ -36,7 +36,6 @@ losses differ from those by more than 2e-5 relative: with lr 0.05, or batch
     /usr/bin/python3 tools/parity/resnet.py [--out DIR]
 """
 
-import argparse
 import copy
 import os
 import sys
@@ -48,7 +47,6 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, EVAL, SIDE, CLASSES = 50, 8, 32, 28, 10
 STEM, WIDTHS = 16, (16, 32, 64)
 LR = 0.01
@@ -114,7 +112,7 @@ class ResNet(torch.nn.Module):
         for scope, cb in self.convbns():
             out.update(cb.gomlx(scope))
         out.update(torch_parity.linear(self.head, "/head"))
-        return {"params" + k: v.clone() for k, v in out.items()}
+        return torch_parity.params(out)
 
     def gomlx_buffers(self):
         out = {}
@@ -145,25 +143,12 @@ def train(model, x, y, dtype):
     model.to(dtype).train()
     opt = torch.optim.SGD(model.parameters(), lr=LR, momentum=0.9, weight_decay=5e-4)
     sched = torch.optim.lr_scheduler.MultiStepLR(opt, milestones=[25, 40], gamma=0.2)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH]).to(dtype)
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH]).long()
-        loss = F.cross_entropy(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 2.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
-    return np.array(losses, dtype=np.float64)
+    return torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                              lambda m, xb, yb: F.cross_entropy(m(xb.to(dtype)), yb.long()), opt, sched, clip=2.0)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(5)
     model = ResNet()

@@ -18,7 +18,6 @@ Writes parity/testdata/seqclass_adam.safetensors ("x" int32 [800, 12],
     /usr/bin/python3 tools/parity/seqclass.py [--out DIR]
 """
 
-import argparse
 import os
 import sys
 
@@ -28,7 +27,6 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch_parity  # noqa: E402
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 STEPS, BATCH, LENGTH, MARKS, DISTRACTORS, EMBED, HIDDEN = 50, 16, 12, 2, 4, 8, 16
 VOCAB, CLASSES = DISTRACTORS + 2, 2 ** MARKS
 
@@ -59,34 +57,19 @@ def temporal_order(n, rng):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=OUT)
-    out = ap.parse_args().out
+    out = torch_parity.out_dir()
     torch.manual_seed(11)
     model = Classifier()
-    params = {}
-    for k, v in {**torch_parity.embedding(model.embed, "/seqclass/embed"),
-                 **torch_parity.lstm(model.lstm, "/seqclass/lstm"),
-                 **torch_parity.linear(model.head, "/seqclass/head")}.items():
-        params["params" + k] = v.clone()
+    params = torch_parity.params({**torch_parity.embedding(model.embed, "/seqclass/embed"),
+                                  **torch_parity.lstm(model.lstm, "/seqclass/lstm"),
+                                  **torch_parity.linear(model.head, "/seqclass/head")})
     x, y = temporal_order(STEPS * BATCH, np.random.default_rng(11))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=STEPS, cycle_momentum=False)
-    losses = []
-    for s in range(STEPS):
-        xb = torch.from_numpy(x[s * BATCH:(s + 1) * BATCH])
-        yb = torch.from_numpy(y[s * BATCH:(s + 1) * BATCH])
-        loss = torch.nn.functional.cross_entropy(model(xb), yb)
-        losses.append(float(loss.item()))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-    torch_parity.check_finite(losses)
+    losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
+                                lambda m, xb, yb: torch.nn.functional.cross_entropy(m(xb), yb), opt, sched, clip=1.0)
     tensors = dict(params)
-    tensors["x"], tensors["y"] = x.astype(np.int32), y.astype(np.int32)
-    tensors["loss"] = np.array(losses, dtype=np.float64)
+    tensors["x"], tensors["y"], tensors["loss"] = x.astype(np.int32), y.astype(np.int32), losses
     torch_parity.save_safetensors(os.path.join(out, "seqclass_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})
     print(f"seqclass_adam: loss {losses[0]:.6f} -> {losses[-1]:.6f}")

@@ -18,11 +18,15 @@ Layout converters for other zoo models live here too: a PyTorch layer's
 parameters -> GoMLX's variables (name and layout).
 """
 
+import argparse
 import json
+import os
 import struct
 
 import numpy as np
 import torch
+
+TESTDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "parity", "testdata")
 
 DTYPES = {np.dtype("float32"): "F32", np.dtype("float64"): "F64", np.dtype("int64"): "I64", np.dtype("int32"): "I32"}
 
@@ -50,6 +54,20 @@ def save_safetensors(path, tensors, metadata=None):
         f.write(text)
         for raw in blobs:
             f.write(raw)
+
+
+def out_dir():
+    """The folder a case script writes into: its --out flag, by default
+    package parity's testdata."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=TESTDATA)
+    return ap.parse_args().out
+
+
+def params(weights):
+    """The initial weights as a case file holds them: {"params" + GoMLX
+    path: a copy of the tensor}, detached from the model that trains on."""
+    return {"params" + k: v.detach().clone() for k, v in weights.items()}
 
 
 def linear(layer, scope):
@@ -127,3 +145,32 @@ def check_stable(name, losses, exact, bound=2e-5):
 def check_finite(losses):
     if not all(np.isfinite(losses)):
         raise SystemExit("PyTorch's losses are not finite: change the case")
+
+
+def batches(steps, size, *arrays):
+    """Yields steps tuples of torch tensors: batch s of each array is its
+    rows s*size..(s+1)*size (torch.from_numpy, no copy), the order the
+    Go test feeds them."""
+    for s in range(steps):
+        yield tuple(torch.from_numpy(a[s * size:(s + 1) * size]) for a in arrays)
+
+
+def train(model, batches, loss_fn, opt, sched=None, clip=None):
+    """Trains model one step a batch as Lightning's automatic optimization
+    does it: loss_fn(model, *batch), zero_grad, backward, clip_grad_norm_
+    to clip (when given), opt.step(), sched.step() (when given: interval
+    "step"). Returns PyTorch's loss before each step (float64 of its
+    dtype's loss) and refuses a case whose losses are not finite."""
+    losses = []
+    for batch in batches:
+        loss = loss_fn(model, *batch)
+        losses.append(float(loss.item()))
+        opt.zero_grad()
+        loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
+        opt.step()
+        if sched is not None:
+            sched.step()
+    check_finite(losses)
+    return np.array(losses, dtype=np.float64)

@@ -23,3 +23,17 @@ func Loaders(batch, workers int) (volt.Loaders, error) {
 		Test:  []data.Loader{loader(test, false)},
 	}, nil
 }
+
+// First returns the first n examples of ds, for Trainer.Predict to
+// predict.
+func First(ds data.Dataset, n int) (data.Slice, error) {
+	first := make(data.Slice, n)
+	for i := range first {
+		ex, err := ds.Get(i)
+		if err != nil {
+			return nil, err
+		}
+		first[i] = ex
+	}
+	return first, nil
+}
