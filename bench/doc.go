@@ -39,7 +39,10 @@
 // BenchmarkBackendModes (backend_test.go) decided engine.DefaultBackend:
 // volt's fit loop on the Go backend's default execution mode and on
 // ops_sequential, the two fits taking turns step by step, for the MLP, the
-// logistic regression and a small CNN. BenchmarkProgressBar
+// logistic regression and a small CNN. BenchmarkIntraOpParallelism
+// (parallelism_test.go) compares, the same way, ops_sequential with each op
+// split over the cores (the default) and kept on one (parallelism=1), at
+// the process's GOMAXPROCS. BenchmarkProgressBar
 // (progress_test.go) measures, the same way, what callback.ProgressBar
 // adds to a step and how often it writes.
 //

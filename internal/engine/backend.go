@@ -27,6 +27,19 @@ const BackendEnvVar = compute.ConfigEnvVar
 // (0.69–1.06×, but up to 1.46× under load: an op split over the cores waits
 // for its slowest part).
 // Config.Backend or $GOMLX_BACKEND ("go" for GoMLX's default mode) override it.
+//
+// Within an op, the Go backend splits only DotGeneral (and convolutions,
+// large transposes, Where and some unary ops) over min(GOMAXPROCS, its
+// worker pool of 2×GOMAXPROCS at creation) goroutines; elementwise binary
+// ops (the optimizer's update), reductions, gathers and the generic
+// transpose run on one core. At GOMAXPROCS=1 the matmul is ~52% of the
+// MNIST MLP's step and ~30% of the small CNN's, so a second core can buy
+// at most 1.35× and 1.18×. Each split op waits for its slowest part: with
+// the cores shared by other processes (load average 2.4–3.6 on 2 cores),
+// bench.BenchmarkIntraOpParallelism at GOMAXPROCS=2 measured splitting
+// 1.15–1.20× slower than one core per op on the MLP and ~1.08× on the CNN
+// (0.88× on the MLP at load 1.3). "go:ops_sequential,parallelism=1" keeps
+// every op on one core, for machines whose cores are busy anyway.
 const DefaultBackend = "go:ops_sequential"
 
 // ResolveBackendConfig returns the backend configuration volt will use:
