@@ -261,18 +261,10 @@ func perAxis(values []int, n int) []int {
 	return values
 }
 
-// transpose is Transpose that emits nothing for the identity permutation.
+// transpose is transposeIfNeeded: nothing for the identity permutation,
+// a 2D transpose for a rotation of the axes.
 func (b *emitter) transpose(x compute.Value, perm []int) (compute.Value, error) {
-	identity := true
-	for i, p := range perm {
-		if p != i {
-			identity = false
-		}
-	}
-	if identity {
-		return x, nil
-	}
-	return b.f.Transpose(x, perm...)
+	return transposeIfNeeded(b.f, x, perm)
 }
 
 // zero returns a scalar zero of the convolution's dtype.

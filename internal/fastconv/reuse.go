@@ -145,13 +145,17 @@ func reverseFromPatches(f compute.Function, cache patchCache, input, kernel comp
 	return y, true, nil
 }
 
-// transposeIfNeeded is Transpose that emits nothing for the identity
-// permutation.
+// transposeIfNeeded is fastTranspose of x: nothing for the identity
+// permutation, a 2D transpose for a rotation of the axes.
 func transposeIfNeeded(f compute.Function, x compute.Value, perm []int) (compute.Value, error) {
 	if slices.Equal(perm, identityPerm(len(perm))) {
 		return x, nil
 	}
-	return f.Transpose(x, perm...)
+	shape, err := f.Shape(x)
+	if err != nil {
+		return nil, err
+	}
+	return fastTranspose(f, x, shape.Dimensions, perm)
 }
 
 func identityPerm(n int) []int {
