@@ -23,7 +23,13 @@ type Backend struct {
 	loweredPools      atomic.Int64
 	loweredBatchNorms atomic.Int64
 	reusedPatches     atomic.Int64
+	shiftedConvs      atomic.Int64
 }
+
+// ShiftedConvs returns how many of the lowered convolutions (Lowered)
+// built their patches from shifted runs of the flattened input
+// (stride-1 convolutions; see shift.go).
+func (b *Backend) ShiftedConvs() int64 { return b.shiftedConvs.Load() }
 
 // ReusedPatches returns how many of the lowered convolutions (Lowered)
 // were emitted from the patches of an earlier convolution of the same

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -148,7 +149,10 @@ var loweringVariants = []struct {
 	lowering Lowering
 }{
 	{"gather", Lowering{}},
+	{"gather-shiftall", Lowering{MaxShiftWaste: 1e9}},
 	{"gather-noreuse", Lowering{NoPatchReuse: true}},
+	{"gather-noshift", Lowering{NoShiftPatches: true}},
+	{"gather-nophases", Lowering{NoPhases: true}},
 	{"slices", Lowering{SlicePatches: true}},
 	{"tiled", Lowering{MaxPatchBytes: 600}},
 }
@@ -177,7 +181,7 @@ func TestLoweredMatchesDirect(t *testing.T) {
 				// disabled or split per channel group by GoMLX (tiled:
 				// when the forward fits in one tile).
 				wantReused := int64(0)
-				if variant.name == "gather" && c.groups == 1 {
+				if strings.HasPrefix(variant.name, "gather") && variant.name != "gather-noreuse" && c.groups == 1 {
 					wantReused = 1
 				}
 				if reused := lowered.ReusedPatches() - reusedBefore; reused != wantReused && variant.name != "tiled" {

@@ -77,10 +77,13 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 		if f.patches == nil {
 			f.patches = patchCache{}
 		}
-		y, reused, err := f.builder.backend.lowering.convGeneral(f.Function, f.patches, input, kernel, axes,
+		y, how, err := f.builder.backend.lowering.convGeneral(f.Function, f.patches, input, kernel, axes,
 			strides, paddings, inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
-		if reused {
+		if how.reused {
 			f.builder.backend.reusedPatches.Add(1)
+		}
+		if how.shifted {
+			f.builder.backend.shiftedConvs.Add(1)
 		}
 		return y, err
 	}

@@ -22,7 +22,8 @@ const DefaultMaxPatchBytes = 64 << 20
 // the signature and semantics of compute.Function.ConvGeneral, so it can
 // stand in for the backend's own op, and it builds only portable ops
 // (Transpose, Pad, Slice, Gather, Reshape, Concatenate, DotGeneral) on the
-// function it is given.
+// function it is given (and BroadcastInDim for the zero phases of
+// phases.go).
 type Lowering struct {
 	// MaxPatchBytes bounds the patch matrix of one tile; zero means
 	// DefaultMaxPatchBytes.
@@ -37,6 +38,18 @@ type Lowering struct {
 	// forward convolution of the same input (reuse.go); kept to measure
 	// the reuse.
 	NoPatchReuse bool
+	// NoShiftPatches builds the patches of stride-1 convolutions with the
+	// general Gather too, where they otherwise come from shifted runs of
+	// the flattened input (shift.go); kept to measure the difference.
+	NoShiftPatches bool
+	// MaxShiftWaste is the largest ratio of a convolution's padded input
+	// grid to its output for which shifted runs are used; zero means
+	// DefaultMaxShiftWaste.
+	MaxShiftWaste float64
+	// NoPhases lowers input-dilated convolutions (strided convolutions'
+	// input gradients) as they are, where they are otherwise split into
+	// one convolution per output phase (phases.go); kept to measure it.
+	NoPhases bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -53,44 +66,78 @@ func (l Lowering) ConvGeneral(f compute.Function, input, kernel compute.Value, a
 // convGeneral is ConvGeneral with a cache of the patch matrices built on f
 // (nil: none): a convolution that reverses a cached forward one is emitted
 // from its patches (reverseFromPatches), and the patches built here are
-// added to the cache. reused tells whether the convolution came from
-// cached patches.
+// added to the cache. how tells whether the convolution came from cached
+// patches or from shifted runs (shiftConv).
 func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kernel compute.Value,
 	axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
-	channelGroupCount, batchGroupCount int) (y compute.Value, reused bool, err error) {
+	channelGroupCount, batchGroupCount int) (y compute.Value, how convHow, err error) {
 	if l.NoPatchReuse || l.SlicePatches {
 		cache = nil
 	}
 	inputShape, err := f.Shape(input)
 	if err != nil {
-		return nil, false, err
+		return nil, convHow{}, err
 	}
 	kernelShape, err := f.Shape(kernel)
 	if err != nil {
-		return nil, false, err
+		return nil, convHow{}, err
 	}
 	channelGroupCount = max(channelGroupCount, 1)
 	batchGroupCount = max(batchGroupCount, 1)
 	outputShape, err := shapeinference.ConvGeneral(inputShape, kernelShape, axes, strides, paddings,
 		inputDilations, kernelDilations, channelGroupCount, batchGroupCount)
 	if err != nil {
-		return nil, false, err
+		return nil, convHow{}, err
 	}
 	if reason := unsupported(inputShape, kernelShape, batchGroupCount); reason != "" {
-		return nil, false, fmt.Errorf("fastconv: cannot lower this convolution: %s", reason)
+		return nil, convHow{}, fmt.Errorf("fastconv: cannot lower this convolution: %s", reason)
 	}
 	if y, ok, err := reverseFromPatches(f, cache, input, kernel, kernelShape, outputShape, axes, strides, paddings,
 		inputDilations, kernelDilations, channelGroupCount, batchGroupCount); ok || err != nil {
-		return y, ok, err
+		return y, convHow{reused: ok}, err
+	}
+	if !l.NoPhases && !l.SlicePatches {
+		if y, ok, err := l.phased(f, input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
+			inputDilations, kernelDilations, channelGroupCount, batchGroupCount); ok || err != nil {
+			return y, convHow{phased: ok}, err
+		}
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
 		cache: cache}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
+	if b.maxShiftWaste = l.MaxShiftWaste; b.maxShiftWaste <= 0 {
+		b.maxShiftWaste = DefaultMaxShiftWaste
+	}
+	if !l.NoShiftPatches && !l.SlicePatches {
+		var key *patchKey
+		if cache != nil {
+			n := len(axes.InputSpatial)
+			kernelSize := make([]int, n)
+			for i, axis := range axes.KernelSpatial {
+				kernelSize[i] = kernelShape.Dimensions[axis]
+			}
+			inPerm := append(append([]int{axes.InputBatch}, axes.InputSpatial...), axes.InputChannels)
+			key = &patchKey{input: input, geometry: patchGeometry(inPerm, kernelSize, perAxis(strides, n),
+				perAxis(kernelDilations, n), perAxis(inputDilations, n), lowPaddings(paddings, n))}
+		}
+		y, ok, err := b.shiftConv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
+			inputDilations, kernelDilations, channelGroupCount, key)
+		if ok || err != nil {
+			return y, convHow{shifted: ok}, err
+		}
+	}
 	y, err = b.conv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
 		inputDilations, kernelDilations, channelGroupCount)
-	return y, false, err
+	return y, convHow{}, err
+}
+
+// convHow tells how convGeneral emitted a convolution.
+type convHow struct {
+	reused  bool // from the patches of an earlier convolution (reuse.go)
+	shifted bool // from shifted runs of the flattened input (shift.go)
+	phased  bool // split by output phases (phases.go)
 }
 
 // Supports reports whether Lowering.ConvGeneral accepts a convolution of
@@ -119,6 +166,7 @@ type emitter struct {
 	f             compute.Function
 	dtype         dtypes.DType
 	maxPatchBytes int
+	maxShiftWaste float64
 	slicePatches  bool
 	cache         patchCache // nil: patches are not kept
 	// pending is the cache key of the patches the next tiled call builds
@@ -213,18 +261,10 @@ func perAxis(values []int, n int) []int {
 	return values
 }
 
-// transpose is Transpose that emits nothing for the identity permutation.
+// transpose is transposeIfNeeded: nothing for the identity permutation,
+// a 2D transpose for a rotation of the axes.
 func (b *emitter) transpose(x compute.Value, perm []int) (compute.Value, error) {
-	identity := true
-	for i, p := range perm {
-		if p != i {
-			identity = false
-		}
-	}
-	if identity {
-		return x, nil
-	}
-	return b.f.Transpose(x, perm...)
+	return transposeIfNeeded(b.f, x, perm)
 }
 
 // zero returns a scalar zero of the convolution's dtype.

@@ -146,6 +146,16 @@ func (b *emitter) gatherTimesKernel(x, k compute.Value, batch int, outSpatial []
 	if key != nil && b.cache != nil {
 		b.cache[*key] = patchEntry{patches: patches, outSpatial: slices.Clone(outSpatial)}
 	}
+	if g.groups == 1 {
+		// P [N, O..., K..., C] contracts its trailing axes with the leading
+		// ones of the kernel [K..., C, Co], as they are: the Go backend
+		// copies a Reshape of a value with other users (the kept patches).
+		contractP, contractK := make([]int, n+1), make([]int, n+1)
+		for i := range n + 1 {
+			contractP[i], contractK[i] = 1+n+i, i
+		}
+		return b.f.DotGeneral(patches, contractP, nil, k, contractK, nil, compute.DotGeneralConfig{})
+	}
 	numOut, numKernel := prod(outSpatial), prod(g.kernelSize)
 	y, err := b.matmul(patches, k, false, batch*numOut, numKernel, g)
 	if err != nil {

@@ -32,8 +32,8 @@ var resnetLowerings = []struct {
 	name     string
 	lowering Lowering
 }{
-	{"before=noreuse", Lowering{NoPatchReuse: true}},
-	{"after=reuse", Lowering{}},
+	{"before=gather", Lowering{NoShiftPatches: true, NoPhases: true}},
+	{"after=shift+phases", Lowering{}},
 }
 
 // BenchmarkResNetConvs times the forward pass and both gradients of all

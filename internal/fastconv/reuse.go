@@ -44,8 +44,11 @@ type patchKey struct {
 
 // patchEntry is a patch matrix built by a forward convolution.
 type patchEntry struct {
-	patches    compute.Value // [N, O..., K..., C]
+	patches    compute.Value // [N, O..., K..., C], or [K..., C, N·P] from shiftConv
 	outSpatial []int         // O per spatial axis
+	// shiftPadded is the padded input size per spatial axis of patches
+	// built by shiftConv (shift.go); nil for gatherTimesKernel's.
+	shiftPadded []int
 }
 
 // patchCache holds the patch matrices built on one function. It is only
@@ -97,30 +100,33 @@ func reverseFromPatches(f compute.Function, cache patchCache, input, kernel comp
 			return nil, false, nil
 		}
 	}
-	co := kernelShape.Dimensions[axes.KernelOutputChannels]
-	batch := kernelShape.Dimensions[axes.KernelInputChannels]
-	channels := outputShape.Dimensions[axes.OutputBatch]
-	numOut, numKernel := prod(entry.outSpatial), prod(kernelSize)
-	// dy as [Co, N·O...]: the matmul's LHS, contracting its trailing axis.
+	if entry.shiftPadded != nil {
+		y, err := reverseFromShiftPatches(f, entry, kernel, kernelShape, outputShape, axes, kernelSize)
+		if err != nil {
+			return nil, false, err
+		}
+		if got, err := f.Shape(y); err != nil || !got.Equal(outputShape) {
+			return nil, false, fmt.Errorf("fastconv: convolution from reused patches has shape %s, want %s (err=%v)",
+				got, outputShape, err)
+		}
+		return y, true, nil
+	}
+	// dy as [Co, N, O...]: the matmul's LHS, contracting its trailing axes.
 	kPerm := append([]int{axes.KernelOutputChannels, axes.KernelInputChannels}, axes.KernelSpatial...)
 	lhs, err := transposeIfNeeded(f, kernel, kPerm)
 	if err != nil {
 		return nil, false, err
 	}
-	if lhs, err = f.Reshape(lhs, co, batch*numOut); err != nil {
-		return nil, false, err
-	}
-	// P as [N·O, K·C]: the RHS, contracting its leading axis.
-	rhs, err := f.Reshape(entry.patches, batch*numOut, numKernel*channels)
-	if err != nil {
-		return nil, false, err
-	}
-	r, err := f.DotGeneral(lhs, []int{1}, nil, rhs, []int{0}, nil, compute.DotGeneralConfig{})
-	if err != nil {
-		return nil, false, err
+	// dy [Co, N, O...] contracts its trailing axes with the leading ones of
+	// P [N, O..., K..., C], both as they are: the Go backend copies a
+	// Reshape of a value that has other users, and both have.
+	contractLHS, contractRHS := make([]int, n+1), make([]int, n+1)
+	for i := range n + 1 {
+		contractLHS[i], contractRHS[i] = 1+i, i
 	}
 	// r is [Co, K..., C]: the output's channels, spatial axes and batch.
-	if r, err = f.Reshape(r, append(append([]int{co}, kernelSize...), channels)...); err != nil {
+	r, err := f.DotGeneral(lhs, contractLHS, nil, entry.patches, contractRHS, nil, compute.DotGeneralConfig{})
+	if err != nil {
 		return nil, false, err
 	}
 	outPerm := make([]int, n+2)
@@ -139,13 +145,17 @@ func reverseFromPatches(f compute.Function, cache patchCache, input, kernel comp
 	return y, true, nil
 }
 
-// transposeIfNeeded is Transpose that emits nothing for the identity
-// permutation.
+// transposeIfNeeded is fastTranspose of x: nothing for the identity
+// permutation, a 2D transpose for a rotation of the axes.
 func transposeIfNeeded(f compute.Function, x compute.Value, perm []int) (compute.Value, error) {
 	if slices.Equal(perm, identityPerm(len(perm))) {
 		return x, nil
 	}
-	return f.Transpose(x, perm...)
+	shape, err := f.Shape(x)
+	if err != nil {
+		return nil, err
+	}
+	return fastTranspose(f, x, shape.Dimensions, perm)
 }
 
 func identityPerm(n int) []int {
