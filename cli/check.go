@@ -20,6 +20,11 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 	var errs []error
 	reported := map[string]bool{}
 	for _, p := range s.params {
+		if p.goField == "MaxEpochs" && p.target.IsZero() && p.setAt != (location{}) {
+			errs = append(errs, p.setAt.errorf(p.key, "%s", zeroMaxEpochs))
+			reported[zeroMaxEpochs] = true
+			continue
+		}
 		if p.goField == "" || p.goField == "Callbacks" || p.goField == "Loggers" || p.target.IsZero() {
 			continue
 		}
@@ -53,6 +58,12 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 	}
 	return errs
 }
+
+// zeroMaxEpochs is the problem with an explicit max_epochs of 0: Lightning
+// trains no epoch, while volt.Config reads 0 as its default (1000 epochs),
+// so taking it silently would train for 1000.
+const zeroMaxEpochs = "0 trains no epoch in Lightning, but volt reads 0 as its default (1000 epochs); " +
+	"give a positive number, -1 for no limit, or run the validate subcommand to evaluate without training"
 
 // configField finds the volt.Config fields a message names.
 var configField = regexp.MustCompile(`Config\.(\w+)`)

@@ -94,7 +94,7 @@ func (d *Regression) ValDataloaders() []data.Loader {
 func (d *Regression) PredictDataloaders() []data.Loader { return d.ValDataloaders() }
 
 func main() {
-	epochs := flag.Int("epochs", 30, "maximum epochs")
+	epochs := flag.Int("epochs", 30, "maximum epochs (0 means volt's default, 1000; -1 no limit)")
 	n := flag.Int("n", 2000, "examples")
 	dir := flag.String("dir", ".", "root directory of logs and checkpoints")
 	flag.Parse() // -h: usage, exit 0; a bad flag: the error and usage, exit 2
