@@ -6,10 +6,11 @@ package volt
 // trainer rejects a callback that implements none.
 type Callback any
 
-// CallbackValidator is implemented by callbacks whose configuration may be
-// bad (package callback's, whose constructors return no error): NewTrainer
-// calls Validate on each of Config.Callbacks and reports an error as
-// Config.Callbacks[i] (its type): the error.
+// CallbackValidator is implemented by callbacks and loggers whose
+// configuration may be bad (package callback's and tensorboard.New's, whose
+// constructors return no error): NewTrainer calls Validate on each of
+// Config.Callbacks and Config.Loggers and reports an error as
+// Config.Callbacks[i] (or Config.Loggers[i]) (its type): the error.
 type CallbackValidator interface{ Validate() error }
 
 // Stateful is implemented by callbacks whose state must survive a checkpoint

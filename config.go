@@ -72,6 +72,7 @@ type Config struct {
 	LogEveryNSteps int
 	// Loggers receive the metrics. Nil means one CSV logger under
 	// DefaultRootDir/volt_logs/version_N; set DisableLoggers to log nothing.
+	// NewTrainer reports a logger whose Validate method fails.
 	Loggers []Logger
 	// DisableLoggers turns off the default CSV logger.
 	DisableLoggers bool
@@ -274,6 +275,11 @@ func (c Config) validate() (resolved, error) {
 	}
 	for i, l := range c.Loggers {
 		errs = append(errs, check(l != nil, "Config.Loggers[%d]: is nil", i))
+		if v, ok := l.(CallbackValidator); ok && l != nil {
+			if err := v.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("Config.Loggers[%d]: %T: %w", i, l, err))
+			}
+		}
 	}
 	for i, cb := range c.Callbacks {
 		if err := checkCallback(cb); err != nil {

@@ -33,7 +33,8 @@ func TestEvalStepRowsReachEveryLogger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbLog, err := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: "tb"})
+	tbLog := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: "tb"})
+	err = tbLog.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func builtinRegistry() *registry {
 	for _, e := range []*entry{
 		newEntry("csv", logger.NewCSV),
 		newEntry("jsonl", logger.NewJSONL),
-		newEntry("tensorboard", tensorboard.New),
+		newEntry("tensorboard", validated(tensorboard.New)),
 	} {
 		r.loggers[e.name] = e
 	}

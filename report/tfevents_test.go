@@ -19,7 +19,8 @@ import (
 // metrics are seeded and float32-exact, TensorBoard's scalar type.
 func TestTensorBoardOnlyRun(t *testing.T) {
 	dir := t.TempDir()
-	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: "tb", Version: new(int)})
+	tb := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: "tb", Version: new(int)})
+	err := tb.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,8 @@ func TestTensorBoardOnlyRun(t *testing.T) {
 // is read up to that record, with a note.
 func TestTensorBoardTruncatedFile(t *testing.T) {
 	dir := t.TempDir()
-	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: ".", Version: new(int)})
+	tb := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: ".", Version: new(int)})
+	err := tb.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}

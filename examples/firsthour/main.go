@@ -111,15 +111,11 @@ func run(epochs, n int, dir string, out io.Writer) error {
 	ckpt := callback.NewModelCheckpoint(callback.ModelCheckpointConfig{
 		Monitor: "val_loss", Filename: "{epoch}-{val_loss:.4f}"})
 	stop := callback.NewEarlyStopping(callback.EarlyStoppingConfig{Monitor: "val_loss", Patience: 5})
-	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir})
-	if err != nil {
-		return err
-	}
 	trainer, err := volt.NewTrainer(volt.Config{
 		MaxEpochs:      epochs,
 		DefaultRootDir: dir,
 		HandleSignals:  true, // Ctrl-C: finish the step, save a resumable checkpoint, return
-		Loggers:        []volt.Logger{tb},
+		Loggers:        []volt.Logger{tensorboard.New(tensorboard.Config{SaveDir: dir})},
 		Callbacks:      []volt.Callback{ckpt, stop},
 	})
 	if err != nil {

@@ -65,7 +65,8 @@ func config(sc Scenario, root string, o Options) (volt.Config, error) {
 	if err != nil {
 		return volt.Config{}, err
 	}
-	tbLog, err := tensorboard.New(tensorboard.Config{FlushEvery: sc.TBFlushEvery}.WithDir(dir))
+	tbLog := tensorboard.New(tensorboard.Config{FlushEvery: sc.TBFlushEvery}.WithDir(dir))
+	err = tbLog.Validate()
 	if err != nil {
 		return volt.Config{}, err
 	}

@@ -66,7 +66,8 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	tb, err := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: "regression"})
+	tb := tensorboard.New(tensorboard.Config{SaveDir: dir, Name: "regression"})
+	err = tb.Validate()
 	if err != nil {
 		panic(err)
 	}

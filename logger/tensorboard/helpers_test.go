@@ -21,7 +21,8 @@ func newTestLogger(t *testing.T, cfg Config) (*Logger, *fakeClock) {
 	if cfg.SaveDir == "" {
 		cfg.SaveDir = t.TempDir()
 	}
-	l, err := New(cfg)
+	l := New(cfg)
+	err := l.Validate()
 	if err != nil {
 		t.Fatalf("New(%+v): %v", cfg, err)
 	}

@@ -36,18 +36,28 @@ type Logger struct {
 	started    bool           // a session_start_info was written
 	ended      bool           // the session_end_info was written
 	metricTags map[string]struct{}
+	invalid    error // what Validate reports: a bad Config, an unreadable SaveDir
 }
 
-// New validates cfg and resolves the version directory like logger.NewCSV,
-// scanning SaveDir/Name for version_N directories when cfg.Version is nil.
-// It creates no files or directories.
-func New(cfg Config) (*Logger, error) {
+// New returns a logger configured by cfg, as Lightning's TensorBoardLogger
+// is built: it cannot fail, and volt.NewTrainer reports a bad field (or a
+// SaveDir/Name whose version_N directories cannot be listed) through
+// Validate before any run, naming the logger. It resolves the version
+// directory like logger.NewCSV, scanning SaveDir/Name for version_N
+// directories when cfg.Version is nil, and creates no files or directories.
+//
+//	volt.Config{Loggers: []volt.Logger{tensorboard.New(tensorboard.Config{SaveDir: dir})}}
+func New(cfg Config) *Logger {
 	cfg, dir, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	return &Logger{cfg: cfg, dir: dir, now: time.Now, metricTags: map[string]struct{}{}}, nil
+	return &Logger{cfg: cfg, dir: dir, now: time.Now, metricTags: map[string]struct{}{}, invalid: err}
 }
+
+// Validate reports what was wrong with the Config New was given (the
+// field, its value and what would be valid), or that the version
+// directories under SaveDir/Name could not be listed; nil for a logger that
+// can write. A logger that fails Validate writes nothing: its writes return
+// the same error.
+func (l *Logger) Validate() error { return l.invalid }
 
 // Config returns the configuration New was given with the defaults its
 // zero values stand for filled in (SaveDir ".", Name "volt_logs",
@@ -117,6 +127,9 @@ func (l *Logger) Mark() (logger.Position, error) {
 func (l *Logger) Resume(pos logger.Position) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.invalid != nil {
+		return false, l.invalid
+	}
 	if l.claimed || l.file != nil || l.lastPath != "" || !l.dir.MayResume(pos.Dir) {
 		return false, nil
 	}
@@ -297,6 +310,9 @@ func (l *Logger) openLocked(now time.Time) error {
 
 // claimLocked claims the log directory once; l.mu must be held.
 func (l *Logger) claimLocked() error {
+	if l.invalid != nil {
+		return l.invalid
+	}
 	if l.claimed {
 		return nil
 	}

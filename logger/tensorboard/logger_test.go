@@ -373,9 +373,9 @@ func TestNewValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.SaveDir = t.TempDir()
-			_, err := New(tt.cfg)
+			err := New(tt.cfg).Validate()
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
-				t.Fatalf("New: error %v, want %q", err, tt.wantErr)
+				t.Fatalf("New(…).Validate(): error %v, want %q", err, tt.wantErr)
 			}
 		})
 	}

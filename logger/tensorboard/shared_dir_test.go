@@ -38,7 +38,8 @@ func TestSharedVersionDir(t *testing.T) {
 			// The CSV logger creates the directory before the others exist;
 			// the pinned version keeps them from moving on to the next one.
 			must(t, csvLog.LogMetrics(map[string]float64{"loss": 1}, 0))
-			tb, err := New(Config{}.WithDir(dir))
+			tb := New(Config{}.WithDir(dir))
+			err = tb.Validate()
 			must(t, err)
 			jsonLog, err := logger.NewJSONL(logger.JSONLConfig{}.WithDir(dir))
 			must(t, err)
@@ -67,7 +68,8 @@ func TestUnpinnedLoggersAgree(t *testing.T) {
 	must(t, os.MkdirAll(filepath.Join(root, "volt_logs", "version_1"), 0o755))
 	csvLog, err := logger.NewCSV(logger.CSVConfig{SaveDir: root})
 	must(t, err)
-	tb, err := New(Config{SaveDir: root})
+	tb := New(Config{SaveDir: root})
+	err = tb.Validate()
 	must(t, err)
 	if csvLog.LogDir() != tb.LogDir() || tb.Version() != 2 {
 		t.Fatalf("CSV dir %q, TensorBoard dir %q (version %d); want both version_2", csvLog.LogDir(), tb.LogDir(), tb.Version())
@@ -76,7 +78,8 @@ func TestUnpinnedLoggersAgree(t *testing.T) {
 	must(t, csvLog.LogMetrics(map[string]float64{"a": 1}, 0))
 	must(t, csvLog.Save())
 	v := csvLog.Version()
-	tb2, err := New(Config{SaveDir: root, Version: &v})
+	tb2 := New(Config{SaveDir: root, Version: &v})
+	err = tb2.Validate()
 	must(t, err)
 	if tb2.LogDir() != csvLog.LogDir() {
 		t.Fatalf("TensorBoard dir %q, want CSV dir %q", tb2.LogDir(), csvLog.LogDir())

@@ -10,13 +10,14 @@ import (
 // aside) resolves like the documented defaults written out.
 func TestZeroValuesAreTheDocumentedDefaults(t *testing.T) {
 	dir := t.TempDir()
-	zero, err := New(Config{SaveDir: dir})
+	zero := New(Config{SaveDir: dir})
+	err := zero.Validate()
 	if err != nil {
 		t.Fatal(err)
 	}
-	explicit, err := New(Config{SaveDir: dir, Name: logger.DefaultName, Version: new(int),
+	explicit := New(Config{SaveDir: dir, Name: logger.DefaultName, Version: new(int),
 		FlushEvery: DefaultFlushEvery, FlushInterval: DefaultFlushInterval})
-	if err != nil {
+	if err := explicit.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	if zero.LogDir() != explicit.LogDir() || zero.cfg.FlushEvery != explicit.cfg.FlushEvery ||

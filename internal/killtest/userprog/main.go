@@ -64,7 +64,8 @@ func run(root string, resume bool) error {
 	if err != nil {
 		return err
 	}
-	tbLog, err := tensorboard.New(tensorboard.Config{}.WithDir(dir))
+	tbLog := tensorboard.New(tensorboard.Config{}.WithDir(dir))
+	err = tbLog.Validate()
 	if err != nil {
 		return err
 	}
