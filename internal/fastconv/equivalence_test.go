@@ -89,10 +89,13 @@ func (c convCase) convolve(x, kernel *Node) *Node {
 	return conv.Done()
 }
 
+// convolver is a test case's convolution (convCase, shiftCase).
+type convolver interface{ convolve(x, kernel *Node) *Node }
+
 // outputsAndGradients runs the convolution of the case on backend and
 // returns its output and the gradients of sum(output·cotangent) with
 // respect to the input and the kernel.
-func outputsAndGradients(t *testing.T, backend compute.Backend, c convCase, x, kernel, cotangent *tensors.Tensor) [][]float32 {
+func outputsAndGradients(t *testing.T, backend compute.Backend, c convolver, x, kernel, cotangent *tensors.Tensor) [][]float32 {
 	t.Helper()
 	exec, err := NewExec(backend, func(x, kernel, cotangent *Node) []*Node {
 		y := c.convolve(x, kernel)
