@@ -70,6 +70,7 @@ func run(args []string, out, errOut io.Writer) error {
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		return err
 	}
+	valAcc := trainer.CallbackMetrics()["val_acc"] // Test replaces the callback metrics
 	results, err := trainer.Test(ctx, model, dm)
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func run(args []string, out, errOut io.Writer) error {
 	if err := printPredictions(ctx, trainer, model, dm.Test[0].(*data.DataLoader).Dataset, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "val_acc=%.4f\n", trainer.CallbackMetrics()["val_acc"])
+	fmt.Fprintf(out, "val_acc=%.4f\n", valAcc)
 	fmt.Fprintf(out, "test_loss=%.4f\n", results[0]["test_loss"])
 	fmt.Fprintf(out, "test_acc=%.4f\n", results[0]["test_acc"])
 	return nil

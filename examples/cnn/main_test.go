@@ -22,8 +22,13 @@ func TestCNNLearns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if acc := kv.Parse(t, out.String())["test_acc"]; acc < 0.6 {
+	results := kv.Parse(t, out.String())
+	if acc := results["test_acc"]; acc < 0.6 {
 		t.Errorf("test accuracy %v after 40 batches, want >= 0.6 (chance is 0.1)\n%s", acc, out.String())
+	}
+	// Read before Test, which replaces the callback metrics (it printed 0).
+	if acc := results["val_acc"]; acc < 0.6 {
+		t.Errorf("validation accuracy %v after 40 batches, want >= 0.6\n%s", acc, out.String())
 	}
 	checkPredictions(t, out.String())
 }
