@@ -29,8 +29,9 @@ package data
 // place of the one Datasets supplies.
 type Datasets struct {
 	// Train, Val, Test and Predict are the datasets of each stage; nil means
-	// none.
-	Train, Val, Test, Predict Dataset
+	// none. Data, not configuration: the tag keeps them out of a data
+	// module's volt.HParamsOf and of package cli's options.
+	Train, Val, Test, Predict Dataset `volt:"-"`
 	// BatchSize is every loader's batch size (DataLoader.BatchSize: 0 means
 	// 1, from_datasets' default).
 	BatchSize int
