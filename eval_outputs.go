@@ -37,7 +37,7 @@ type namedOutput struct {
 // the host with StepOutput.Output. It is computed and copied to the host
 // only in runs where a hook reads step outputs (see StepOutputReader). It
 // panics in a training step, on an empty or repeated name, or a nil value.
-func (s *Step) Output(name string, value *graph.Node) {
+func (s *Step) Output(name string, value *Node) {
 	switch {
 	case s.stage == RunningTrain:
 		panic(fmt.Sprintf("volt.Step.Output(%q): a training step has no named outputs; they are for validation, test and predict steps", name))

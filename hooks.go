@@ -1,7 +1,6 @@
 package volt
 
 import (
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
 )
@@ -135,7 +134,7 @@ type OnException interface{ OnException(t *Trainer, err error) }
 
 // OnBeforeBackward is called with the loss before gradients are built.
 type OnBeforeBackward interface {
-	OnBeforeBackward(s *Step, loss *graph.Node)
+	OnBeforeBackward(s *Step, loss *Node)
 }
 
 // OnAfterBackward is called with the gradients once they are built; a hook may

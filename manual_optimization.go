@@ -39,7 +39,7 @@ func (h *OptimizerHandle) Index() int { return h.index }
 // respect to this optimizer's variables and their update (Lightning's
 // manual_backward followed by optimizer.step()). The trace-time hooks run as
 // in automatic optimization. Variables read after Step see the new values.
-func (h *OptimizerHandle) Step(loss *graph.Node) {
+func (h *OptimizerHandle) Step(loss *Node) {
 	s := h.step
 	t := s.trainer
 	if loss == nil || !loss.Shape().IsScalar() {

@@ -3,7 +3,6 @@ package volt
 import (
 	"fmt"
 
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt/data"
 )
 
@@ -14,7 +13,7 @@ import (
 // the scalar loss. volt adds the gradients, the optimizer update and the
 // logged values to the same compiled graph.
 type Module interface {
-	TrainingStep(s *Step, b Batch) *graph.Node
+	TrainingStep(s *Step, b Batch) *Node
 }
 
 // ValidationStepper is implemented by modules that can be validated. The step
@@ -32,7 +31,7 @@ type TestStepper interface {
 // PredictStepper is implemented by modules that predict: the returned node is
 // the prediction for the batch.
 type PredictStepper interface {
-	PredictStep(s *Step, b Batch) *graph.Node
+	PredictStep(s *Step, b Batch) *Node
 }
 
 // OptimizerConfigurer is implemented by modules that choose their
@@ -47,8 +46,8 @@ type OptimizerConfigurer interface {
 // data.CombinedLoader holds the parts of several loaders: Part(name) returns
 // one of them.
 type Batch struct {
-	Inputs []*graph.Node
-	Labels []*graph.Node
+	Inputs []*Node
+	Labels []*Node
 	// Parts describes a combined batch (nil otherwise).
 	Parts []data.Part
 }
@@ -69,7 +68,7 @@ func (b Batch) Part(name string) (Batch, bool) {
 }
 
 // Input returns input i, panicking with a clear message when there is none.
-func (b Batch) Input(i int) *graph.Node {
+func (b Batch) Input(i int) *Node {
 	if i < 0 || i >= len(b.Inputs) {
 		panic(fmt.Sprintf("volt.Batch.Input(%d): the batch has %d inputs", i, len(b.Inputs)))
 	}
@@ -77,7 +76,7 @@ func (b Batch) Input(i int) *graph.Node {
 }
 
 // Label returns label i, panicking with a clear message when there is none.
-func (b Batch) Label(i int) *graph.Node {
+func (b Batch) Label(i int) *Node {
 	if i < 0 || i >= len(b.Labels) {
 		panic(fmt.Sprintf("volt.Batch.Label(%d): the batch has %d labels", i, len(b.Labels)))
 	}

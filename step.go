@@ -71,7 +71,7 @@ func (s *Step) OptimizerIdx() int { return s.optimizerIdx }
 // Log records a scalar value under name. In training steps it defaults to
 // per-step logging; in validation and test steps to an epoch mean weighted by
 // batch size. Options change that (OnStep, OnEpoch, ProgBar, NoLogger, Reduce).
-func (s *Step) Log(name string, value *graph.Node, opts ...LogOption) {
+func (s *Step) Log(name string, value *Node, opts ...LogOption) {
 	if name == "" {
 		panic("volt.Step.Log: empty metric name")
 	}
@@ -86,7 +86,7 @@ func (s *Step) Log(name string, value *graph.Node, opts ...LogOption) {
 }
 
 // LogDict logs several values with the same options, in name order.
-func (s *Step) LogDict(values map[string]*graph.Node, opts ...LogOption) {
+func (s *Step) LogDict(values map[string]*Node, opts ...LogOption) {
 	for _, name := range slices.Sorted(maps.Keys(values)) {
 		s.Log(name, values[name], opts...)
 	}
@@ -115,7 +115,7 @@ func (s *Step) LogDict(values map[string]*graph.Node, opts ...LogOption) {
 // the epoch's Compute, so memory grows with the evaluation set. Training
 // steps take fixed-size states only (the binned curves, with thresholds),
 // which the step carries and a checkpoint saves.
-func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *graph.Node, opts ...LogOption) {
+func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *Node, opts ...LogOption) {
 	if m == nil {
 		panic(fmt.Sprintf("volt.Step.LogMetric(%q): nil metric", name))
 	}
@@ -137,7 +137,7 @@ func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *graph.Nod
 // after the run (Lightning's self.metric(preds, y) in the step, then
 // self.metric.compute() in on_validation_epoch_end). The state is reset as
 // LogMetric's is.
-func (s *Step) UpdateMetric(name string, m metrics.Metric, preds, target *graph.Node) {
+func (s *Step) UpdateMetric(name string, m metrics.Metric, preds, target *Node) {
 	if m == nil {
 		panic(fmt.Sprintf("volt.Step.UpdateMetric(%q): nil metric", name))
 	}
@@ -154,7 +154,7 @@ func (s *Step) UpdateMetric(name string, m metrics.Metric, preds, target *graph.
 
 // LogMetrics folds a batch into every metric of c (one update per shared
 // state) and logs each under its name in c, as LogMetric does.
-func (s *Step) LogMetrics(c *metrics.Collection, preds, target *graph.Node, opts ...LogOption) {
+func (s *Step) LogMetrics(c *metrics.Collection, preds, target *Node, opts ...LogOption) {
 	if c == nil {
 		panic("volt.Step.LogMetrics: nil collection")
 	}

@@ -21,7 +21,7 @@ import (
 //
 //	labels := s.ClassLabels(b.Label(0), 10)
 //	l := loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
-func (s *Step) ClassLabels(labels *graph.Node, numClasses int) *graph.Node {
+func (s *Step) ClassLabels(labels *Node, numClasses int) *Node {
 	if !s.checksLabels {
 		return labels
 	}

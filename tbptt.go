@@ -19,7 +19,7 @@ import (
 // split's newHiddens, given as graph inputs: values flow forward, gradients
 // do not flow back across splits. Each split is one optimization step.
 type TBPTTStepper interface {
-	TBPTTTrainingStep(s *Step, b Batch, hiddens []*graph.Node) (loss *graph.Node, newHiddens []*graph.Node)
+	TBPTTTrainingStep(s *Step, b Batch, hiddens []*Node) (loss *Node, newHiddens []*Node)
 }
 
 // TBPTTSplitter overrides how a batch is cut into time splits (Lightning's
