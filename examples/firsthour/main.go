@@ -13,10 +13,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"os"
 
-	"github.com/gomlx/gomlx/core/graph"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
@@ -32,7 +30,7 @@ type MLP struct {
 	LR      float64
 }
 
-func (m *MLP) forward(s *volt.Step, x *graph.Node) *graph.Node {
+func (m *MLP) forward(s *volt.Step, x *volt.Node) *volt.Node {
 	for i, width := range m.Hidden {
 		scope := s.Scope().In("hidden_%d", i)
 		x = nn.Dropout(scope, nn.ReLU(nn.LayerNorm(scope, nn.Linear(scope, x, width))), m.Dropout)
@@ -40,11 +38,11 @@ func (m *MLP) forward(s *volt.Step, x *graph.Node) *graph.Node {
 	return nn.Linear(s.Scope().In("out"), x, 1)
 }
 
-func (m *MLP) loss(s *volt.Step, b volt.Batch) *graph.Node {
+func (m *MLP) loss(s *volt.Step, b volt.Batch) *volt.Node {
 	return nn.MSELoss(m.forward(s, b.Input(0)), b.Label(0))
 }
 
-func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *volt.Node {
 	l := m.loss(s, b)
 	s.Log("train_loss", l, volt.ProgBar)
 	return l
@@ -52,46 +50,37 @@ func (m *MLP) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 func (m *MLP) ValidationStep(s *volt.Step, b volt.Batch) {
 	s.Log("val_loss", m.loss(s, b), volt.ProgBar)
 }
-func (m *MLP) PredictStep(s *volt.Step, b volt.Batch) *graph.Node { return m.forward(s, b.Input(0)) }
-func (m *MLP) ConfigureOptimizers() volt.Optimizers               { return volt.Optimize(optim.Adam(m.LR)) }
-func (m *MLP) HParams() map[string]any {
-	return map[string]any{"hidden": m.Hidden, "dropout": m.Dropout, "lr": m.LR}
-}
+func (m *MLP) PredictStep(s *volt.Step, b volt.Batch) *volt.Node { return m.forward(s, b.Input(0)) }
+func (m *MLP) ConfigureOptimizers() volt.Optimizers              { return volt.Optimize(optim.Adam(m.LR)) }
+func (m *MLP) HParams() map[string]any                           { return volt.HParamsOf(m) } // save_hyperparameters()
 
 // Regression is the data module: y = sin(x·w) + noise on N examples of 8
 // features, split 80/20 into train and validation; Predict reads validation.
+// data.Datasets supplies the loaders (Lightning's from_datasets).
 type Regression struct {
-	N, BatchSize int
-	train, val   data.Dataset
+	N int
+	data.Datasets
 }
 
 func (d *Regression) Setup(stage volt.Stage) error {
-	rng := rand.New(rand.NewPCG(0, 1))
-	w := 1 / math.Sqrt(8) // every weight: x·w is N(0, 1), as in the Lightning script
-	xs, ys := make([][]float32, d.N), make([][]float32, d.N)
-	for i := range xs {
-		x, dot := make([]float32, 8), 0.0
-		for j := range x {
-			x[j] = float32(rng.NormFloat64())
-			dot += float64(x[j]) * w
+	g := data.NewGenerator(0) // torch.Generator().manual_seed(0): the Lightning script's very x and noise
+	xs, noise := g.Randn(d.N, 8), g.Randn(d.N, 1)
+	ys := make([][]float32, d.N)
+	for i, x := range xs {
+		dot := 0.0
+		for _, v := range x {
+			dot += float64(v) / math.Sqrt(8) // every weight 8^-1/2: x·w is N(0, 1)
 		}
-		xs[i], ys[i] = x, []float32{float32(math.Sin(dot) + 0.1*rng.NormFloat64())}
+		ys[i] = []float32{float32(math.Sin(dot)) + 0.1*noise[i][0]}
 	}
 	all, err := data.Rows(xs, ys)
 	if err != nil {
 		return err
 	}
-	d.train, d.val = all[:d.N*8/10], all[d.N*8/10:] // a data.Slice slices as TensorDataset's tensors do
+	cut := d.N * 8 / 10 // a data.Slice slices as TensorDataset's tensors do
+	d.Train, d.Val, d.Predict = all[:cut], all[cut:], all[cut:]
 	return nil
 }
-
-func (d *Regression) TrainDataloader() data.Loader {
-	return &data.DataLoader{Dataset: d.train, BatchSize: d.BatchSize, Shuffle: true}
-}
-func (d *Regression) ValDataloaders() []data.Loader {
-	return []data.Loader{&data.DataLoader{Dataset: d.val, BatchSize: d.BatchSize}}
-}
-func (d *Regression) PredictDataloaders() []data.Loader { return d.ValDataloaders() }
 
 func main() {
 	epochs := flag.Int("epochs", 30, "maximum epochs (0 means volt's default, 1000; -1 no limit)")
@@ -122,7 +111,7 @@ func run(epochs, n int, dir string, out io.Writer) error {
 		return err
 	}
 	ctx := context.Background()
-	dm := &Regression{N: n, BatchSize: 32}
+	dm := &Regression{N: n, Datasets: data.Datasets{BatchSize: 32}}
 	if err := trainer.Fit(ctx, &MLP{Hidden: []int{64, 64}, Dropout: 0.1, LR: 1e-3}, dm); err != nil {
 		return err
 	}
@@ -132,11 +121,7 @@ func run(epochs, n int, dir string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	preds, err := trainer.Predict(ctx, best, dm)
-	if err != nil {
-		return err
-	}
-	rows, err := volt.PredictionRows(preds[0])
+	rows, err := trainer.PredictRows(ctx, best, dm) // torch.cat(trainer.predict(best, dm))
 	if err != nil {
 		return err
 	}

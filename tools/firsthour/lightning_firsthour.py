@@ -54,7 +54,7 @@ class Regression(L.LightningDataModule):
         self.n, self.batch_size = n, batch_size
 
     def setup(self, stage):
-        g = torch.Generator().manual_seed(0)
+        g = torch.Generator().manual_seed(0)  # data.NewGenerator(0) in the Go program: the same x and noise
         w = torch.full((8, 1), 8 ** -0.5)  # x @ w is N(0, 1), as in the Go program
         x = torch.randn(self.n, 8, generator=g)
         y = torch.sin(x @ w) + 0.1 * torch.randn(self.n, 1, generator=g)
