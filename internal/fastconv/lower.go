@@ -50,6 +50,10 @@ type Lowering struct {
 	// input gradients) as they are, where they are otherwise split into
 	// one convolution per output phase (phases.go); kept to measure it.
 	NoPhases bool
+	// NoTransposePlans keeps the backend's Transpose as it is, where the
+	// wrapper otherwise emits it by the cheapest plan of the backend's
+	// kernels (transposes.go); kept to measure it.
+	NoTransposePlans bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
