@@ -50,10 +50,10 @@ type Lowering struct {
 	// input gradients) as they are, where they are otherwise split into
 	// one convolution per output phase (phases.go); kept to measure it.
 	NoPhases bool
-	// NoTransposePlans keeps the backend's Transpose as it is, where the
-	// wrapper otherwise emits it by the cheapest plan of the backend's
-	// kernels (transposes.go); kept to measure it.
-	NoTransposePlans bool
+	// NoTransposePlans and NoDotLayouts keep the backend's Transpose and
+	// DotGeneral as they are, where the wrapper otherwise emits them with
+	// cheaper transposes (transposes.go, dot.go); kept to measure each.
+	NoTransposePlans, NoDotLayouts bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the

@@ -24,8 +24,9 @@ var stepVariants = []struct {
 	name     string
 	lowering fastconv.Lowering
 }{
-	{"before", fastconv.Lowering{NoTransposePlans: true}},
-	{"transposes", fastconv.Lowering{}},
+	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true}},
+	{"transposes", fastconv.Lowering{NoDotLayouts: true}},
+	{"dots", fastconv.Lowering{}},
 }
 
 // stepExec builds nanoGPT's CPU configuration's training step on backend:
