@@ -24,9 +24,10 @@ var stepVariants = []struct {
 	name     string
 	lowering fastconv.Lowering
 }{
-	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true}},
-	{"transposes", fastconv.Lowering{NoDotLayouts: true}},
-	{"dots", fastconv.Lowering{}},
+	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}},
+	{"transposes", fastconv.Lowering{NoDotLayouts: true, NoDenseVJP: true}},
+	{"dots", fastconv.Lowering{NoDenseVJP: true}},
+	{"after", fastconv.Lowering{}},
 }
 
 // stepExec builds nanoGPT's CPU configuration's training step on backend:
