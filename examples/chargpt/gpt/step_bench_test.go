@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
@@ -17,17 +18,20 @@ import (
 	"github.com/voltml/volt/internal/fastconv"
 )
 
-// stepVariants are the wrapper settings BenchmarkCharGPTStep compares, the
-// earlier one first. GPT_BENCH_VARIANTS (a comma-separated list of names)
-// picks some of them, e.g. for a CPU profile of one.
+// stepVariants are the wrapper settings and attention layers
+// BenchmarkCharGPTStep compares, the earlier one first. GPT_BENCH_VARIANTS
+// (a comma-separated list of names) picks some of them, e.g. for a CPU
+// profile of one.
 var stepVariants = []struct {
-	name     string
-	lowering fastconv.Lowering
+	name           string
+	lowering       fastconv.Lowering
+	gomlxAttention bool
 }{
-	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}},
-	{"transposes", fastconv.Lowering{NoDotLayouts: true, NoDenseVJP: true}},
-	{"dots", fastconv.Lowering{NoDenseVJP: true}},
-	{"after", fastconv.Lowering{}},
+	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}, true},
+	{"transposes", fastconv.Lowering{NoDotLayouts: true, NoDenseVJP: true}, true},
+	{"dots", fastconv.Lowering{NoDenseVJP: true}, true},
+	{"densevjp", fastconv.Lowering{}, true},
+	{"after", fastconv.Lowering{}, false},
 }
 
 // stepExec builds nanoGPT's CPU configuration's training step on backend:
@@ -44,6 +48,9 @@ func stepExec(b testing.TB, backend compute.Backend) (*model.Exec, []any) {
 		var vars []*model.Variable
 		var nodes []*graph.Node
 		for v := range store.IterVariables() {
+			if v.DType() != dtypes.Float32 {
+				continue // the initializers' random state
+			}
 			vars = append(vars, v)
 			nodes = append(nodes, v.NodeValue(g))
 		}
@@ -78,9 +85,10 @@ func stepExec(b testing.TB, backend compute.Backend) (*model.Exec, []any) {
 // variant's to the first's.
 func BenchmarkCharGPTStep(b *testing.B) {
 	type prepared struct {
-		name   string
-		exec   *model.Exec
-		inputs []any
+		name           string
+		exec           *model.Exec
+		inputs         []any
+		gomlxAttention bool
 	}
 	var runs []prepared
 	picked := os.Getenv("GPT_BENCH_VARIANTS")
@@ -89,7 +97,7 @@ func BenchmarkCharGPTStep(b *testing.B) {
 			continue
 		}
 		exec, inputs := stepExec(b, fastconv.WrapWith(gobackend.GetBackend(), fastconv.DefaultRules(), v.lowering))
-		runs = append(runs, prepared{v.name, exec, inputs})
+		runs = append(runs, prepared{v.name, exec, inputs, v.gomlxAttention})
 	}
 	call := func(b *testing.B, r prepared) {
 		outs, err := r.exec.Call(r.inputs...)
@@ -101,7 +109,9 @@ func BenchmarkCharGPTStep(b *testing.B) {
 		}
 	}
 	for _, r := range runs {
-		call(b, r) // compiles
+		restore := gpt.UseGoMLXAttention(r.gomlxAttention)
+		call(b, r) // builds the graph and compiles
+		restore()
 		call(b, r)
 	}
 	wall := make([]time.Duration, len(runs))

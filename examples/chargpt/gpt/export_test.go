@@ -1,0 +1,9 @@
+package gpt
+
+// UseGoMLXAttention makes the model use GoMLX's MultiHeadAttention (on) or
+// causalSelfAttention (off) for the graphs built until restore is called.
+func UseGoMLXAttention(on bool) (restore func()) {
+	old := gomlxAttention
+	gomlxAttention = on
+	return func() { gomlxAttention = old }
+}
