@@ -23,15 +23,16 @@ import (
 // (a comma-separated list of names) picks some of them, e.g. for a CPU
 // profile of one.
 var stepVariants = []struct {
-	name           string
-	lowering       fastconv.Lowering
-	gomlxAttention bool
+	name                          string
+	lowering                      fastconv.Lowering
+	gomlxAttention, maskedSoftmax bool
 }{
-	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}, true},
-	{"transposes", fastconv.Lowering{NoDotLayouts: true, NoDenseVJP: true}, true},
-	{"dots", fastconv.Lowering{NoDenseVJP: true}, true},
-	{"densevjp", fastconv.Lowering{}, true},
-	{"after", fastconv.Lowering{}, false},
+	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}, true, true},
+	{"transposes", fastconv.Lowering{NoDotLayouts: true, NoDenseVJP: true}, true, true},
+	{"dots", fastconv.Lowering{NoDenseVJP: true}, true, true},
+	{"densevjp", fastconv.Lowering{}, true, true},
+	{"layout", fastconv.Lowering{}, false, true},
+	{"after", fastconv.Lowering{}, false, false},
 }
 
 // stepExec builds nanoGPT's CPU configuration's training step on backend:
@@ -85,10 +86,10 @@ func stepExec(b testing.TB, backend compute.Backend) (*model.Exec, []any) {
 // variant's to the first's.
 func BenchmarkCharGPTStep(b *testing.B) {
 	type prepared struct {
-		name           string
-		exec           *model.Exec
-		inputs         []any
-		gomlxAttention bool
+		name                          string
+		exec                          *model.Exec
+		inputs                        []any
+		gomlxAttention, maskedSoftmax bool
 	}
 	var runs []prepared
 	picked := os.Getenv("GPT_BENCH_VARIANTS")
@@ -97,7 +98,7 @@ func BenchmarkCharGPTStep(b *testing.B) {
 			continue
 		}
 		exec, inputs := stepExec(b, fastconv.WrapWith(gobackend.GetBackend(), fastconv.DefaultRules(), v.lowering))
-		runs = append(runs, prepared{v.name, exec, inputs, v.gomlxAttention})
+		runs = append(runs, prepared{v.name, exec, inputs, v.gomlxAttention, v.maskedSoftmax})
 	}
 	call := func(b *testing.B, r prepared) {
 		outs, err := r.exec.Call(r.inputs...)
@@ -109,9 +110,10 @@ func BenchmarkCharGPTStep(b *testing.B) {
 		}
 	}
 	for _, r := range runs {
-		restore := gpt.UseGoMLXAttention(r.gomlxAttention)
+		restoreAttention, restoreSoftmax := gpt.UseGoMLXAttention(r.gomlxAttention), gpt.UseMaskedSoftmax(r.maskedSoftmax)
 		call(b, r) // builds the graph and compiles
-		restore()
+		restoreAttention()
+		restoreSoftmax()
 		call(b, r)
 	}
 	wall := make([]time.Duration, len(runs))
