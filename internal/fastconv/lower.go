@@ -50,6 +50,11 @@ type Lowering struct {
 	// input gradients) as they are, where they are otherwise split into
 	// one convolution per output phase (phases.go); kept to measure it.
 	NoPhases bool
+	// NoTransposePlans, NoDotLayouts and NoDenseVJP keep the backend's
+	// Transpose, DotGeneral and FusedDenseVJP as they are, where the
+	// wrapper otherwise emits them with cheaper transposes (transposes.go,
+	// dot.go, dense.go); kept to measure each.
+	NoTransposePlans, NoDotLayouts, NoDenseVJP bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
