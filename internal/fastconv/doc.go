@@ -27,7 +27,11 @@
 // Transpose (phases.go), instead of multiplying the s^n-times larger patch
 // matrix of the dilated input, mostly zeros.
 // BenchmarkResNetConvs measured both together at 0.75–0.86× the CPU time
-// of the Gather alone.
+// of the Gather alone. With more than one core, a shifted convolution's
+// batch is cut into GOMAXPROCS blocks of whole images that its products
+// take as a batch axis (split.go), so that the matmul's workers do not
+// each pack all of the kernel gradient's output gradient
+// (Lowering.ShiftSplit).
 //
 // LowerReduceWindow and LowerSelectAndScatter do the same for
 // non-overlapping pooling (strides equal to the window, no padding): the

@@ -50,6 +50,10 @@ type Lowering struct {
 	// input gradients) as they are, where they are otherwise split into
 	// one convolution per output phase (phases.go); kept to measure it.
 	NoPhases bool
+	// ShiftSplit cuts the batch of a shifted convolution into this many
+	// blocks of whole images for the matmul's workers (split.go), lowered
+	// to a divisor of the batch; zero means GOMAXPROCS, 1 no split.
+	ShiftSplit int
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -103,7 +107,7 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 		}
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
-		cache: cache}
+		cache: cache, shiftSplit: l.shiftSplit}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -168,7 +172,8 @@ type emitter struct {
 	maxPatchBytes int
 	maxShiftWaste float64
 	slicePatches  bool
-	cache         patchCache // nil: patches are not kept
+	cache         patchCache          // nil: patches are not kept
+	shiftSplit    func(batch int) int // Lowering.shiftSplit
 	// pending is the cache key of the patches the next tiled call builds
 	// when it builds them in one piece; tiled clears it.
 	pending *patchKey
