@@ -49,7 +49,11 @@
 // and LowerBatchNormGradient (batchnorm.go) emit them as reductions and
 // elementwise ops with XLA's semantics, and the wrapper always uses them
 // (Rules do not apply). TestBatchNormLoweringMatchesPyTorch compares them
-// with PyTorch's BatchNorm1d/2d (testdata/batchnorm).
+// with PyTorch's BatchNorm1d/2d (testdata/batchnorm). The wrapper keeps
+// each BatchNormForTraining's centered operand for the BatchNormGradient
+// of the same operand and statistics (bnreuse.go), which also never forms
+// x̂: two of its seven elementwise passes fewer (BenchmarkBatchNormReuse:
+// 0.89–0.98× the CPU time of forward and gradient on [64, 28, 28, 16]).
 //
 // # Gradients
 //

@@ -54,6 +54,11 @@ type Lowering struct {
 	// blocks of whole images for the matmul's workers (split.go), lowered
 	// to a divisor of the batch; zero means GOMAXPROCS, 1 no split.
 	ShiftSplit int
+	// NoBatchNormReuse computes BatchNormGradient from the operand alone,
+	// with x̂ formed in full, where it otherwise takes the centered operand
+	// its BatchNormForTraining kept (bnreuse.go); kept to measure the
+	// difference.
+	NoBatchNormReuse bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
