@@ -22,6 +22,7 @@ type Backend struct {
 
 	loweredPools      atomic.Int64
 	loweredBatchNorms atomic.Int64
+	reusedBatchNorms  atomic.Int64
 	reusedPatches     atomic.Int64
 	shiftedConvs      atomic.Int64
 }
@@ -40,6 +41,10 @@ func (b *Backend) ReusedPatches() int64 { return b.reusedPatches.Load() }
 // inference and gradient) this backend has lowered so far. They are
 // lowered whatever the Rules say: the Go backend has none of its own.
 func (b *Backend) LoweredBatchNorms() int64 { return b.loweredBatchNorms.Load() }
+
+// ReusedBatchNorms counts the BatchNormGradient ops lowered from the
+// values their forward BatchNormForTraining kept (bnreuse.go).
+func (b *Backend) ReusedBatchNorms() int64 { return b.reusedBatchNorms.Load() }
 
 // LoweredPools returns how many pooling ops (forward and gradient) this
 // backend has lowered so far.

@@ -288,21 +288,35 @@ func (o *bnOps) normalize(x, mean, invStd, scale, offset compute.Value) compute.
 // feature.
 func LowerBatchNormForTraining(f compute.Function, operand, scale, offset compute.Value, epsilon float32,
 	featureAxis int) (normalized, mean, variance compute.Value, err error) {
+	normalized, mean, variance, _, err = batchNormForTraining(f, operand, scale, offset, epsilon, featureAxis)
+	return normalized, mean, variance, err
+}
+
+// batchNormForTraining is LowerBatchNormForTraining, also returning the
+// centered operand and the inverse standard deviation it computed when
+// BatchNormGradient can use them as they are (bnreuse.go): saved is nil
+// for operands converted to another dtype for the formulas.
+func batchNormForTraining(f compute.Function, operand, scale, offset compute.Value, epsilon float32,
+	featureAxis int) (normalized, mean, variance compute.Value, saved *bnSaved, err error) {
 	o, err := newBNOps(f, operand, featureAxis)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	x, scale, offset := o.in(operand), o.in(scale), o.in(offset)
 	inverseN := o.scalar(1 / o.n)
 	mean = o.mul(o.sum(x), inverseN)
 	centered := o.sub(x, o.full(mean))
 	variance = o.mul(o.sum(o.mul(centered, centered)), inverseN)
-	normalized = o.add(o.mul(centered, o.full(o.mul(o.invStd(variance, epsilon), scale))), o.full(offset))
+	invStd := o.invStd(variance, epsilon)
+	normalized = o.add(o.mul(centered, o.full(o.mul(invStd, scale))), o.full(offset))
 	normalized, mean, variance = o.out(normalized), o.out(mean), o.out(variance)
 	if o.err != nil {
-		return nil, nil, nil, o.err
+		return nil, nil, nil, nil, o.err
 	}
-	return normalized, mean, variance, nil
+	if o.compute == o.dtype {
+		saved = &bnSaved{centered: centered, invStd: invStd}
+	}
+	return normalized, mean, variance, saved, nil
 }
 
 // LowerBatchNormForInference emits compute.Function.BatchNormForInference:
@@ -325,6 +339,50 @@ func LowerBatchNormForInference(f compute.Function, operand, scale, offset, mean
 // gradients of BatchNormForTraining's normalized output with respect to the
 // operand, scale and offset, given the mean and variance it used.
 func LowerBatchNormGradient(f compute.Function, operand, scale, mean, variance, gradOutput compute.Value,
+	epsilon float32, featureAxis int) (gradOperand, gradScale, gradOffset compute.Value, err error) {
+	return batchNormGradient(f, operand, scale, mean, variance, gradOutput, epsilon, featureAxis, nil)
+}
+
+// batchNormGradient is LowerBatchNormGradient; a non-nil saved holds the
+// forward's centered operand and inverse standard deviation for this
+// operand, mean and variance (bnreuse.go), used instead of computing them
+// again. With x̂ = (x - mean)·invStd, the gradients are
+//
+//	dOffset = Σdy, dScale = Σdy·x̂ = invStd·Σdy·(x - mean),
+//	dx = (dy - dOffset/n - (x - mean)·invStd·dScale/n)·scale·invStd,
+//
+// so x̂ itself is never formed: one elementwise pass fewer.
+func batchNormGradient(f compute.Function, operand, scale, mean, variance, gradOutput compute.Value,
+	epsilon float32, featureAxis int, saved *bnSaved) (gradOperand, gradScale, gradOffset compute.Value, err error) {
+	o, err := newBNOps(f, operand, featureAxis)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	x, scale, dy := o.in(operand), o.in(scale), o.in(gradOutput)
+	var centered, invStd compute.Value
+	if saved != nil {
+		centered, invStd = saved.centered, saved.invStd
+	} else {
+		invStd = o.invStd(o.in(variance), epsilon)
+		centered = o.sub(x, o.full(o.in(mean)))
+	}
+	gradOffset = o.sum(dy)
+	gradScale = o.mul(o.sum(o.mul(dy, centered)), invStd)
+	inverseN := o.scalar(1 / o.n)
+	gradOperand = o.sub(o.sub(dy, o.full(o.mul(gradOffset, inverseN))),
+		o.mul(centered, o.full(o.mul(o.mul(gradScale, invStd), inverseN))))
+	gradOperand = o.mul(gradOperand, o.full(o.mul(scale, invStd)))
+	gradOperand, gradScale, gradOffset = o.out(gradOperand), o.out(gradScale), o.out(gradOffset)
+	if o.err != nil {
+		return nil, nil, nil, o.err
+	}
+	return gradOperand, gradScale, gradOffset, nil
+}
+
+// batchNormGradientXHat is batchNormGradient as it was before bnreuse.go:
+// x̂ formed in full, nothing reused; Lowering.NoBatchNormReuse keeps it to
+// measure the difference.
+func batchNormGradientXHat(f compute.Function, operand, scale, mean, variance, gradOutput compute.Value,
 	epsilon float32, featureAxis int) (gradOperand, gradScale, gradOffset compute.Value, err error) {
 	o, err := newBNOps(f, operand, featureAxis)
 	if err != nil {

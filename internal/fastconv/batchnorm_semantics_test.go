@@ -119,20 +119,38 @@ func batchNormOutputs(t *testing.T, backend compute.Backend, c bnSemanticsCase, 
 // lowered ops equal XLA's definition written with plain ops: the training
 // output, mean and biased variance, the inference op given those, and
 // BatchNormGradient against GoMLX's own autodiff of the definition, within
-// 1e-5 (absolute up to 1, relative above).
+// 1e-5 (absolute up to 1, relative above). It runs with BatchNormGradient
+// reusing the forward's centered operand (bnreuse.go), checking that it
+// did, and without.
 func TestBatchNormLoweringMatchesItsDefinition(t *testing.T) {
-	backend := Wrap(gobackend.GetBackend())
+	for _, reuse := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reuse=%v", reuse), func(t *testing.T) {
+			testBatchNormLoweringMatchesItsDefinition(t, reuse)
+		})
+	}
+}
+
+func testBatchNormLoweringMatchesItsDefinition(t *testing.T, reuse bool) {
+	backend := WrapWith(gobackend.GetBackend(), DefaultRules(), Lowering{NoBatchNormReuse: !reuse}).(*Backend)
 	names := []string{"y", "mean", "variance", "inference", "grad_x", "grad_scale", "grad_offset"}
 	for i, c := range bnSemanticsCases() {
 		t.Run(c.String(), func(t *testing.T) {
 			x, scale, offset, dy := c.inputs(uint64(i))
+			reused := backend.ReusedBatchNorms()
 			lowered := batchNormOutputs(t, backend, c, false, x, scale, offset, dy)
-			want := batchNormOutputs(t, backend, c, true, x, scale, offset, dy)
-			want[3] = want[0] // inference with the batch's statistics is the training output
+			want := 0
+			if reuse {
+				want = 1
+			}
+			if got := backend.ReusedBatchNorms() - reused; got != int64(want) {
+				t.Errorf("%d gradients reused the forward's centered operand, want %d", got, want)
+			}
+			wantOut := batchNormOutputs(t, backend, c, true, x, scale, offset, dy)
+			wantOut[3] = wantOut[0] // inference with the batch's statistics is the training output
 			for j := range lowered {
-				if diff, at := bngolden.MaxDiff(t, names[j], lowered[j], want[j]); diff > 1e-5 {
+				if diff, at := bngolden.MaxDiff(t, names[j], lowered[j], wantOut[j]); diff > 1e-5 {
 					t.Errorf("%s: lowered differs from the definition by %.3g at %d (%g vs %g)", names[j], diff, at,
-						lowered[j][at], want[j][at])
+						lowered[j][at], wantOut[j][at])
 				}
 			}
 		})

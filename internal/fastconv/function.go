@@ -11,6 +11,9 @@ type function struct {
 	compute.Function
 	builder *builder
 	patches patchCache // the patch matrices built on this function (reuse.go)
+	// batchNorms holds what this function's batch normalizations keep for
+	// their gradients (bnreuse.go).
+	batchNorms bnCache
 }
 
 // unwrapFunction returns the inner function of a wrapper.
@@ -138,11 +141,24 @@ func (f *function) lowerPool(x compute.Value, windowDimensions, strides, inputDi
 }
 
 // BatchNormForTraining implements compute.Function: always lowered (the Go
-// backend has none; see LowerBatchNormForTraining).
+// backend has none; see LowerBatchNormForTraining), keeping what
+// BatchNormGradient can reuse (bnreuse.go).
 func (f *function) BatchNormForTraining(operand, scale, offset compute.Value, epsilon float32,
 	featureAxis int) (normalized, batchMean, batchVariance compute.Value, err error) {
 	f.builder.backend.loweredBatchNorms.Add(1)
-	return LowerBatchNormForTraining(f.Function, operand, scale, offset, epsilon, featureAxis)
+	if f.builder.backend.lowering.NoBatchNormReuse {
+		return LowerBatchNormForTraining(f.Function, operand, scale, offset, epsilon, featureAxis)
+	}
+	normalized, batchMean, batchVariance, saved, err := batchNormForTraining(f.Function, operand, scale, offset,
+		epsilon, featureAxis)
+	if err == nil && saved != nil {
+		if f.batchNorms == nil {
+			f.batchNorms = bnCache{}
+		}
+		f.batchNorms[bnKey{operand, batchMean, batchVariance, epsilon,
+			normalizeAxis(f.Function, operand, featureAxis)}] = saved
+	}
+	return normalized, batchMean, batchVariance, err
 }
 
 // BatchNormForInference implements compute.Function: always lowered.
@@ -152,9 +168,17 @@ func (f *function) BatchNormForInference(operand, scale, offset, mean, variance 
 	return LowerBatchNormForInference(f.Function, operand, scale, offset, mean, variance, epsilon, featureAxis)
 }
 
-// BatchNormGradient implements compute.Function: always lowered.
+// BatchNormGradient implements compute.Function: always lowered, from the
+// forward's centered operand when this function lowered it (bnreuse.go).
 func (f *function) BatchNormGradient(operand, scale, mean, variance, gradOutput compute.Value, epsilon float32,
 	featureAxis int) (gradOperand, gradScale, gradOffset compute.Value, err error) {
 	f.builder.backend.loweredBatchNorms.Add(1)
-	return LowerBatchNormGradient(f.Function, operand, scale, mean, variance, gradOutput, epsilon, featureAxis)
+	if f.builder.backend.lowering.NoBatchNormReuse {
+		return batchNormGradientXHat(f.Function, operand, scale, mean, variance, gradOutput, epsilon, featureAxis)
+	}
+	saved := f.batchNorms[bnKey{operand, mean, variance, epsilon, normalizeAxis(f.Function, operand, featureAxis)}]
+	if saved != nil {
+		f.builder.backend.reusedBatchNorms.Add(1)
+	}
+	return batchNormGradient(f.Function, operand, scale, mean, variance, gradOutput, epsilon, featureAxis, saved)
 }

@@ -55,6 +55,15 @@ type Lowering struct {
 	// wrapper otherwise emits them with cheaper transposes (transposes.go,
 	// dot.go, dense.go); kept to measure each.
 	NoTransposePlans, NoDotLayouts, NoDenseVJP bool
+	// ShiftSplit cuts the batch of a shifted convolution into this many
+	// blocks of whole images for the matmul's workers (split.go), lowered
+	// to a divisor of the batch; zero means GOMAXPROCS, 1 no split.
+	ShiftSplit int
+	// NoBatchNormReuse computes BatchNormGradient from the operand alone,
+	// with x̂ formed in full, where it otherwise takes the centered operand
+	// its BatchNormForTraining kept (bnreuse.go); kept to measure the
+	// difference.
+	NoBatchNormReuse bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -108,7 +117,7 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 		}
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
-		cache: cache}
+		cache: cache, shiftSplit: l.shiftSplit}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -173,7 +182,8 @@ type emitter struct {
 	maxPatchBytes int
 	maxShiftWaste float64
 	slicePatches  bool
-	cache         patchCache // nil: patches are not kept
+	cache         patchCache          // nil: patches are not kept
+	shiftSplit    func(batch int) int // Lowering.shiftSplit
 	// pending is the cache key of the patches the next tiled call builds
 	// when it builds them in one piece; tiled clears it.
 	pending *patchKey

@@ -32,8 +32,8 @@ var resnetLowerings = []struct {
 	name     string
 	lowering Lowering
 }{
-	{"before=gather", Lowering{NoShiftPatches: true, NoPhases: true}},
-	{"after=shift+phases", Lowering{}},
+	{"before=nosplit", Lowering{ShiftSplit: 1}},
+	{"after=split", Lowering{}},
 }
 
 // BenchmarkResNetConvs times the forward pass and both gradients of all

@@ -49,6 +49,9 @@ type patchEntry struct {
 	// shiftPadded is the padded input size per spatial axis of patches
 	// built by shiftConv (shift.go); nil for gatherTimesKernel's.
 	shiftPadded []int
+	// shiftSplit is the number of batch blocks of shiftConv's patches
+	// (split.go); 0 or 1: none.
+	shiftSplit int
 }
 
 // patchCache holds the patch matrices built on one function. It is only

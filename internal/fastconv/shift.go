@@ -126,20 +126,6 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 			pos[i] = 0
 		}
 	}
-	// The patches are [K, C, N·P], kernel positions flattened, and are
-	// used as they are: the Go backend copies a Reshape of a value that has
-	// other users, and the kernel gradient uses them too.
-	startIndices, err := b.f.Constant(offsets, numKernel, 1)
-	if err != nil {
-		return nil, false, err
-	}
-	patches, err := b.f.Gather(x, startIndices, 1, []int{1, 2}, nil, []int{1}, []int{c, grid}, true)
-	if err != nil {
-		return nil, false, err
-	}
-	if key != nil && b.cache != nil {
-		b.cache[*key] = patchEntry{patches: patches, outSpatial: slices.Clone(outSpatial), shiftPadded: padded}
-	}
 	// The kernel as [Co, K·C], its rows in the patches' (k, c) order.
 	w, err := fastTranspose(b.f, kernel, kernelShape.Dimensions,
 		append(append([]int{axes.KernelOutputChannels}, axes.KernelSpatial...), axes.KernelInputChannels))
@@ -149,9 +135,17 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 	if w, err = b.f.Reshape(w, co, numKernel, c); err != nil {
 		return nil, false, err
 	}
-	y, err = b.f.DotGeneral(w, []int{1, 2}, nil, patches, []int{0, 1}, nil, compute.DotGeneralConfig{})
+	// The patches are [K, C, N·P] (or [S, K, C, N·P/S], split.go), kernel
+	// positions flattened, and are used as they are: the Go backend copies
+	// a Reshape of a value that has other users, and the kernel gradient
+	// uses them too.
+	patches, y, err := b.shiftPatchesTimesKernel(x, w, offsets, c, co, grid, b.shiftSplit(batch))
 	if err != nil {
 		return nil, false, err
+	}
+	if key != nil && b.cache != nil {
+		b.cache[*key] = patchEntry{patches: patches, outSpatial: slices.Clone(outSpatial), shiftPadded: padded,
+			shiftSplit: b.shiftSplit(batch)}
 	}
 	// [Co, N·P] to [N, Ip..., Co], cropped to [N, O..., Co].
 	if y, err = fastTranspose(b.f, y, []int{co, grid}, []int{1, 0}); err != nil {
@@ -215,7 +209,7 @@ func reverseFromShiftPatches(f compute.Function, entry patchEntry, kernel comput
 	if dy, err = f.Reshape(dy, grid, co); err != nil {
 		return nil, err
 	}
-	r, err := f.DotGeneral(entry.patches, []int{2}, nil, dy, []int{0}, nil, compute.DotGeneralConfig{})
+	r, err := shiftPatchesTimesGradient(f, entry, dy, grid, co)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,17 @@ func (c shiftCase) convolve(x, kernel *Node) *Node {
 // patches.
 func TestShiftedMatchesDirect(t *testing.T) {
 	// Small shapes waste more of the padded grid than the default allows.
-	lowered := WrapWith(gobackend.GetBackend(), Rules{}, Lowering{MaxShiftWaste: 1e9}).(*Backend)
+	// The batch (1 to 3) is left whole or cut into as many blocks as it
+	// has images (split.go).
+	for _, split := range []int{1, 3} {
+		t.Run(fmt.Sprintf("split=%d", split), func(t *testing.T) {
+			testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftSplit: split})
+		})
+	}
+}
+
+func testShiftedMatchesDirect(t *testing.T, lowering Lowering) {
+	lowered := WrapWith(gobackend.GetBackend(), Rules{}, lowering).(*Backend)
 	names := []string{"output", "d/dinput", "d/dkernel"}
 	for i, c := range generatedShiftCases(40) {
 		t.Run(c.String(), func(t *testing.T) {
