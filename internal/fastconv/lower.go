@@ -50,6 +50,16 @@ type Lowering struct {
 	// input gradients) as they are, where they are otherwise split into
 	// one convolution per output phase (phases.go); kept to measure it.
 	NoPhases bool
+	// WholeWindowPooling lowers non-overlapping pooling with one reduction
+	// over all window axes and its gradient with ArgMinMax over the
+	// transposed, flattened windows (LowerReduceWindow,
+	// LowerSelectAndScatter), where it is otherwise lowered one windowed
+	// axis at a time (pool_axes.go); kept to measure the difference.
+	WholeWindowPooling bool
+	// PoolArgMinMax spreads the gradient of every windowed axis with
+	// ArgMinMax, where windows of 2 otherwise compare their two halves
+	// (scatterPairs in pool_axes.go); kept to measure the difference.
+	PoolArgMinMax bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
