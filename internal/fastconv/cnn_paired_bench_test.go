@@ -30,6 +30,10 @@ var cnnPairs = []struct {
 	// 2-windows from their halves.
 	{"pool", cnnVariant{"before", DefaultRules(), Lowering{WholeWindowPooling: true}},
 		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The second convolution's input gradient (full-padded) multiplied
+	// first, its shifted products summed (scatter.go).
+	{"conv2-scatter", cnnVariant{"before", DefaultRules(), Lowering{NoScatterConvs: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
 	// The gradient of 2-windows from their two halves, not ArgMinMax.
 	{"pool-pairs", cnnVariant{"before", DefaultRules(), Lowering{PoolArgMinMax: true}},
 		cnnVariant{"after", DefaultRules(), Lowering{}}},

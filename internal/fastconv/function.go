@@ -85,6 +85,9 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 		if how.shifted {
 			f.builder.backend.shiftedConvs.Add(1)
 		}
+		if how.scattered {
+			f.builder.backend.scatteredConvs.Add(1)
+		}
 		return y, err
 	}
 	return f.Function.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
