@@ -163,7 +163,10 @@ func lowerSelectAndScatterAxes(f compute.Function, operand, source compute.Value
 		if err != nil {
 			return nil, err
 		}
-		kept := []int{level.a, level.b}
+		kept := []int{level.a, level.b} // g, and each half of v
+		if level.b == 1 {
+			kept = kept[:1]
+		}
 		if g, err = f.Reshape(g, kept...); err != nil {
 			return nil, err
 		}
@@ -194,7 +197,7 @@ func lowerSelectAndScatterAxes(f compute.Function, operand, source compute.Value
 	return f.Pad(g, zero, pads...)
 }
 
-// scatterWindows spreads g ([a, b]) over the level's input v ([a, w, b] or
+// scatterWindows spreads g ([a, b], or [a]) over the level's input v ([a, w, b] or
 // [a, w]) to the position ArgMinMax picks along axis 1; it returns the
 // w parts [a, 1, b] of the result.
 func scatterWindows(f compute.Function, v, g, zero compute.Value, level axisLevel,
@@ -203,10 +206,7 @@ func scatterWindows(f compute.Function, v, g, zero compute.Value, level axisLeve
 	if err != nil {
 		return nil, err
 	}
-	if chosen, err = f.Reshape(chosen, level.a, level.b); err != nil {
-		return nil, err
-	}
-	parts := make([]compute.Value, level.w)
+	parts := make([]compute.Value, level.w) // chosen is [a, b], or [a]
 	for j := range parts {
 		at, err := f.Constant([]int32{int32(j)}) // a scalar
 		if err != nil {
@@ -233,27 +233,31 @@ func scatterWindows(f compute.Function, v, g, zero compute.Value, level axisLeve
 // q > p or q is NaN (q < p for min pooling).
 func scatterPairs(f compute.Function, v, g, zero compute.Value, level axisLevel,
 	isMin bool) ([]compute.Value, error) {
-	pairs, err := f.Reshape(v, 2*level.a, level.b)
-	if err != nil {
-		return nil, err
+	// Gathered from v itself: the same Reshape node as the forward's
+	// reduction, where a second Reshape of it would copy it (the Go
+	// backend copies a Reshape of a value that has other users).
+	offsetAxes, sliceSizes := []int{1}, []int{1, 1, level.b}
+	if level.b == 1 {
+		offsetAxes, sliceSizes = nil, []int{1, 1}
 	}
 	halves := make([]compute.Value, 2)
 	for j := range halves {
-		starts := make([]int32, level.a)
-		for i := range starts {
-			starts[i] = int32(2*i + j)
+		starts := make([]int32, 0, 2*level.a)
+		for i := range level.a {
+			starts = append(starts, int32(i), int32(j))
 		}
-		indices, err := f.Constant(starts, level.a, 1)
+		indices, err := f.Constant(starts, level.a, 2)
 		if err != nil {
 			return nil, err
 		}
-		if halves[j], err = f.Gather(pairs, indices, 1, []int{1}, []int{0}, []int{0}, []int{1, level.b},
+		if halves[j], err = f.Gather(v, indices, 1, offsetAxes, []int{0, 1}, []int{0, 1}, sliceSizes,
 			true); err != nil {
 			return nil, err
 		}
 	}
 	p, q := halves[0], halves[1]
 	var better compute.Value
+	var err error
 	if isMin {
 		better, err = f.LessThan(q, p)
 	} else {
