@@ -25,7 +25,13 @@ type Backend struct {
 	reusedBatchNorms  atomic.Int64
 	reusedPatches     atomic.Int64
 	shiftedConvs      atomic.Int64
+	scatteredConvs    atomic.Int64
 }
+
+// ScatteredConvs returns how many of the lowered convolutions (Lowered)
+// were full-padded ones multiplied first and their shifted products
+// summed (input gradients of valid stride-1 convolutions; see scatter.go).
+func (b *Backend) ScatteredConvs() int64 { return b.scatteredConvs.Load() }
 
 // ShiftedConvs returns how many of the lowered convolutions (Lowered)
 // built their patches from shifted runs of the flattened input

@@ -88,6 +88,9 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 		if how.shifted {
 			f.builder.backend.shiftedConvs.Add(1)
 		}
+		if how.scattered {
+			f.builder.backend.scatteredConvs.Add(1)
+		}
 		return y, err
 	}
 	return f.Function.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
@@ -100,7 +103,10 @@ func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
 	windowDimensions, strides, inputDilations, windowDilations []int, paddings [][2]int) (compute.Value, error) {
 	if reduction != compute.ReduceOpProduct &&
 		f.lowerPool(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
-		return LowerReduceWindow(f.Function, x, reduction, windowDimensions)
+		if f.builder.backend.lowering.WholeWindowPooling {
+			return LowerReduceWindow(f.Function, x, reduction, windowDimensions)
+		}
+		return LowerReduceWindowAxes(f.Function, x, reduction, windowDimensions)
 	}
 	return f.Function.ReduceWindow(x, reduction, windowDimensions, strides, inputDilations, windowDilations, paddings)
 }
@@ -110,7 +116,7 @@ func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
 func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDimensions, windowStrides []int,
 	paddings [][2]int) (compute.Value, error) {
 	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
-		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, false)
+		return f.selectAndScatter(operand, source, windowDimensions, false)
 	}
 	return f.Function.SelectAndScatterMax(operand, source, windowDimensions, windowStrides, paddings)
 }
@@ -119,9 +125,20 @@ func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDime
 func (f *function) SelectAndScatterMin(operand, source compute.Value, windowDimensions, windowStrides []int,
 	paddings [][2]int) (compute.Value, error) {
 	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
-		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, true)
+		return f.selectAndScatter(operand, source, windowDimensions, true)
 	}
 	return f.Function.SelectAndScatterMin(operand, source, windowDimensions, windowStrides, paddings)
+}
+
+// selectAndScatter emits a lowered SelectAndScatterMax (Min), one axis at
+// a time unless the Lowering says WholeWindowPooling.
+func (f *function) selectAndScatter(operand, source compute.Value, windowDimensions []int,
+	isMin bool) (compute.Value, error) {
+	if f.builder.backend.lowering.WholeWindowPooling {
+		return LowerSelectAndScatter(f.Function, operand, source, windowDimensions, isMin)
+	}
+	return lowerSelectAndScatterAxes(f.Function, operand, source, windowDimensions, isMin,
+		!f.builder.backend.lowering.PoolArgMinMax)
 }
 
 // lowerPool reports whether a pooling op on x should be lowered, counting

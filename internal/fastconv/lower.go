@@ -64,6 +64,21 @@ type Lowering struct {
 	// its BatchNormForTraining kept (bnreuse.go); kept to measure the
 	// difference.
 	NoBatchNormReuse bool
+	// WholeWindowPooling lowers non-overlapping pooling with one reduction
+	// over all window axes and its gradient with ArgMinMax over the
+	// transposed, flattened windows (LowerReduceWindow,
+	// LowerSelectAndScatter), where it is otherwise lowered one windowed
+	// axis at a time (pool_axes.go); kept to measure the difference.
+	WholeWindowPooling bool
+	// PoolArgMinMax spreads the gradient of every windowed axis with
+	// ArgMinMax, where windows of 2 otherwise compare their two halves
+	// (scatterPairs in pool_axes.go); kept to measure the difference.
+	PoolArgMinMax bool
+	// NoScatterConvs lowers full-padded stride-1 convolutions (input
+	// gradients of valid ones) through shifted runs or the patch matrix,
+	// where they are otherwise multiplied first and their shifted products
+	// summed (scatter.go); kept to measure the difference.
+	NoScatterConvs bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -124,6 +139,13 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 	if b.maxShiftWaste = l.MaxShiftWaste; b.maxShiftWaste <= 0 {
 		b.maxShiftWaste = DefaultMaxShiftWaste
 	}
+	if !l.NoScatterConvs && !l.SlicePatches {
+		y, ok, err := b.scatterConv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
+			inputDilations, kernelDilations, channelGroupCount)
+		if ok || err != nil {
+			return y, convHow{scattered: ok}, err
+		}
+	}
 	if !l.NoShiftPatches && !l.SlicePatches {
 		var key *patchKey
 		if cache != nil {
@@ -152,6 +174,9 @@ type convHow struct {
 	reused  bool // from the patches of an earlier convolution (reuse.go)
 	shifted bool // from shifted runs of the flattened input (shift.go)
 	phased  bool // split by output phases (phases.go)
+	// scattered: a full-padded convolution multiplied first, its shifted
+	// products summed (scatter.go)
+	scattered bool
 }
 
 // Supports reports whether Lowering.ConvGeneral accepts a convolution of
