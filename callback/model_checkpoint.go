@@ -89,9 +89,6 @@ func (m *ModelCheckpoint) Setup(t *volt.Trainer, stage volt.Stage) error {
 // staleTempAge) and, when resuming with this directory's bookkeeping, the
 // checkpoints such a run had dropped from its top k but not yet removed.
 func (m *ModelCheckpoint) OnFitStart(t *volt.Trainer) error {
-	if err := m.nameRun(t); err != nil {
-		return err
-	}
 	if t.IsGlobalZero() { // rank 0 alone manages the files of a data-parallel job
 		m.cleanUp(t)
 	}
@@ -280,11 +277,7 @@ var (
 // temporary files and, when resuming with this directory's bookkeeping, the
 // checkpoints it had dropped from its top k.
 func (m *ModelCheckpoint) cleanUp(t *volt.Trainer) {
-	restoredRun := ""
-	if m.loaded && m.orphansUpTo >= 0 {
-		restoredRun = m.state.Run
-	}
-	removeStaleClaims(t, m.dirpath, restoredRun)
+	removeStaleClaims(t, m.dirpath)
 	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
 	if len(removed) > 0 {
 		t.Slog().Info("volt: ModelCheckpoint: removed temporary files of interrupted saves", "dirpath", m.dirpath, "files", len(removed))

@@ -53,14 +53,7 @@ func (m *ModelCheckpoint) claim(path string) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("ModelCheckpoint: claiming the name %s: %w", filepath.Base(path), err)
 	}
-	_, werr := f.WriteString(m.state.Run) // whose claim: a resumed Fit takes over its own (removeStaleClaims)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = os.Remove(claimPath(path))
-		return false, fmt.Errorf("ModelCheckpoint: claiming the name %s: %w", filepath.Base(path), werr)
-	}
+	_ = f.Close()
 	if exists(path) {
 		_ = os.Remove(claimPath(path))
 		return false, nil
@@ -79,11 +72,9 @@ func (m *ModelCheckpoint) releaseClaims() {
 }
 
 // removeStaleClaims removes the claim files of saves that a killed run
-// left: those older than staleClaimAge (a claim only ever blocks a name, and
-// the run that made it is gone) and, when run (a resumed Fit's restored run
-// name) is not empty, those its own killed process made, at any age, so that
-// the resumed run takes the names the uninterrupted one would.
-func removeStaleClaims(t *volt.Trainer, dir, run string) {
+// left, older than staleClaimAge; a claim only ever blocks a name, and the
+// run that made it is gone.
+func removeStaleClaims(t *volt.Trainer, dir string) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return
@@ -93,25 +84,14 @@ func removeStaleClaims(t *volt.Trainer, dir, run string) {
 		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), ".") || !strings.HasSuffix(e.Name(), ".ckpt"+claimSuffix) {
 			continue
 		}
-		path := filepath.Join(dir, e.Name())
-		info, err := e.Info()
-		if err != nil || time.Since(info.ModTime()) < staleClaimAge && !claimedBy(path, run) {
+		if info, err := e.Info(); err != nil || time.Since(info.ModTime()) < staleClaimAge {
 			continue
 		}
-		if os.Remove(path) == nil {
+		if os.Remove(filepath.Join(dir, e.Name())) == nil {
 			removed++
 		}
 	}
 	if removed > 0 {
 		t.Slog().Info("volt: ModelCheckpoint: removed the name claims of interrupted saves", "dirpath", dir, "files", removed)
 	}
-}
-
-// claimedBy reports whether the claim file at path names run (not empty).
-func claimedBy(path, run string) bool {
-	if run == "" {
-		return false
-	}
-	b, err := os.ReadFile(path)
-	return err == nil && string(b) == run
 }

@@ -1,17 +1,14 @@
 package callback_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
-	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/internal/testutil"
 )
 
@@ -123,68 +120,4 @@ func TestModelCheckpointLastIsItsOwn(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestModelCheckpointResumeTakesOverItsOwnClaims: a process killed during a
-// save leaves a fresh claim naming its run; the Fit resumed from that run's
-// checkpoint removes it and writes the name the uninterrupted run would,
-// while a fresh claim of another run in the same directory still blocks
-// its name and is left alone.
-func TestModelCheckpointResumeTakesOverItsOwnClaims(t *testing.T) {
-	dir := t.TempDir()
-	fit := func(epochs int, opts ...volt.RunOption) {
-		t.Helper()
-		mc := newCkpt(t, callback.ModelCheckpointConfig{Dirpath: dir, Filename: "{epoch}", SaveLast: true, SaveTopK: volt.Ptr(-1)})
-		tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{mc}}))
-		if err := tr.Fit(t.Context(), &ckptAdam{}, boringData(), opts...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fit(1)
-	run := runName(t, filepath.Join(dir, "last.ckpt"))
-	if run == "" {
-		t.Fatal("last.ckpt's ModelCheckpoint state names no run")
-	}
-	for name, owner := range map[string]string{".epoch=1.ckpt.claim": run, ".epoch=2.ckpt.claim": "another run's"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(owner), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	fit(3, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
-	want := []string{".epoch=2.ckpt.claim", "epoch=0.ckpt", "epoch=1.ckpt", "epoch=2-v1.ckpt", "last.ckpt"}
-	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
-		t.Errorf("files %q, want %q", got, want)
-	}
-	if got := runName(t, filepath.Join(dir, "last.ckpt")); got != run {
-		t.Errorf("the resumed run is named %q, want the restored %q", got, run)
-	}
-}
-
-// runName returns the run name in the ModelCheckpoint state of the
-// checkpoint at path.
-func runName(t *testing.T, path string) string {
-	t.Helper()
-	h, err := checkpoint.ReadHeader(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var st struct {
-		Callbacks map[string][]byte `json:"callbacks"` // each state JSON, base64 in the header
-	}
-	if err := json.Unmarshal(h.State(), &st); err != nil {
-		t.Fatal(err)
-	}
-	for key, raw := range st.Callbacks {
-		if !strings.HasPrefix(key, "ModelCheckpoint") {
-			continue
-		}
-		var s struct {
-			Run string `json:"run"`
-		}
-		if err := json.Unmarshal(raw, &s); err != nil {
-			t.Fatal(err)
-		}
-		return s.Run
-	}
-	return ""
 }

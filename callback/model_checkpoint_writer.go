@@ -42,17 +42,6 @@ func (m *ModelCheckpoint) freePath(t *volt.Trainer, name, reuse string) (string,
 	return path, nil
 }
 
-// nameRun gives the bookkeeping its run name (modelCheckpointState.Run)
-// unless it has one (restored by a resumed Fit): rank 0's, on every rank.
-// OnFitStart calls it, before the first claim.
-func (m *ModelCheckpoint) nameRun(t *volt.Trainer) error {
-	if m.state.Run != "" {
-		return nil
-	}
-	m.state.Run = newRunID()
-	return t.BroadcastFromRankZero(&m.state.Run)
-}
-
 // newRunID returns a random name for a run's bookkeeping (modelCheckpointState.Run).
 func newRunID() string {
 	b := make([]byte, 8)
@@ -70,8 +59,11 @@ func exists(path string) bool {
 // file carries bookkeeping that includes itself.
 func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
 	m.state.LastGlobalStepSaved = t.GlobalStep()
-	if err := m.nameRun(t); err != nil {
-		return err
+	if m.state.Run == "" {
+		m.state.Run = newRunID()
+		if err := t.BroadcastFromRankZero(&m.state.Run); err != nil {
+			return err
+		}
 	}
 	if m.cfg.SaveLast {
 		if _, err := m.lastPath(t); err != nil {
