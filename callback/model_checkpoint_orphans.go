@@ -66,9 +66,8 @@ func (m *ModelCheckpoint) removeOrphans(t *volt.Trainer, upTo int64) {
 }
 
 // wroteAtOrBefore reports whether the checkpoint at path was written by this
-// ModelCheckpoint in this run (same state key, directory and run, and its
-// bookkeeping, saved in the file, names the file itself) at a global step
-// <= upTo.
+// ModelCheckpoint (same state key and directory, and its bookkeeping, saved
+// in the file, names the file itself) at a global step <= upTo.
 func (m *ModelCheckpoint) wroteAtOrBefore(path string, upTo int64) bool {
 	h, err := checkpoint.ReadHeader(path)
 	if err != nil {
@@ -88,8 +87,8 @@ func (m *ModelCheckpoint) wroteAtOrBefore(path string, upTo int64) bool {
 		return false
 	}
 	s := newModelCheckpointState(m.cfg.Monitor)
-	if json.Unmarshal(raw, &s) != nil || !sameDir(s.Dirpath, m.dirpath) || s.Run == "" || s.Run != m.state.Run {
-		return false // another run's (or a file of a volt before runs were named)
+	if json.Unmarshal(raw, &s) != nil || !sameDir(s.Dirpath, m.dirpath) {
+		return false
 	}
 	name := filepath.Base(path)
 	if filepath.Base(s.BestModelPath) == name {

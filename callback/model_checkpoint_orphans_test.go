@@ -68,33 +68,3 @@ func TestModelCheckpointSaveTopKAllKeepsEveryFileOnResume(t *testing.T) {
 		})
 	}
 }
-
-// TestModelCheckpointOrphansAreItsOwnRunsOnly: a Fit resumed in a directory
-// that another run (the same ModelCheckpoint configuration, another
-// Filename) shares removes the orphans of its own earlier process only,
-// never the other run's files, although their bookkeeping looks the same.
-func TestModelCheckpointOrphansAreItsOwnRunsOnly(t *testing.T) {
-	dir := t.TempDir()
-	fitTo := func(filename string, epochs int, opts ...volt.RunOption) {
-		t.Helper()
-		cfg := callback.ModelCheckpointConfig{Dirpath: dir, Filename: filename, SaveLast: filename == "{epoch}"}
-		testutil.Fit(t, quiet(volt.Config{MaxEpochs: epochs, Callbacks: []volt.Callback{newCkpt(t, cfg)}}), &ckptAdam{}, boringData(), opts...)
-	}
-	fitTo("other-{epoch}", 2) // the other run: other-epoch=1.ckpt
-	fitTo("{epoch}", 1)       // this run: epoch=0.ckpt, last.ckpt
-	orphan := filepath.Join(dir, "epoch=0.ckpt")
-	kept, err := os.ReadFile(orphan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fitTo("{epoch}", 2, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
-	// The kill: epoch 1's file is written, epoch 0's removal never happens.
-	if err := os.WriteFile(orphan, kept, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	fitTo("{epoch}", 3, volt.FromCheckpoint(filepath.Join(dir, "last.ckpt")))
-	want := []string{"epoch=2.ckpt", "last.ckpt", "other-epoch=1.ckpt"}
-	if got := ckptFiles(t, dir); !slices.Equal(got, want) {
-		t.Errorf("files after the resumed run: %v, want %v", got, want)
-	}
-}

@@ -25,11 +25,6 @@ type modelCheckpointState struct {
 	KthValue            *jsonfloat.Float `json:"kth_value"`
 	LastModelPath       string           `json:"last_model_path"`
 	LastGlobalStepSaved int64            `json:"last_global_step_saved"`
-	// Run names the run that keeps this bookkeeping (random, chosen at its
-	// first save, restored with it on resume): a resumed Fit removes as
-	// orphans only files of its own run, not those of another run with the
-	// same configuration in the same directory.
-	Run string `json:"run,omitempty"`
 }
 
 func newModelCheckpointState(monitor string) modelCheckpointState {

@@ -1,8 +1,6 @@
 package callback
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -42,13 +40,6 @@ func (m *ModelCheckpoint) freePath(t *volt.Trainer, name, reuse string) (string,
 	return path, nil
 }
 
-// newRunID returns a random name for a run's bookkeeping (modelCheckpointState.Run).
-func newRunID() string {
-	b := make([]byte, 8)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails
-	return hex.EncodeToString(b)
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -59,12 +50,6 @@ func exists(path string) bool {
 // file carries bookkeeping that includes itself.
 func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
 	m.state.LastGlobalStepSaved = t.GlobalStep()
-	if m.state.Run == "" {
-		m.state.Run = newRunID()
-		if err := t.BroadcastFromRankZero(&m.state.Run); err != nil {
-			return err
-		}
-	}
 	if m.cfg.SaveLast {
 		if _, err := m.lastPath(t); err != nil {
 			return err
