@@ -25,11 +25,7 @@ import (
 // It never saves during the sanity check, outside Fit, or twice for the same
 // global step. It removes only files its own bookkeeping holds, in its own
 // directory (never another run's, even after resuming from it), never the
-// last file. Runs sharing its directory and file names keep apart: it
-// claims each name exclusively before writing it, and takes the next
-// "-v1", "-v2", … when another run has written or claims it, so it only
-// ever writes and removes files of its own (model_checkpoint_claims.go).
-// It implements volt.BestModelPather, so FromCheckpoint("best") loads
+// last file. It implements volt.BestModelPather, so FromCheckpoint("best") loads
 // BestModelPath, and it records last.ckpt with Trainer.SetLastCheckpoint, so
 // FromCheckpoint("last") loads it. Its bookkeeping is volt.Stateful: a
 // resumed Fit continues the same top k.
@@ -52,7 +48,6 @@ type ModelCheckpoint struct {
 	// deferred: a step- or time-triggered save waits for the end of the
 	// next validation (deferToValidation).
 	deferred bool
-	claims   []string // the claim files of the names this save took (see claim)
 }
 
 // staleTempAge is how long a save's temporary file must have been idle to be
@@ -218,7 +213,6 @@ func (m *ModelCheckpoint) skip(t *volt.Trainer) bool {
 // save writes the checkpoints of one due cadence: the top-k file (when it
 // makes the cut) and last.ckpt.
 func (m *ModelCheckpoint) save(t *volt.Trainer) error {
-	defer m.releaseClaims()
 	candidates := monitorCandidates(t)
 	// Under data-parallel training every rank decides as rank 0, which
 	// writes the files, so that every rank records the real paths.
@@ -277,7 +271,6 @@ var (
 // temporary files and, when resuming with this directory's bookkeeping, the
 // checkpoints it had dropped from its top k.
 func (m *ModelCheckpoint) cleanUp(t *volt.Trainer) {
-	removeStaleClaims(t, m.dirpath)
 	removed, err := checkpoint.RemoveStaleTemps(m.dirpath, staleTempAge)
 	if len(removed) > 0 {
 		t.Slog().Info("volt: ModelCheckpoint: removed temporary files of interrupted saves", "dirpath", m.dirpath, "files", len(removed))

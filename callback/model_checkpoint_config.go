@@ -35,9 +35,7 @@ type ModelCheckpointConfig struct {
 	// SaveLast keeps last.ckpt, a copy of the newest checkpoint, updated at
 	// every save and at the end of training, and only then (Lightning also
 	// rewrites it at every epoch's or validation's end whose cadence is not
-	// due). It is a real file (written atomically), not a link. When the
-	// directory holds another run's last.ckpt, this run's is last-v1.ckpt
-	// (and so on), as in Lightning; LastModelPath names it.
+	// due). It is a real file (written atomically), not a link.
 	SaveLast bool
 	// EveryNTrainSteps saves after every n optimization steps (checked at
 	// training batch end). With a Monitor, a save due after a batch that a

@@ -94,10 +94,7 @@ func (m *ModelCheckpoint) updateBestAndSave(t *volt.Trainer, current float64, ca
 		drop = s.KthBestModelPath
 		s.BestKModels = slices.DeleteFunc(s.BestKModels, func(e scoredPath) bool { return e.Path == drop })
 	}
-	path, err := m.pathFor(t, candidates, drop)
-	if err != nil {
-		return "", err
-	}
+	path := m.pathFor(candidates, drop)
 	if err := t.BroadcastFromRankZero(&path); err != nil {
 		return "", err
 	}
@@ -143,10 +140,7 @@ func (m *ModelCheckpoint) saveLatest(t *volt.Trainer, candidates map[string]floa
 	if m.topK == 1 {
 		reuse = prev
 	}
-	path, err := m.pathFor(t, candidates, reuse)
-	if err != nil {
-		return "", err
-	}
+	path := m.pathFor(candidates, reuse)
 	if err := t.BroadcastFromRankZero(&path); err != nil {
 		return "", err
 	}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/voltml/volt"
 )
@@ -20,24 +19,14 @@ const lastName = "last.ckpt"
 
 // pathFor returns the path of a new checkpoint: the rendered Filename in the
 // directory, with "-v1", "-v2", … appended while another file has the name
-// or another run claims it (see claim; reuse is this run's file about to be
-// replaced, whose name it may take again). Rank 0 claims the name, which
-// it broadcasts; the other ranks' answer is replaced by it.
-func (m *ModelCheckpoint) pathFor(t *volt.Trainer, candidates map[string]float64, reuse string) (string, error) {
-	return m.freePath(t, m.name.render(candidates), reuse)
-}
-
-// freePath is pathFor for the file name name (without ".ckpt").
-func (m *ModelCheckpoint) freePath(t *volt.Trainer, name, reuse string) (string, error) {
+// (reuse is the file about to be replaced, whose name may be taken again).
+func (m *ModelCheckpoint) pathFor(candidates map[string]float64, reuse string) string {
+	name := m.name.render(candidates)
 	path := filepath.Join(m.dirpath, name+".ckpt")
-	for v := 1; path != reuse && t.IsGlobalZero(); v++ {
-		ok, err := m.claim(path)
-		if err != nil || ok {
-			return path, err
-		}
+	for v := 1; path != reuse && exists(path); v++ {
 		path = filepath.Join(m.dirpath, fmt.Sprintf("%s-v%d.ckpt", name, v))
 	}
-	return path, nil
+	return path
 }
 
 func exists(path string) bool {
@@ -51,9 +40,7 @@ func exists(path string) bool {
 func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
 	m.state.LastGlobalStepSaved = t.GlobalStep()
 	if m.cfg.SaveLast {
-		if _, err := m.lastPath(t); err != nil {
-			return err
-		}
+		m.state.LastModelPath = filepath.Join(m.dirpath, lastName)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("ModelCheckpoint: %w", err)
@@ -61,35 +48,11 @@ func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
 	return t.SaveCheckpoint(path, m.cfg.SaveWeightsOnly)
 }
 
-// lastPath returns this run's copy of the newest checkpoint, choosing it
-// the first time: last.ckpt, or last-v1.ckpt, … when another run has
-// written or claims that name (Lightning versions its last file the same
-// way), so that runs sharing a directory never replace each other's. A
-// file recorded by this ModelCheckpoint, or restored from the checkpoint a
-// Fit resumes in this directory, stays its own.
-func (m *ModelCheckpoint) lastPath(t *volt.Trainer) (string, error) {
-	if p := m.state.LastModelPath; p != "" && sameDir(filepath.Dir(p), m.dirpath) {
-		return p, nil
-	}
-	path, err := m.freePath(t, strings.TrimSuffix(lastName, ".ckpt"), "")
-	if err != nil {
-		return "", err
-	}
-	if err := t.BroadcastFromRankZero(&path); err != nil {
-		return "", err
-	}
-	m.state.LastModelPath = path
-	return path, nil
-}
-
 // saveLast brings last.ckpt up to date: an atomic copy of saved, the file
 // this save just wrote, or else a fresh save. FromCheckpoint("last") then
 // loads it.
 func (m *ModelCheckpoint) saveLast(t *volt.Trainer, saved string) error {
-	last, err := m.lastPath(t)
-	if err != nil {
-		return err
-	}
+	last := filepath.Join(m.dirpath, lastName)
 	if saved == "" {
 		if err := m.write(t, last); err != nil {
 			return err
