@@ -70,6 +70,17 @@ def params(weights):
     return {"params" + k: v.detach().clone() for k, v in weights.items()}
 
 
+def trained(weights):
+    """The weights after training, as a case file holds them: {"trained" +
+    GoMLX path: a copy of the tensor}. The Go test compares volt's
+    variables after the same steps with them: they catch what the losses
+    barely see, such as a wrong attention scale while the scores are still
+    near zero. Adam's steps amplify rounding (the same script at one
+    thread and at two differs by 5e-5 in them), so package parity's
+    TestCasesAreCurrent compares them more loosely than the losses."""
+    return {"trained" + k: v.detach().clone() for k, v in weights.items()}
+
+
 def linear(layer, scope):
     """nn.Linear -> layers.Dense under scope: weights [in, out], biases [out]."""
     out = {f"{scope}/dense/weights": layer.weight.detach().t().contiguous()}
