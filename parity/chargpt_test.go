@@ -32,8 +32,5 @@ func TestCharGPTParity(t *testing.T) {
 			Scheduler: optim.NewCosineAnnealingLR(50, 1e-4), Interval: volt.IntervalStep}},
 		Init: c.file.Apply,
 	}
-	tr, losses := c.fit(t, volt.Config{GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm}, m, nil)
-	c.compare(t, losses)
-	worst, at := c.compareVariables(t, tr, "trained", 5e-4, 1e-2, nil)
-	t.Logf("weights after training: largest difference %.3g of max(|PyTorch|, 1e-2), at %s", worst, at)
+	c.check(t, volt.Config{GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm}, m)
 }
