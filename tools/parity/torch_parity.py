@@ -3,10 +3,11 @@
 A parity case is one safetensors file written here and read by package
 parity (Go): the model's initial weights under the GoMLX variable paths
 volt's model gives them (already in GoMLX's layout), the batches in the
-order PyTorch trained on them, and PyTorch's loss at every step. The Go
-test loads the weights into the model (parity.Tensors.Apply), trains the
-same steps with the same optimizer, clipping and schedule, and compares
-the losses.
+order PyTorch trained on them, PyTorch's loss at every step and its
+weights after the last (trained(...)). The Go test loads the weights into
+the model (parity.Tensors.Apply), trains the same steps with the same
+optimizer, clipping and schedule, and compares the losses and the trained
+weights.
 
 safetensors (https://github.com/huggingface/safetensors) is written by hand
 (Debian ships no python3-safetensors): an 8-byte little-endian header size,
