@@ -19,7 +19,8 @@ import (
 // clipping by norm and a per-step MultiStepLR. Every step's loss matches
 // PyTorch's within 1e-4 relative; after the 50 steps every BatchNorm2d's
 // running_mean and running_var match PyTorch's buffers within 1e-4 and
-// num_batches_tracked is 50; and the validation loss of one batch, which
+// num_batches_tracked is 50; the weights match PyTorch's (compareTrained);
+// and the validation loss of one batch, which
 // normalises with the running statistics, matches PyTorch's eval-mode loss
 // within 1e-4 relative.
 func TestResNetParity(t *testing.T) {
@@ -35,6 +36,7 @@ func TestResNetParity(t *testing.T) {
 	cfg := volt.Config{GradientClipVal: 2, GradientClipAlgorithm: volt.ClipNorm, NumSanityValSteps: volt.Ptr(0)}
 	tr, got := c.fit(t, cfg, m, &data.DataLoader{Dataset: evalExamples, BatchSize: len(evalExamples)})
 	c.compare(t, got)
+	c.compareTrained(t, tr, trainedRel)
 
 	// The running statistics PyTorch's BatchNorm2d layers hold after the steps.
 	counters := func(path string) bool { return path == "/eval_loss" || strings.HasSuffix(path, "num_batches_tracked") }
