@@ -33,7 +33,10 @@ var caseScripts = map[string][]string{
 // files with the committed ones: integer tensors bitwise, float weights
 // and batches within 1e-6 (sameValues), what PyTorch computed (its losses,
 // and the float tensors under after/) within 1e-6 relative (another BLAS
-// may round a matmul differently).
+// may round a matmul differently), and the weights it trained (trained/)
+// within 5e-4 relative: Adam's steps amplify rounding (chargpt.py at one
+// thread and at two differs by 5.3e-5 there, its losses by 7.8e-8), and a
+// changed case moves them by more than 1e-2.
 func TestCasesAreCurrent(t *testing.T) {
 	python := "/usr/bin/python3"
 	if p := os.Getenv("VOLT_LIGHTNING_PYTHON"); p != "" {
@@ -71,7 +74,12 @@ func compareCase(t *testing.T, script, name, dir string) {
 			t.Errorf("%s: %s no longer writes %q", name, script, tensor)
 			continue
 		}
-		if computed := tensor == "loss" || strings.HasPrefix(tensor, "after/"); computed && want.DType().IsFloat() {
+		trained := strings.HasPrefix(tensor, "trained/")
+		if computed := trained || tensor == "loss" || strings.HasPrefix(tensor, "after/"); computed && want.DType().IsFloat() {
+			tol := 1e-6
+			if trained {
+				tol = 5e-4
+			}
 			g, _ := fresh.Float64s(tensor)
 			w, _ := committed.Float64s(tensor)
 			if len(g) != len(w) {
@@ -80,7 +88,7 @@ func compareCase(t *testing.T, script, name, dir string) {
 			}
 			for i := range w {
 				// Relative, or absolute for values near zero (running means).
-				if d := math.Abs(g[i]-w[i]) / max(math.Abs(w[i]), 1e-2); d > 1e-6 {
+				if d := math.Abs(g[i]-w[i]) / max(math.Abs(w[i]), 1e-2); !(d <= tol) {
 					t.Errorf("%s: PyTorch's %q[%d] changed: %.9g, committed %.9g", name, tensor, i, g[i], w[i])
 				}
 			}

@@ -1,8 +1,8 @@
 // Package parity checks a volt model against PyTorch step by step: PyTorch
-// writes a case file (its initial weights, the batches it trained on and
-// its loss at every step), volt starts from the same weights, trains on the
-// same batches with the same optimizer, clipping and schedule, and the
-// losses must agree.
+// writes a case file (its initial weights, the batches it trained on, its
+// loss at every step and its weights after the last), volt starts from the
+// same weights, trains on the same batches with the same optimizer,
+// clipping and schedule, and the losses and the trained weights must agree.
 //
 // A case file is a safetensors file (written by tools/parity/torch_parity.py,
 // read by [Read] with github.com/nlpodyssey/safetensors):
@@ -11,6 +11,9 @@
 //	                        paths the Go model gives them, in GoMLX's layout
 //	x, y, ...               the batches, stacked along axis 0 in training order
 //	loss                    PyTorch's loss before each step, float64
+//	trained/<variable path> the weights after the last step, as params/
+//	after/<variable path>   other state after the last step (buffers:
+//	                        BatchNorm's running statistics)
 //
 // A Go model loads the weights the way torchinit initialises: one deferred
 // line in the function that builds its layers,

@@ -43,7 +43,7 @@ func TestLayerNormParity(t *testing.T) {
 		epsilon float64
 		match   bool
 	}{{1e-5, true}, {1e-3, false}} {
-		got := c.train(t, volt.Config{GradientClipVal: 1}, &lnNet{weights: c.file, epsilon: tc.epsilon})
+		tr, got := c.fit(t, volt.Config{GradientClipVal: 1}, &lnNet{weights: c.file, epsilon: tc.epsilon}, nil)
 		bad, maxRel, err := parity.Compare(got, c.want, 1e-4)
 		if err != nil {
 			t.Fatal(err)
@@ -52,6 +52,7 @@ func TestLayerNormParity(t *testing.T) {
 			for _, m := range bad {
 				t.Error(m)
 			}
+			c.compareTrained(t, tr, trainedRel)
 		} else if len(bad) == 0 {
 			t.Errorf("epsilon %g (GoMLX's default) also matched PyTorch's eps 1e-5 (largest difference %.3g): the case cannot tell them apart", tc.epsilon, maxRel)
 		}

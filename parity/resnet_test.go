@@ -19,7 +19,8 @@ import (
 // clipping by norm and a per-step MultiStepLR. Every step's loss matches
 // PyTorch's within 1e-4 relative; after the 50 steps every BatchNorm2d's
 // running_mean and running_var match PyTorch's buffers within 1e-4 and
-// num_batches_tracked is 50; and the validation loss of one batch, which
+// num_batches_tracked is 50; the weights match PyTorch's (compareTrained);
+// and the validation loss of one batch, which
 // normalises with the running statistics, matches PyTorch's eval-mode loss
 // within 1e-4 relative.
 func TestResNetParity(t *testing.T) {
@@ -35,40 +36,24 @@ func TestResNetParity(t *testing.T) {
 	cfg := volt.Config{GradientClipVal: 2, GradientClipAlgorithm: volt.ClipNorm, NumSanityValSteps: volt.Ptr(0)}
 	tr, got := c.fit(t, cfg, m, &data.DataLoader{Dataset: evalExamples, BatchSize: len(evalExamples)})
 	c.compare(t, got)
+	c.compareTrained(t, tr, trainedRel)
 
 	// The running statistics PyTorch's BatchNorm2d layers hold after the steps.
-	var worst float64
+	counters := func(path string) bool { return path == "/eval_loss" || strings.HasSuffix(path, "num_batches_tracked") }
+	worst, at := c.compareVariables(t, tr, "after", 1e-4, 1e-2, counters)
+	t.Logf("running statistics: largest relative difference %.3g, at %s", worst, at)
 	for name := range c.file.ByName {
 		path, ok := strings.CutPrefix(name, "after")
-		if !ok || path == "/eval_loss" {
+		if !ok || !strings.HasSuffix(path, "num_batches_tracked") {
 			continue
 		}
 		v := tr.Store().GetVariable(path)
 		if v == nil {
 			t.Errorf("volt's model has no variable %s (PyTorch's %s)", path, name)
-			continue
-		}
-		if strings.HasSuffix(path, "num_batches_tracked") {
-			if n := tensors.ToScalar[int64](v.MustValue()); n != int64(len(c.want)) {
-				t.Errorf("%s is %d after %d steps", path, n, len(c.want))
-			}
-			continue
-		}
-		want, err := c.file.Float64s(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		value := tensors.MustCopyFlatData[float32](v.MustValue())
-		for i, w := range want {
-			// Relative to the value, or to 1e-2 for values near zero.
-			r := math.Abs(float64(value[i])-w) / max(math.Abs(w), 1e-2)
-			worst = max(worst, r)
-			if r > 1e-4 {
-				t.Errorf("%s[%d]: volt %.7g, PyTorch %.7g (relative %.3g)", path, i, value[i], w, r)
-			}
+		} else if n := tensors.ToScalar[int64](v.MustValue()); n != int64(len(c.want)) {
+			t.Errorf("%s is %d after %d steps", path, n, len(c.want))
 		}
 	}
-	t.Logf("running statistics: largest relative difference %.3g", worst)
 
 	// An evaluation graph normalises with them.
 	wantEval, err := c.file.Float64s("after/eval_loss")

@@ -51,7 +51,7 @@ class Autoencoder(torch.nn.Module):
         for layer, scope in [(self.enc_hidden, "/encoder/hidden"), (self.enc_code, "/encoder/code"),
                              (self.dec_hidden, "/decoder/hidden"), (self.dec_output, "/decoder/output")]:
             out.update(torch_parity.linear(layer, scope))
-        return torch_parity.params(out)
+        return out
 
 
 def images(rng, n):
@@ -81,11 +81,11 @@ def main():
     torch.manual_seed(6)
     model = Autoencoder()
     reference = copy.deepcopy(model)
-    params = model.gomlx_weights()
+    params = torch_parity.params(model.gomlx_weights())
     x = images(np.random.default_rng(6), STEPS * BATCH)
     losses = train(model, x, torch.float32)
     stray = torch_parity.check_stable("autoencoder_adam", losses, train(reference, x, torch.float64))
-    tensors = dict(params)
+    tensors = {**params, **torch_parity.trained(model.gomlx_weights())}
     tensors["x"], tensors["loss"] = x, losses
     torch_parity.save_safetensors(os.path.join(out, "autoencoder_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})

@@ -36,10 +36,15 @@ class CNN(torch.nn.Module):
 
 def main():
     out = torch_parity.out_dir()
+    torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(4)
     model = CNN()
-    params = torch_parity.params({**torch_parity.conv2d(model.conv, "/cnn/conv1"),
-                                  **torch_parity.linear(model.head, "/cnn/head")})
+    def weights():
+        """The model's weights by GoMLX path."""
+        return {**torch_parity.conv2d(model.conv, "/cnn/conv1"),
+                **torch_parity.linear(model.head, "/cnn/head")}
+
+    params = torch_parity.params(weights())
     rng = np.random.default_rng(4)
     x = rng.standard_normal((STEPS * BATCH, SIZE, SIZE, CHANNELS)).astype(np.float32)  # NHWC
     y = (x[:, 1:4, 1:4, 0].mean(axis=(1, 2)) - 0.5 * x[:, :, :, 1].std(axis=(1, 2)))[:, None].astype(np.float32)
@@ -48,7 +53,7 @@ def main():
     losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
                                 lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb.permute(0, 3, 1, 2)), yb),
                                 opt, sched, clip=1.0)
-    tensors = dict(params)
+    tensors = {**params, **torch_parity.trained(weights())}
     tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, "cnn_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})

@@ -25,13 +25,18 @@ STEPS, BATCH, FEATURES, HIDDEN = 50, 8, 8, 32
 
 def main():
     out = torch_parity.out_dir()
+    torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(5)
     first, norm, last = torch.nn.Linear(FEATURES, HIDDEN), torch.nn.LayerNorm(HIDDEN), torch.nn.Linear(HIDDEN, 1)
     with torch.no_grad():
         norm.weight.add_(0.1 * torch.randn(HIDDEN))
         norm.bias.add_(0.1 * torch.randn(HIDDEN))
-    params = torch_parity.params({**torch_parity.linear(first, "/ln/first"), **torch_parity.layer_norm(norm, "/ln/norm"),
-                                  **torch_parity.linear(last, "/ln/last")})
+    def weights():
+        """The model's weights by GoMLX path."""
+        return {**torch_parity.linear(first, "/ln/first"), **torch_parity.layer_norm(norm, "/ln/norm"),
+                **torch_parity.linear(last, "/ln/last")}
+
+    params = torch_parity.params(weights())
     model = torch.nn.Sequential(first, norm, torch.nn.ReLU(), last)
     rng = np.random.default_rng(5)
     x = rng.standard_normal((STEPS * BATCH, FEATURES)).astype(np.float32)
@@ -41,7 +46,7 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}], lr=1e-2)
     losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
                                 lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, clip=1.0)
-    tensors = dict(params)
+    tensors = {**params, **torch_parity.trained(weights())}
     tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, "layernorm_adamw.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})

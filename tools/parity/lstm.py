@@ -38,17 +38,22 @@ class Regressor(torch.nn.Module):
 
 def main():
     out = torch_parity.out_dir()
+    torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(3)
     model = Regressor()
-    params = torch_parity.params({**torch_parity.lstm(model.lstm, "/rnn/lstm"),
-                                  **torch_parity.linear(model.head, "/rnn/head")})
+    def weights():
+        """The model's weights by GoMLX path."""
+        return {**torch_parity.lstm(model.lstm, "/rnn/lstm"),
+                **torch_parity.linear(model.head, "/rnn/head")}
+
+    params = torch_parity.params(weights())
     rng = np.random.default_rng(3)
     x = rng.standard_normal((STEPS * BATCH, SEQ, FEATURES)).astype(np.float32)
     y = (np.tanh(x[:, :, 0].sum(axis=1, keepdims=True) / 2) + 0.3 * x[:, -1, 1:2]).astype(np.float32)
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
                                 lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, clip=1.0)
-    tensors = dict(params)
+    tensors = {**params, **torch_parity.trained(weights())}
     tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, "lstm_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})

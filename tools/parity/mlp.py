@@ -61,19 +61,20 @@ class MLP(torch.nn.Module):
         out = {}
         for i, layer in enumerate(self.layers):
             out.update(torch_parity.linear(layer, f"/mlp/layer_{i}"))
-        return torch_parity.params(out)
+        return out
 
 
 def run(out, name, seed, make_optimizer, clip, make_scheduler):
+    torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(seed)
     model = MLP()
-    initial = model.gomlx_weights()
+    initial = torch_parity.params(model.gomlx_weights())
     x, y = data(seed)
     opt = make_optimizer(model)
     sched = make_scheduler(opt)
     losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
                                 lambda m, xb, yb: torch.nn.functional.mse_loss(m(xb), yb), opt, sched, clip)
-    tensors = dict(initial)
+    tensors = {**initial, **torch_parity.trained(model.gomlx_weights())}
     tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     torch_parity.save_safetensors(os.path.join(out, name + ".safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})

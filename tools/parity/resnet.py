@@ -112,7 +112,7 @@ class ResNet(torch.nn.Module):
         for scope, cb in self.convbns():
             out.update(cb.gomlx(scope))
         out.update(torch_parity.linear(self.head, "/head"))
-        return torch_parity.params(out)
+        return out
 
     def gomlx_buffers(self):
         out = {}
@@ -153,7 +153,7 @@ def main():
     torch.manual_seed(5)
     model = ResNet()
     reference = copy.deepcopy(model)
-    params = model.gomlx_weights()
+    params = torch_parity.params(model.gomlx_weights())
     rng = np.random.default_rng(5)
     x, y = images(rng, STEPS * BATCH + EVAL)
     x, y, eval_x, eval_y = x[:-EVAL], y[:-EVAL], x[-EVAL:], y[-EVAL:]
@@ -165,7 +165,7 @@ def main():
     model.eval()
     with torch.no_grad():
         eval_loss = float(F.cross_entropy(model(torch.from_numpy(eval_x)), torch.from_numpy(eval_y).long()).item())
-    tensors = {**params, **model.gomlx_buffers()}
+    tensors = {**params, **torch_parity.trained(model.gomlx_weights()), **model.gomlx_buffers()}
     tensors["x"], tensors["y"], tensors["loss"] = x, y, losses
     tensors["eval_x"], tensors["eval_y"], tensors["after/eval_loss"] = eval_x, eval_y, np.array(eval_loss)
     torch_parity.save_safetensors(os.path.join(out, "resnet_sgd.safetensors"), tensors,

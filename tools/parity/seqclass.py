@@ -58,17 +58,22 @@ def temporal_order(n, rng):
 
 def main():
     out = torch_parity.out_dir()
+    torch.set_num_threads(1)  # the same rounding on every machine's thread count
     torch.manual_seed(11)
     model = Classifier()
-    params = torch_parity.params({**torch_parity.embedding(model.embed, "/seqclass/embed"),
-                                  **torch_parity.lstm(model.lstm, "/seqclass/lstm"),
-                                  **torch_parity.linear(model.head, "/seqclass/head")})
+    def weights():
+        """The model's weights by GoMLX path."""
+        return {**torch_parity.embedding(model.embed, "/seqclass/embed"),
+                **torch_parity.lstm(model.lstm, "/seqclass/lstm"),
+                **torch_parity.linear(model.head, "/seqclass/head")}
+
+    params = torch_parity.params(weights())
     x, y = temporal_order(STEPS * BATCH, np.random.default_rng(11))
     opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=STEPS, cycle_momentum=False)
     losses = torch_parity.train(model, torch_parity.batches(STEPS, BATCH, x, y),
                                 lambda m, xb, yb: torch.nn.functional.cross_entropy(m(xb), yb), opt, sched, clip=1.0)
-    tensors = dict(params)
+    tensors = {**params, **torch_parity.trained(weights())}
     tensors["x"], tensors["y"], tensors["loss"] = x.astype(np.int32), y.astype(np.int32), losses
     torch_parity.save_safetensors(os.path.join(out, "seqclass_adam.safetensors"), tensors,
                                   {"torch_version": torch.__version__, "batch_size": BATCH, "steps": STEPS})

@@ -3,10 +3,11 @@
 A parity case is one safetensors file written here and read by package
 parity (Go): the model's initial weights under the GoMLX variable paths
 volt's model gives them (already in GoMLX's layout), the batches in the
-order PyTorch trained on them, and PyTorch's loss at every step. The Go
-test loads the weights into the model (parity.Tensors.Apply), trains the
-same steps with the same optimizer, clipping and schedule, and compares
-the losses.
+order PyTorch trained on them, PyTorch's loss at every step and its
+weights after the last (trained(...)). The Go test loads the weights into
+the model (parity.Tensors.Apply), trains the same steps with the same
+optimizer, clipping and schedule, and compares the losses and the trained
+weights.
 
 safetensors (https://github.com/huggingface/safetensors) is written by hand
 (Debian ships no python3-safetensors): an 8-byte little-endian header size,
@@ -68,6 +69,17 @@ def params(weights):
     """The initial weights as a case file holds them: {"params" + GoMLX
     path: a copy of the tensor}, detached from the model that trains on."""
     return {"params" + k: v.detach().clone() for k, v in weights.items()}
+
+
+def trained(weights):
+    """The weights after training, as a case file holds them: {"trained" +
+    GoMLX path: a copy of the tensor}. The Go test compares volt's
+    variables after the same steps with them: they catch what the losses
+    barely see, such as a wrong attention scale while the scores are still
+    near zero. Adam's steps amplify rounding (the same script at one
+    thread and at two differs by 5e-5 in them), so package parity's
+    TestCasesAreCurrent compares them more loosely than the losses."""
+    return {"trained" + k: v.detach().clone() for k, v in weights.items()}
 
 
 def linear(layer, scope):
