@@ -51,16 +51,10 @@ func readCaseFields(t *testing.T, name, script string, inputs, labels []string) 
 	return parityCase{file: file, want: want, examples: examples}
 }
 
-// train fits m one epoch over the case's batches (one per PyTorch step)
-// under cfg, quiet, and returns the loss of every step.
-func (c parityCase) train(t *testing.T, cfg volt.Config, m volt.Module) []float64 {
-	t.Helper()
-	_, losses := c.fit(t, cfg, m, nil)
-	return losses
-}
-
-// fit is train with val, when not nil, as the validation loader (run after
-// the epoch's steps), and returns the trainer too.
+// fit fits m one epoch over the case's batches (one per PyTorch step)
+// under cfg, quiet, with val, when not nil, as the validation loader (run
+// after the epoch's steps), and returns the trainer and the loss of every
+// step.
 func (c parityCase) fit(t *testing.T, cfg volt.Config, m volt.Module, val data.Loader) (*volt.Trainer, []float64) {
 	t.Helper()
 	losses := &parity.Losses{}
