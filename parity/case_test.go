@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/parity"
@@ -142,7 +140,7 @@ func (c parityCase) compareVariables(t *testing.T, tr *volt.Trainer, prefix stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		value, err := floats(v.MustValue())
+		value, err := parity.Float64s(v.MustValue())
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
@@ -174,19 +172,4 @@ func (c parityCase) compareVariables(t *testing.T, tr *volt.Trainer, prefix stri
 		t.Fatalf("%s holds no tensor %s/...", c.file.Path, prefix)
 	}
 	return worst, at
-}
-
-// floats returns a float32 or float64 tensor's values as float64.
-func floats(v *tensors.Tensor) ([]float64, error) {
-	switch v.DType() {
-	case dtypes.Float64:
-		return tensors.MustCopyFlatData[float64](v), nil
-	case dtypes.Float32:
-		var out []float64
-		for _, x := range tensors.MustCopyFlatData[float32](v) {
-			out = append(out, float64(x))
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("dtype %s, want a float", v.DType())
 }

@@ -110,17 +110,26 @@ func (t *Tensors) Float64s(name string) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := Float64s(v)
+	if err != nil {
+		return nil, fmt.Errorf("parity: %s: tensor %q: %w", t.Path, name, err)
+	}
+	return out, nil
+}
+
+// Float64s returns a float32 or float64 tensor's values as float64.
+func Float64s(v *tensors.Tensor) ([]float64, error) {
 	switch v.DType() {
 	case dtypes.Float64:
 		return tensors.MustCopyFlatData[float64](v), nil
 	case dtypes.Float32:
-		var out []float64
+		out := make([]float64, 0, v.Size())
 		for _, x := range tensors.MustCopyFlatData[float32](v) {
 			out = append(out, float64(x))
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("parity: %s: tensor %q is %s, want a float", t.Path, name, v.DType())
+	return nil, fmt.Errorf("dtype %s, want a float", v.DType())
 }
 
 // Apply gives every variable under scope that has no value yet its initial

@@ -84,19 +84,8 @@ func (b *emitter) scatterConv(input, kernel compute.Value, inputShape, kernelSha
 
 	// x as [C, N+1, O...] (zero image in front, zero-padded to the output
 	// grid), flattened to [C, (N+1)·G].
-	x, err := fastTranspose(b.f, input, inputShape.Dimensions,
-		append([]int{axes.InputChannels, axes.InputBatch}, axes.InputSpatial...))
+	x, err := b.channelsFirstPadded(input, inputShape.Dimensions, axes, padAxes, c, (batch+1)*grid)
 	if err != nil {
-		return nil, false, err
-	}
-	zero, err := b.zero()
-	if err != nil {
-		return nil, false, err
-	}
-	if x, err = b.f.Pad(x, zero, padAxes...); err != nil {
-		return nil, false, err
-	}
-	if x, err = b.f.Reshape(x, c, (batch+1)*grid); err != nil {
 		return nil, false, err
 	}
 	// The kernel as [K·Co, C], kernel positions outermost.

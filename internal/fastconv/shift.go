@@ -94,18 +94,8 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 
 	// x as [C, N+1, Ip...], flattened to [C, (N+1)·P].
 	inDims := inputShape.Dimensions
-	x, err := fastTranspose(b.f, input, inDims, append([]int{axes.InputChannels, axes.InputBatch}, axes.InputSpatial...))
+	x, err := b.channelsFirstPadded(input, inDims, axes, padAxes, c, (batch+1)*image)
 	if err != nil {
-		return nil, false, err
-	}
-	zero, err := b.zero()
-	if err != nil {
-		return nil, false, err
-	}
-	if x, err = b.f.Pad(x, zero, padAxes...); err != nil {
-		return nil, false, err
-	}
-	if x, err = b.f.Reshape(x, c, (batch+1)*image); err != nil {
 		return nil, false, err
 	}
 	// One start offset s_k per kernel position: indices [K..., 1].
@@ -225,6 +215,25 @@ func reverseFromShiftPatches(f compute.Function, entry patchEntry, kernel comput
 	outPerm[axes.OutputBatch] = n
 	outPerm[axes.OutputChannels] = n + 1
 	return fastTranspose(f, r, rDims, outPerm)
+}
+
+// channelsFirstPadded returns input (dimensions inDims, laid out as axes
+// says) moved to [C, N, spatial...], padded by padAxes and flattened to
+// [c, flat]: the operand of the shifted and the scattered convolutions.
+func (b *emitter) channelsFirstPadded(input compute.Value, inDims []int, axes compute.ConvolveAxesConfig,
+	padAxes []compute.PadAxis, c, flat int) (compute.Value, error) {
+	x, err := fastTranspose(b.f, input, inDims, append([]int{axes.InputChannels, axes.InputBatch}, axes.InputSpatial...))
+	if err != nil {
+		return nil, err
+	}
+	zero, err := b.zero()
+	if err != nil {
+		return nil, err
+	}
+	if x, err = b.f.Pad(x, zero, padAxes...); err != nil {
+		return nil, err
+	}
+	return b.f.Reshape(x, c, flat)
 }
 
 // fastTranspose is Transpose of x (dimensions dims) that emits nothing for
