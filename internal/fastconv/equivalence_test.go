@@ -97,27 +97,11 @@ type convolver interface{ convolve(x, kernel *Node) *Node }
 // respect to the input and the kernel.
 func outputsAndGradients(t *testing.T, backend compute.Backend, c convolver, x, kernel, cotangent *tensors.Tensor) [][]float32 {
 	t.Helper()
-	exec, err := NewExec(backend, func(x, kernel, cotangent *Node) []*Node {
-		y := c.convolve(x, kernel)
-		grads := Gradient(ReduceAllSum(Mul(y, cotangent)), x, kernel)
+	return runFlat(t, backend, func(in []*Node) []*Node {
+		y := c.convolve(in[0], in[1])
+		grads := Gradient(ReduceAllSum(Mul(y, in[2])), in[0], in[1])
 		return []*Node{y, grads[0], grads[1]}
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer exec.Finalize()
-	// Each backend gets its own copies: a tensor stays with the backend
-	// that first put it on a device.
-	outs, err := exec.Call(clone(t, x), clone(t, kernel), clone(t, cotangent))
-	if err != nil {
-		t.Fatal(err)
-	}
-	flats := make([][]float32, len(outs))
-	for i, out := range outs {
-		flats[i] = tensors.MustCopyFlatData[float32](out)
-		out.FinalizeAll()
-	}
-	return flats
+	}, x, kernel, cotangent)
 }
 
 // randomTensor returns a tensor of uniform values in [-1, 1).

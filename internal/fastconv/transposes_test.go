@@ -12,8 +12,9 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 )
 
-// runFlat runs fn on backend with copies of inputs and returns its
-// outputs' flat values.
+// runFlat runs fn on backend with copies of inputs (a tensor stays with
+// the backend that first put it on a device, so each backend gets its own)
+// and returns its outputs' flat values.
 func runFlat(t *testing.T, backend compute.Backend, fn func(inputs []*Node) []*Node, inputs ...*tensors.Tensor) [][]float32 {
 	t.Helper()
 	exec, err := NewExec(backend, fn)
