@@ -8,7 +8,8 @@ import (
 	"sync"
 
 	"github.com/gomlx/compute"
-	_ "github.com/gomlx/compute/gobackend" // the pure-Go backend is always available.
+	_ "github.com/gomlx/compute/gobackend"       // the pure-Go backend is always available.
+	_ "github.com/voltml/volt/internal/convgrad" // GoMLX's convolution gradient, corrected for even kernels.
 	"github.com/voltml/volt/internal/fastconv"
 )
 

@@ -8,6 +8,7 @@ import (
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/gobackend"
 	. "github.com/gomlx/gomlx/core/graph"
+	_ "github.com/voltml/volt/internal/convgrad" // volt's correction of GoMLX's input gradient.
 )
 
 // TestConvolutionGradientsAreAdjoints checks the convolution gradients
@@ -15,20 +16,18 @@ import (
 // L(x, k) = <conv(x, k), r> is linear in each argument, so for any v and u,
 // <dL/dx, v> = <conv(v, k), r> and <dL/dk, u> = <conv(x, u), r>. The
 // equivalence tests compare the lowered ops with the Go backend's on the
-// same GoMLX graph, so a wrong gradient in GoMLX itself (its input gradient
-// pads even kernels asymmetrically) would pass them; this test would not.
+// same GoMLX graph, so a wrong gradient in GoMLX itself would pass them;
+// this test would not.
 // It covers even and odd kernels, strides, valid and same padding, on the
 // Go backend and through the lowering.
 //
 // It found one: GoMLX v0.28.16's input gradient of a convolution with an
-// even kernel is wrong (convVJPWrtX in core/graph/ops_convolve.go pads the
-// reversed convolution by 2·((K-1)/2)-pad on the left where the transposed
-// convolution needs K-1-pad: one too little on the left, one too many on
-// the right, for every even K).
-// The kernel gradient and every odd kernel are right. The lowering takes
-// GoMLX's gradient graph as it is, so it inherits the error, on every
-// backend. The test pins it: when a GoMLX upgrade fixes it, the even cases
-// fail with a message saying to drop the exception and the README's warning.
+// even kernel is wrong (one position off); internal/convgrad, which volt's
+// engine imports, corrects it, and this test runs with the correction, so
+// it checks the lowering of the corrected gradient graph too.
+// internal/convgrad's TestGradientsAreAdjoints checks generated
+// configurations (dilations, groups, layouts) on the Go backend and through
+// the lowering.
 func TestConvolutionGradientsAreAdjoints(t *testing.T) {
 	direct := gobackend.GetBackend()
 	backends := []struct {
@@ -64,13 +63,6 @@ func TestConvolutionGradientsAreAdjoints(t *testing.T) {
 				for j, name := range []string{"d/dinput", "d/dkernel"} {
 					got, want := float64(sums[2*j][0]), float64(sums[2*j+1][0])
 					d := math.Abs(got-want) / max(math.Abs(want), 1)
-					if knownWrong := j == 0 && c.kernel%2 == 0; knownWrong {
-						if d < 1e-2 {
-							t.Errorf("%s of an even kernel passes the adjoint check now (relative difference %.2g): "+
-								"GoMLX fixed its input gradient; remove this exception and the README's warning", name, d)
-						}
-						continue
-					}
 					if !(d <= 1e-4) {
 						t.Errorf("%s: <gradient, direction> = %.6g, the forward says %.6g (relative difference %.2g)", name, got, want, d)
 					}

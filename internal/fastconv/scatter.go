@@ -12,8 +12,8 @@ import (
 // GoMLX's gradient of a stride-1 valid convolution with respect to its
 // input is a convolution of the output gradient padded by the kernel's
 // span less one on both sides (a "full" convolution), with the reversed
-// kernel, when the span is odd (an even span is padded (0, 2·(span−1)),
-// which this does not take). Its padded grid is much larger than its output at small sizes
+// kernel (for even spans too since internal/convgrad corrects GoMLX's
+// padding of those). Its padded grid is much larger than its output at small sizes
 // (15×15 against 13×13 for the CNN's second convolution), so shiftConv
 // declines it and gatherTimesKernel gathers a patch matrix of K·C columns
 // per output position (6.2M values for the CNN), which the matmul then

@@ -19,6 +19,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/datasets/mnist"
+	_ "github.com/voltml/volt/internal/convgrad" // GoMLX's convolution gradient, corrected for even kernels.
 	"github.com/voltml/volt/internal/fastconv"
 	"github.com/voltml/volt/internal/fastconv/cnn"
 )
