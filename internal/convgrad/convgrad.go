@@ -95,28 +95,36 @@ func (p convParams) needsCorrection(x, kernel, v *graph.Node) bool {
 // input x and kernel kernel, with respect to x, given the output gradient
 // v; channel and batch groups split it as GoMLX's gradient does.
 func inputGradient(x, kernel, v *graph.Node, p convParams) *graph.Node {
+	return perGroup(x, kernel, v, p, ungroupedInputGradient, false)
+}
+
+// perGroup applies gradient to each channel or batch group of the
+// convolution (x, v and the kernel split as GoMLX's gradient splits them)
+// and concatenates the results: on x's grouped axis for the input's
+// gradient, on the kernel's output channels for the kernel's.
+func perGroup(x, kernel, v *graph.Node, p convParams, gradient func(x, kernel, v *graph.Node, p convParams) *graph.Node, ofKernel bool) *graph.Node {
 	a := p.axes
+	groups, xAxis := 1, a.InputChannels
 	switch {
 	case p.channelGroups > 1:
-		vs := graph.Split(v, a.OutputChannels, p.channelGroups)
-		xs := graph.Split(x, a.InputChannels, p.channelGroups)
-		ks := graph.Split(kernel, a.KernelOutputChannels, p.channelGroups)
-		parts := make([]*graph.Node, p.channelGroups)
-		for i := range parts {
-			parts[i] = ungroupedInputGradient(xs[i], ks[i], vs[i], p)
-		}
-		return graph.Concatenate(parts, a.InputChannels)
+		groups = p.channelGroups
 	case p.batchGroups > 1:
-		vs := graph.Split(v, a.OutputChannels, p.batchGroups)
-		xs := graph.Split(x, a.InputBatch, p.batchGroups)
-		ks := graph.Split(kernel, a.KernelOutputChannels, p.batchGroups)
-		parts := make([]*graph.Node, p.batchGroups)
-		for i := range parts {
-			parts[i] = ungroupedInputGradient(xs[i], ks[i], vs[i], p)
-		}
-		return graph.Concatenate(parts, a.InputBatch)
+		groups, xAxis = p.batchGroups, a.InputBatch
 	}
-	return ungroupedInputGradient(x, kernel, v, p)
+	if groups == 1 {
+		return gradient(x, kernel, v, p)
+	}
+	vs := graph.Split(v, a.OutputChannels, groups)
+	xs := graph.Split(x, xAxis, groups)
+	ks := graph.Split(kernel, a.KernelOutputChannels, groups)
+	parts := make([]*graph.Node, groups)
+	for i := range parts {
+		parts[i] = gradient(xs[i], ks[i], vs[i], p)
+	}
+	if ofKernel {
+		return graph.Concatenate(parts, a.KernelOutputChannels)
+	}
+	return graph.Concatenate(parts, xAxis)
 }
 
 // ungroupedInputGradient is the transposed convolution of v by kernel: the

@@ -9,25 +9,7 @@ import "github.com/gomlx/gomlx/core/graph"
 // computes it in one function with the input gradient, which fails to
 // build for some of the convolutions this package handles.
 func kernelGradient(x, kernel, v *graph.Node, p convParams) *graph.Node {
-	a := p.axes
-	groups, xAxis := 1, a.InputChannels
-	switch {
-	case p.channelGroups > 1:
-		groups = p.channelGroups
-	case p.batchGroups > 1:
-		groups, xAxis = p.batchGroups, a.InputBatch
-	}
-	if groups == 1 {
-		return ungroupedKernelGradient(x, kernel, v, p)
-	}
-	vs := graph.Split(v, a.OutputChannels, groups)
-	xs := graph.Split(x, xAxis, groups)
-	ks := graph.Split(kernel, a.KernelOutputChannels, groups)
-	parts := make([]*graph.Node, groups)
-	for i := range parts {
-		parts[i] = ungroupedKernelGradient(xs[i], ks[i], vs[i], p)
-	}
-	return graph.Concatenate(parts, a.KernelOutputChannels)
+	return perGroup(x, kernel, v, p, ungroupedKernelGradient, true)
 }
 
 // ungroupedKernelGradient convolves the input with the output gradient as
