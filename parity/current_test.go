@@ -31,10 +31,13 @@ var caseScripts = map[string][]string{
 // TestCasesAreCurrent runs each script of tools/parity (where
 // /usr/bin/python3 imports torch) into a temporary folder and compares its
 // files with the committed ones: integer tensors bitwise, float weights
-// and batches within 1e-6 (sameValues), what PyTorch computed (its losses,
-// and the float tensors under after/) within 1e-6 relative (another BLAS
-// may round a matmul differently), and the weights it trained (trained/)
-// within 1e-2 relative: Adam's steps amplify rounding (chargpt.py at one
+// and batches within 1e-6 (sameValues), what PyTorch computed within a
+// relative tolerance, since another CPU's kernels round differently and 50
+// steps amplify it (resnet.py's files, written on an Intel Xeon with
+// AVX-512, read back on an AMD EPYC with its 50th loss 3.2e-6 apart and
+// its BatchNorm running means under after/ up to 1.2e-4): its losses
+// within 1e-5, the float tensors under after/ within 1e-3, and the weights
+// it trained (trained/) within 1e-2: Adam's steps amplify rounding (chargpt.py at one
 // thread and at two differs by 5.3e-5 there, its losses by 7.8e-8; a
 // weight whose gradients are rounding-sized, as one in mlp_adamw_groups,
 // can move by 1e-3 on another CPU's kernels), while the losses and batches
@@ -78,9 +81,12 @@ func compareCase(t *testing.T, script, name, dir string) {
 		}
 		trained := strings.HasPrefix(tensor, "trained/")
 		if computed := trained || tensor == "loss" || strings.HasPrefix(tensor, "after/"); computed && want.DType().IsFloat() {
-			tol := 1e-6
-			if trained {
+			tol := 1e-5 // the losses
+			switch {
+			case trained:
 				tol = 1e-2
+			case strings.HasPrefix(tensor, "after/"):
+				tol = 1e-3
 			}
 			g, _ := fresh.Float64s(tensor)
 			w, _ := committed.Float64s(tensor)
