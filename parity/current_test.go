@@ -26,6 +26,7 @@ var caseScripts = map[string][]string{
 	"resnet.py":      {"resnet_sgd"},
 	"autoencoder.py": {"autoencoder_adam"},
 	"seqclass.py":    {"seqclass_adam"},
+	"dcgan_disc.py":  {"dcgan_disc_adam"},
 }
 
 // TestCasesAreCurrent runs each script of tools/parity (where
