@@ -21,6 +21,7 @@ var caseScripts = map[string][]string{
 	"mlp.py":         {"mlp_adam", "mlp_adamw_groups"},
 	"lstm.py":        {"lstm_adam"},
 	"cnn.py":         {"cnn_adam"},
+	"cnn_mnist.py":   {"cnn_mnist_adam"},
 	"layernorm.py":   {"layernorm_adamw"},
 	"chargpt.py":     {"chargpt_adamw"},
 	"resnet.py":      {"resnet_sgd"},

@@ -27,12 +27,14 @@
 // training step, and [Compare] reports the steps whose losses differ.
 //
 // The cases live in parity/testdata: tools/parity/mlp.py writes the MLP's,
-// lstm.py the LSTM's, cnn.py the CNN's, layernorm.py the LayerNorm net's, chargpt.py the character
-// transformer's (examples/chargpt/gpt), seqclass.py the LSTM sequence
-// classifier's (examples/seqclass/classifier), resnet.py the ResNet's
-// (examples/resnet/resnet), autoencoder.py the autoencoder's
-// (examples/autoencoder/ae), dcgan_disc.py a DCGAN-style discriminator's
-// (even kernels, whose input gradient internal/convgrad corrects). A new zoo model adds its PyTorch
+// lstm.py the LSTM's, cnn.py the CNN's, layernorm.py the LayerNorm net's,
+// chargpt.py the character transformer's (examples/chargpt/gpt), seqclass.py
+// the LSTM sequence classifier's (examples/seqclass/classifier), resnet.py
+// the ResNet's (examples/resnet/resnet), autoencoder.py the autoencoder's
+// (examples/autoencoder/ae), cnn_mnist.py examples/cnn's network's
+// (examples/cnn/cnn, in float64), dcgan_disc.py a DCGAN-style
+// discriminator's (even kernels, whose input gradient internal/convgrad
+// corrects). A new zoo model adds its PyTorch
 // script beside them (the layout converters of torch_parity.py map
 // nn.Linear, nn.Conv2d, nn.LayerNorm, nn.Embedding and nn.LSTM to GoMLX's variables), a
 // Go test like TestMLPParity, and its files to the test's caseScripts,

@@ -1,9 +1,9 @@
 // Command cnn trains a small convolutional network on MNIST with volt:
 // conv 3×3 32 + ReLU, 2×2 max-pool, conv 3×3 64 + ReLU, 2×2 max-pool,
-// dense 128, dense 10; Adam 1e-3, batch 64. On the pure-Go backend volt runs
-// convolutions and max-pooling through the backend's matmul
-// (internal/fastconv), so an epoch takes about a minute on 2 cores instead
-// of half an hour.
+// dense 128, dense 10; Adam 1e-3, batch 64 (package examples/cnn/cnn). On
+// the pure-Go backend volt runs convolutions and max-pooling through the
+// backend's matmul (internal/fastconv), so an epoch takes about a minute on
+// 2 cores instead of half an hour.
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn
 //
@@ -24,6 +24,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/examples/cnn/cnn"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
 )
@@ -66,7 +67,7 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	model := &digits.CNN{LR: 1e-3}
+	model := cnn.New()
 	if err := trainer.Fit(ctx, model, dm); err != nil {
 		return err
 	}

@@ -4,18 +4,29 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/layers/activation"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/optim"
 )
 
 // CNN classifies 28×28 digits: two 3×3 convolutions (32 and 64 channels),
 // each followed by ReLU and 2×2 max-pooling, then dense 128 and dense 10.
+//
+// Its variables sit at the root of the step's scope: /conv_0/conv/weights,
+// /conv_1/conv/biases, /dense_0/dense/weights, /dense_1/dense/biases.
 type CNN struct {
 	LR float64 // Adam learning rate
+	// Init, if set, is deferred at the end of building the layers (e.g.
+	// parity.Tensors.Apply, to start from PyTorch's weights); nil keeps
+	// GoMLX's initializers.
+	Init func(scope *model.Scope)
 }
 
 // Logits implements LogitsFn.
 func (m *CNN) Logits(s *volt.Step, images *graph.Node) *graph.Node {
+	if m.Init != nil {
+		defer m.Init(s.Scope())
+	}
 	x := graph.Reshape(images, images.Shape().Dimensions[0], 28, 28, 1) // channels last
 	for i, channels := range []int{32, 64} {
 		x = layers.Convolution(s.Scope().In("conv_%d", i), x).Channels(channels).KernelSize(3).Done()
