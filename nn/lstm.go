@@ -1,0 +1,88 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/torchinit"
+)
+
+// LSTM is torch.nn.LSTM(features, hidden, batch_first=True), one layer, one
+// direction, over x [batch, time, features]. It returns PyTorch's outputs:
+// every step's hidden state [batch, time, hidden], and the last hidden and
+// cell states [batch, hidden] (h_n[0] and c_n[0]). The states start at zero.
+//
+// Its variables are GoMLX's layers/lstm's, in scope itself, with the same
+// names, shapes and gate order (input, output, forget, cell): inputsW
+// [1, 4, hidden, features], recurrentW [1, 4, hidden, hidden] and biasesW
+// [1, 8, hidden] (the 4 input biases, then the 4 recurrent ones). So
+// checkpoints, torchinit's rules and tools/parity/torch_parity.py's LSTM
+// converter serve both, and an lstm.New(scope, x, hidden).Done() can be
+// replaced by it. Its initial values are PyTorch's, U(±1/√hidden) (package
+// torchinit), where the variables have none yet.
+//
+// It computes what layers/lstm computes (to float32 rounding), with far
+// less work in the backward pass. layers/lstm slices every step's gate
+// inputs out of one projection of the whole sequence, [4, batch, time,
+// hidden]; GoMLX's gradient of a slice is the slice's gradient padded
+// with zeros to the whole operand, so its backward pass fills and adds
+// 4·time tensors of the projection's size: quadratic in the sequence
+// length (on the pure-Go backend, 60% of examples/seqclass's step at 32
+// tokens). LSTM takes each step's input from x [time, batch, features]
+// instead, the smallest tensor that spans the sequence, and multiplies the
+// step's input and previous hidden state, concatenated, by both weight
+// matrices at once: one product per step, whose gradient reaches the
+// padded gradients of x alone.
+func LSTM(scope *model.Scope, x *graph.Node, hidden int) (outputs, lastHidden, lastCell *graph.Node) {
+	if x.Rank() != 3 {
+		panic(fmt.Sprintf("nn.LSTM: x must be [batch, time, features], got shape %s", x.Shape()))
+	}
+	if hidden < 1 {
+		panic(fmt.Sprintf("nn.LSTM: hidden must be positive, got %d", hidden))
+	}
+	g := x.Graph()
+	dtype := x.DType()
+	batch, steps, features := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
+	inputsW := lstmVariable(scope, "inputsW", shapes.Make(dtype, 1, 4, hidden, features)).NodeValue(g)
+	recurrentW := lstmVariable(scope, "recurrentW", shapes.Make(dtype, 1, 4, hidden, hidden)).NodeValue(g)
+	biasesW := lstmVariable(scope, "biasesW", shapes.Make(dtype, 1, 8, hidden)).NodeValue(g)
+
+	// weights [4·hidden, features+hidden]: row n·hidden+j holds gate n's
+	// unit j, for the step's input and previous hidden state together.
+	weights := graph.Reshape(graph.Concatenate([]*graph.Node{inputsW, recurrentW}, -1), 4*hidden, features+hidden)
+	biases := graph.Reshape(biasesW, 2, 4*hidden)
+	bias := graph.Add(graph.Slice(biases, graph.AxisElem(0)), graph.Slice(biases, graph.AxisElem(1))) // [1, 4·hidden]
+
+	byStep := graph.TransposeAllDims(x, 1, 0, 2) // [time, batch, features]
+	h := graph.Zeros(g, shapes.Make(dtype, batch, hidden))
+	c := h
+	hiddens := make([]*graph.Node, steps)
+	gate := func(z *graph.Node, n int) *graph.Node {
+		return graph.Slice(z, graph.AxisRange(), graph.AxisRange(n*hidden, (n+1)*hidden))
+	}
+	for t := range steps {
+		input := graph.Reshape(graph.Slice(byStep, graph.AxisElem(t)), batch, features)
+		z := graph.DotGeneral(graph.Concatenate([]*graph.Node{input, h}, -1), []int{1}, nil, weights, []int{1}, nil)
+		z = graph.Add(z, bias) // [batch, 4·hidden]
+		in, out, forget := graph.Sigmoid(gate(z, 0)), graph.Sigmoid(gate(z, 1)), graph.Sigmoid(gate(z, 2))
+		c = graph.Add(graph.Mul(c, forget), graph.Mul(graph.Tanh(gate(z, 3)), in))
+		h = graph.Mul(out, graph.Tanh(c))
+		hiddens[t] = h
+	}
+	return graph.Stack(hiddens, 1), h, c
+}
+
+// lstmVariable returns scope's variable name of the given shape, with
+// PyTorch's initialiser (torchinit) where it has no value yet.
+func lstmVariable(scope *model.Scope, name string, shape shapes.Shape) *model.Variable {
+	v := scope.VariableWithShape(name, shape)
+	if v.HasValue() {
+		return v
+	}
+	if rule, ok := torchinit.RuleFor(scope.Store(), v); ok {
+		v = scope.Store().VariableWithShape(v.Path(), v.Shape(), torchinit.Initializer(scope.Store(), rule))
+	}
+	return v
+}
