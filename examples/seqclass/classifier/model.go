@@ -6,7 +6,8 @@
 //	→ the last hidden state → nn.Linear(hidden, classes)
 //
 // trained with the mean softmax cross-entropy (F.cross_entropy), written
-// with GoMLX's layers (layers.Embedding, layers/lstm, layers.Dense) and
+// with layers.Embedding, volt's nn.LSTM (GoMLX's layers/lstm's variables,
+// with a backward pass linear in the sequence length) and layers.Dense, and
 // initialised as PyTorch initialises those layers (package torchinit):
 // embeddings N(0, 1), the LSTM's weights and both its biases
 // U(±1/√hidden), the head U(±1/√hidden).
@@ -27,11 +28,11 @@ import (
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
-	"github.com/gomlx/gomlx/ml/layers/lstm"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/metrics"
+	"github.com/voltml/volt/nn"
 	"github.com/voltml/volt/optim"
 	"github.com/voltml/volt/torchinit"
 )
@@ -64,8 +65,8 @@ func (c Config) Params() int {
 // state after the last token.
 func (c Config) Logits(scope *model.Scope, tokens *graph.Node) *graph.Node {
 	x := layers.Embedding(scope.In("embed"), tokens, dtypes.Float32, c.Vocab, c.Embed)
-	_, last, _ := lstm.New(scope.In("lstm"), x, c.Hidden).Done() // last: [1, batch, hidden]
-	return layers.DenseWithBias(scope.In("head"), graph.Squeeze(last, 0), c.Classes)
+	_, last, _ := nn.LSTM(scope.In("lstm"), x, c.Hidden) // last: [batch, hidden]
+	return layers.DenseWithBias(scope.In("head"), last, c.Classes)
 }
 
 // Module is the classifier as a volt module: batches hold tokens
