@@ -23,18 +23,19 @@ import (
 // replaced by it. Its initial values are PyTorch's, U(±1/√hidden) (package
 // torchinit), where the variables have none yet.
 //
-// It computes what layers/lstm computes (to float32 rounding), with far
-// less work in the backward pass. layers/lstm slices every step's gate
-// inputs out of one projection of the whole sequence, [4, batch, time,
-// hidden]; GoMLX's gradient of a slice is the slice's gradient padded
-// with zeros to the whole operand, so its backward pass fills and adds
-// 4·time tensors of the projection's size: quadratic in the sequence
-// length (on the pure-Go backend, 60% of examples/seqclass's step at 32
-// tokens). LSTM takes each step's input from x [time, batch, features]
-// instead, the smallest tensor that spans the sequence, and multiplies the
-// step's input and previous hidden state, concatenated, by both weight
-// matrices at once: one product per step, whose gradient reaches the
-// padded gradients of x alone.
+// It computes what layers/lstm computes (to rounding), with far less work
+// in the backward pass. layers/lstm slices every step's gate inputs out of
+// one projection of the whole sequence, [4, batch, time, hidden]; GoMLX's
+// gradient of a slice is the slice's gradient padded with zeros to the
+// whole operand, so its backward pass fills and adds 4·time tensors of the
+// projection's size, 16·batch·hidden·time² values (on the pure-Go backend,
+// 60% of examples/seqclass's step at 32 tokens). LSTM slices each step's
+// input out of x [time, batch, features] instead, the smallest tensor that
+// spans the sequence, and multiplies it and the previous hidden state,
+// concatenated, by both weight matrices at once: one product per step,
+// and batch·features·time² padded values, 16·hidden/features times fewer.
+// Both grow with the square of the sequence length: GoMLX's gradients of
+// per-step slices are whole-sequence tensors whatever the layer does.
 func LSTM(scope *model.Scope, x *graph.Node, hidden int) (outputs, lastHidden, lastCell *graph.Node) {
 	if x.Rank() != 3 {
 		panic(fmt.Sprintf("nn.LSTM: x must be [batch, time, features], got shape %s", x.Shape()))
