@@ -56,7 +56,7 @@ func run(args []string, out, errOut io.Writer) error {
 	flags.SetOutput(errOut)
 	rounds := flags.Int("rounds", 5, "paired rounds per model and thread count")
 	steps := flags.Int("steps", 50, "timed steps per measurement (after 5 warm-up steps)")
-	modelList := flags.String("models", "mlp,cnn,resnet,chargpt", "comma-separated models")
+	modelList := flags.String("models", "mlp,cnn,resnet,chargpt,seqclass,autoencoder", "comma-separated models")
 	threadList := flags.String("threads", "1,2", "comma-separated thread counts")
 	python := flags.String("python", "/usr/bin/python3", "a Python with torch")
 	worker := flags.String("worker", "", "internal: time volt's step of this model once and print ms_per_step")

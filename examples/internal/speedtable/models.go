@@ -6,9 +6,11 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/examples/autoencoder/ae"
 	"github.com/voltml/volt/examples/chargpt/gpt"
 	"github.com/voltml/volt/examples/internal/digits"
 	"github.com/voltml/volt/examples/resnet/resnet"
+	"github.com/voltml/volt/examples/seqclass/classifier"
 	"github.com/voltml/volt/optim"
 )
 
@@ -43,7 +45,22 @@ var models = []benchModel{
 				Groups:    []volt.ParamGroup{volt.NoWeightDecay(gpt.NoDecay...)}}}}
 		},
 		examples: tokenWindows, clipNorm: 1},
+	{name: "seqclass", about: "examples/seqclass: embedding 8, LSTM 32 over 32 tokens, dense 8; Adam 1e-2, clip 1.0, batch 32", batch: 32,
+		module: func() volt.Module {
+			return &classifier.Module{Config: seqclassConfig,
+				Optimizers: volt.Optimize(optim.Adam(1e-2))}
+		},
+		examples: orderSequences, clipNorm: 1},
+	{name: "autoencoder", about: "examples/autoencoder: dense 784-256-32-256-784, ReLU, sigmoid, MSE; Adam 1e-3, batch 64", batch: 64,
+		module: func() volt.Module { return ae.New() }, examples: images},
 }
+
+// seqclassTask and seqclassConfig are examples/seqclass's defaults (the
+// sizes torch_models.py's seqclass uses).
+var (
+	seqclassTask   = classifier.Task{Length: 32, Marks: 3}
+	seqclassConfig = classifier.Config{Vocab: classifier.Vocab, Embed: 8, Hidden: 32, Classes: seqclassTask.Classes()}
+)
 
 // modelNamed returns the model called name.
 func modelNamed(name string) (benchModel, error) {
@@ -70,6 +87,16 @@ func images(n int, rng *rand.Rand) data.Slice {
 		out[i] = data.Example{Inputs: []data.Field{{Value: image}}, Labels: []data.Field{{Value: int32(rng.IntN(10))}}}
 	}
 	return out
+}
+
+// orderSequences returns n sequences of examples/seqclass's temporal-order
+// task (its own generator, seeded from rng).
+func orderSequences(n int, rng *rand.Rand) data.Slice {
+	examples, err := seqclassTask.Generate(n, rng.Uint64())
+	if err != nil {
+		panic(err) // seqclassTask is valid
+	}
+	return examples
 }
 
 // tokenWindows returns n windows of 64 uniform tokens and their next tokens.

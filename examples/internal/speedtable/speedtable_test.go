@@ -55,7 +55,7 @@ func TestBadFlags(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"-models", "mlp,vgg"}, `no model "vgg"; the models are [mlp cnn resnet chargpt]`},
+		{[]string{"-models", "mlp,vgg"}, `no model "vgg"; the models are [mlp cnn resnet chargpt seqclass autoencoder]`},
 		{[]string{"-threads", "0"}, `-threads: "0" is not a positive thread count`},
 		{[]string{"-steps", "0"}, "-steps and -rounds must be positive"},
 	} {

@@ -90,8 +90,56 @@ def chargpt_step():
     return step
 
 
+class SeqClassifier(nn.Module):
+    """examples/seqclass: Embedding(6, 8) -> LSTM(8, 32) -> last hidden state -> Linear(32, 8)."""
+
+    def __init__(self, vocab=6, embed=8, hidden=32, classes=8):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        _, (h, _) = self.lstm(self.embed(tokens))
+        return self.head(h[0])
+
+
+def seqclass_step():
+    model = SeqClassifier()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    x, y = torch.randint(0, 6, (32, 32)), torch.randint(0, 8, (32,))
+
+    def step():
+        loss = nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        return loss.item()
+    return step
+
+
+def autoencoder():
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 32), nn.Linear(32, 256),
+                         nn.ReLU(), nn.Linear(256, 784), nn.Sigmoid())
+
+
+def autoencoder_step():
+    model = autoencoder()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.rand(64, 784)
+
+    def step():
+        loss = nn.functional.mse_loss(model(x), x)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
 STEPS = {"mlp": lambda: image_step(mlp), "cnn": lambda: image_step(cnn), "resnet": lambda: image_step(resnet),
-         "chargpt": chargpt_step}
+         "chargpt": chargpt_step, "seqclass": seqclass_step, "autoencoder": autoencoder_step}
 
 
 def main():
