@@ -42,3 +42,37 @@ func TestGoBackendLowersConvolutions(t *testing.T) {
 		t.Error("the convolution was not lowered onto the matmul")
 	}
 }
+
+// TestShiftTilesFollowTheExecutor: a 16-channel 3×3 convolution at 28×28
+// (patches of 4 MB) is built in tiles on the Go backend that runs
+// independent ops side by side, and whole on "go:ops_sequential", volt's
+// default.
+func TestShiftTilesFollowTheExecutor(t *testing.T) {
+	for _, tc := range []struct {
+		config string
+		tiled  bool
+	}{{"go:ops_sequential", false}, {"go", true}, {"go:ops_parallel", true}, {"go:parallelism=1,ops_sequential", false}} {
+		t.Run(tc.config, func(t *testing.T) {
+			b, err := Backend(tc.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fc := b.(*fastconv.Backend)
+			before := fc.TiledShifts()
+			exec, err := graph.NewExec(b, func(x, k *graph.Node) *graph.Node {
+				return graph.Convolve(x, k).PadSame().Done()
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := tensors.FromShape(shapes.Make(dtypes.Float32, 8, 28, 28, 16))
+			k := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 3, 16, 16))
+			if _, err := exec.Call(x, k); err != nil {
+				t.Fatal(err)
+			}
+			if tiled := fc.TiledShifts() > before; tiled != tc.tiled {
+				t.Errorf("tiled %v, want %v", tiled, tc.tiled)
+			}
+		})
+	}
+}

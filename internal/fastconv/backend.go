@@ -25,6 +25,7 @@ type Backend struct {
 	reusedBatchNorms  atomic.Int64
 	reusedPatches     atomic.Int64
 	shiftedConvs      atomic.Int64
+	tiledShifts       atomic.Int64
 	scatteredConvs    atomic.Int64
 }
 
@@ -37,6 +38,10 @@ func (b *Backend) ScatteredConvs() int64 { return b.scatteredConvs.Load() }
 // built their patches from shifted runs of the flattened input
 // (stride-1 convolutions; see shift.go).
 func (b *Backend) ShiftedConvs() int64 { return b.shiftedConvs.Load() }
+
+// TiledShifts is how many of the ShiftedConvs built their patches in tiles
+// (shift_tiles.go, Lowering.ShiftTileBytes).
+func (b *Backend) TiledShifts() int64 { return b.tiledShifts.Load() }
 
 // ReusedPatches returns how many of the lowered convolutions (Lowered)
 // were emitted from the patches of an earlier convolution of the same

@@ -31,7 +31,12 @@
 // batch is cut into GOMAXPROCS blocks of whole images that its products
 // take as a batch axis (split.go), so that the matmul's workers do not
 // each pack all of the kernel gradient's output gradient
-// (Lowering.ShiftSplit).
+// (Lowering.ShiftSplit). A shifted convolution whose patches pass
+// DefaultShiftTileBytes (512 KiB) and have at least twice the output's rows
+// is gathered and multiplied in tiles of the N·P axis instead
+// (shift_tiles.go, Lowering.ShiftTileBytes), so that the matmul packs
+// patches still in cache; its kernel gradient gathers each tile again
+// rather than keeping the whole patch matrix alive.
 // A "full" convolution, padded by at least the kernel's span less one on
 // each side (GoMLX's input gradient of a valid stride-1 convolution with
 // an odd kernel), is multiplied first and its K shifted products summed

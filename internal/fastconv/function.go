@@ -88,6 +88,9 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 		if how.shifted {
 			f.builder.backend.shiftedConvs.Add(1)
 		}
+		if how.shiftTiled {
+			f.builder.backend.tiledShifts.Add(1)
+		}
 		if how.scattered {
 			f.builder.backend.scatteredConvs.Add(1)
 		}

@@ -55,6 +55,11 @@ type Lowering struct {
 	// wrapper otherwise emits them with cheaper transposes (transposes.go,
 	// dot.go, dense.go); kept to measure each.
 	NoTransposePlans, NoDotLayouts, NoDenseVJP bool
+	// ShiftTileBytes bounds the patches of one tile of a shifted
+	// convolution, built and multiplied one tile at a time
+	// (shift_tiles.go); zero means DefaultShiftTileBytes, a negative value
+	// builds them whole.
+	ShiftTileBytes int
 	// ShiftSplit cuts the batch of a shifted convolution into this many
 	// blocks of whole images for the matmul's workers (split.go), lowered
 	// to a divisor of the batch; zero means GOMAXPROCS, 1 no split.
@@ -132,7 +137,7 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 		}
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
-		cache: cache, shiftSplit: l.shiftSplit}
+		cache: cache, shiftSplit: l.shiftSplit, shiftTileCount: l.shiftTileCount}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -161,7 +166,7 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 		y, ok, err := b.shiftConv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
 			inputDilations, kernelDilations, channelGroupCount, key)
 		if ok || err != nil {
-			return y, convHow{shifted: ok}, err
+			return y, convHow{shifted: ok, shiftTiled: b.shiftTiled}, err
 		}
 	}
 	y, err = b.conv(input, kernel, inputShape, kernelShape, outputShape, axes, strides, paddings,
@@ -173,7 +178,9 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 type convHow struct {
 	reused  bool // from the patches of an earlier convolution (reuse.go)
 	shifted bool // from shifted runs of the flattened input (shift.go)
-	phased  bool // split by output phases (phases.go)
+	// shiftTiled: shifted, in tiles (shift_tiles.go)
+	shiftTiled bool
+	phased     bool // split by output phases (phases.go)
 	// scattered: a full-padded convolution multiplied first, its shifted
 	// products summed (scatter.go)
 	scattered bool
@@ -209,6 +216,10 @@ type emitter struct {
 	slicePatches  bool
 	cache         patchCache          // nil: patches are not kept
 	shiftSplit    func(batch int) int // Lowering.shiftSplit
+	// shiftTileCount is Lowering.shiftTileCount.
+	shiftTileCount func(patchBytes, patchRows, outChannels int) int
+	// shiftTiled is set by a shiftConv that built its patches in tiles.
+	shiftTiled bool
 	// pending is the cache key of the patches the next tiled call builds
 	// when it builds them in one piece; tiled clears it.
 	pending *patchKey

@@ -32,8 +32,8 @@ var resnetLowerings = []struct {
 	name     string
 	lowering Lowering
 }{
-	{"before=nosplit", Lowering{ShiftSplit: 1}},
-	{"after=split", Lowering{}},
+	{"before=whole", Lowering{ShiftTileBytes: -1}},
+	{"after=tiles", Lowering{}},
 }
 
 // BenchmarkResNetConvs times the forward pass and both gradients of all

@@ -52,6 +52,14 @@ type patchEntry struct {
 	// shiftSplit is the number of batch blocks of shiftConv's patches
 	// (split.go); 0 or 1: none.
 	shiftSplit int
+	// shiftTiles, when set, are the tiles of a shifted convolution built in
+	// tiles (shift_tiles.go): patches is nil, and the kernel gradient
+	// gathers each tile again from shiftInput ([C, (N+1)·P]) at
+	// shiftOffsets, with shiftChannels channels.
+	shiftTiles    []shiftTile
+	shiftInput    compute.Value
+	shiftOffsets  []int32
+	shiftChannels int
 }
 
 // patchCache holds the patch matrices built on one function. It is only

@@ -129,13 +129,20 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 	// positions flattened, and are used as they are: the Go backend copies
 	// a Reshape of a value that has other users, and the kernel gradient
 	// uses them too.
-	patches, y, err := b.shiftPatchesTimesKernel(x, w, offsets, c, co, grid, b.shiftSplit(batch))
+	entry := patchEntry{outSpatial: slices.Clone(outSpatial), shiftPadded: padded}
+	if tiles := b.shiftTileCount(numKernel*c*grid*b.dtype.Size(), numKernel*c, co); tiles > 1 {
+		entry.shiftTiles, entry.shiftInput, entry.shiftOffsets, entry.shiftChannels = shiftTilesOf(grid, tiles), x, offsets, c
+		b.shiftTiled = true
+		y, err = shiftTilesTimesKernel(b.f, x, w, offsets, c, entry.shiftTiles)
+	} else {
+		entry.shiftSplit = b.shiftSplit(batch)
+		entry.patches, y, err = b.shiftPatchesTimesKernel(x, w, offsets, c, co, grid, entry.shiftSplit)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	if key != nil && b.cache != nil {
-		b.cache[*key] = patchEntry{patches: patches, outSpatial: slices.Clone(outSpatial), shiftPadded: padded,
-			shiftSplit: b.shiftSplit(batch)}
+		b.cache[*key] = entry
 	}
 	// [Co, N·P] to [N, Ip..., Co], cropped to [N, O..., Co].
 	if y, err = fastTranspose(b.f, y, []int{co, grid}, []int{1, 0}); err != nil {

@@ -87,9 +87,14 @@ func TestShiftedMatchesDirect(t *testing.T) {
 	// has images (split.go).
 	for _, split := range []int{1, 3} {
 		t.Run(fmt.Sprintf("split=%d", split), func(t *testing.T) {
-			testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftSplit: split})
+			testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftSplit: split, ShiftTileBytes: -1})
 		})
 	}
+	// Tiles of at most 96 bytes (24 float32 patch values): every case with
+	// more is cut into tiles, down to one grid position each (shift_tiles.go).
+	t.Run("tiles", func(t *testing.T) {
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96})
+	})
 }
 
 func testShiftedMatchesDirect(t *testing.T, lowering Lowering) {
@@ -114,16 +119,30 @@ func testShiftedMatchesDirect(t *testing.T, lowering Lowering) {
 					c.dilation[a], 1)
 			}
 			cotangent := randomTensor(rng, outDims)
-			shifted, reused := lowered.ShiftedConvs(), lowered.ReusedPatches()
+			shifted, reused, tiled := lowered.ShiftedConvs(), lowered.ReusedPatches(), lowered.TiledShifts()
 			want := outputsAndGradients(t, lowered.Backend, c, x, kernel, cotangent)
 			got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
 			if d := lowered.ShiftedConvs() - shifted; d < 1 {
 				t.Errorf("%d convolutions lowered from shifted runs, want at least the forward one", d)
+			}
+			patchBytes, patchRows := 4*c.inChannels*c.batch, c.inChannels
+			for a := range c.size {
+				patchBytes *= c.kernel[a] * (c.size[a] + c.paddings[a][0] + c.paddings[a][1])
+				patchRows *= c.kernel[a]
+			}
+			// (The input gradient, shifted too, may be tiled on its own.)
+			if lowering.shiftTileCount(patchBytes, patchRows, c.outChannels) > 1 && lowered.TiledShifts() == tiled {
+				t.Errorf("the forward convolution's %d patch bytes were not tiled (ShiftTileBytes %d)",
+					patchBytes, lowering.ShiftTileBytes)
 			}
 			if d := lowered.ReusedPatches() - reused; d != 1 {
 				t.Errorf("%d convolutions reused patches, want 1 (the kernel gradient)", d)
 			}
 			compareFlat(t, names, got, want)
 		})
+	}
+	// The tiled variant must exercise tiles on a good share of the cases.
+	if n := lowered.TiledShifts(); lowering.ShiftTileBytes > 0 && n < 15 {
+		t.Errorf("%d shifted convolutions were tiled, want at least 15 of the 40 cases' forward and input-gradient ones", n)
 	}
 }

@@ -96,6 +96,9 @@ func (b *emitter) shiftPatchesTimesKernel(x, w compute.Value, offsets []int32, c
 // dy [N·P, Co], returning the kernel gradient [K·C, Co] (in whichever
 // shape: the caller reshapes it).
 func shiftPatchesTimesGradient(f compute.Function, entry patchEntry, dy compute.Value, grid, co int) (compute.Value, error) {
+	if entry.shiftTiles != nil {
+		return shiftTilesTimesGradient(f, entry, dy, co)
+	}
 	if entry.shiftSplit <= 1 {
 		return f.DotGeneral(entry.patches, []int{2}, nil, dy, []int{0}, nil, compute.DotGeneralConfig{})
 	}
