@@ -55,18 +55,25 @@ def resnet():
                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
 
 
-def image_step(build):
-    model = build()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x, y = torch.rand(64, 1, 28, 28), torch.randint(0, 10, (64,))
+def adam_step(model, lr, loss_of, clip=None):
+    """One training step of model with Adam(lr): loss_of(model), backward,
+    clipping by norm when clip is set, the update, loss.item()."""
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
 
     def step():
-        loss = nn.functional.cross_entropy(model(x), y)
+        loss = loss_of(model)
         opt.zero_grad()
         loss.backward()
+        if clip is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
         return loss.item()
     return step
+
+
+def image_step(build):
+    x, y = torch.rand(64, 1, 28, 28), torch.randint(0, 10, (64,))
+    return adam_step(build(), 1e-3, lambda m: nn.functional.cross_entropy(m(x), y))
 
 
 def chargpt_step():
@@ -105,18 +112,8 @@ class SeqClassifier(nn.Module):
 
 
 def seqclass_step():
-    model = SeqClassifier()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
     x, y = torch.randint(0, 6, (32, 32)), torch.randint(0, 8, (32,))
-
-    def step():
-        loss = nn.functional.cross_entropy(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        return loss.item()
-    return step
+    return adam_step(SeqClassifier(), 1e-2, lambda m: nn.functional.cross_entropy(m(x), y), clip=1.0)
 
 
 def autoencoder():
@@ -125,17 +122,8 @@ def autoencoder():
 
 
 def autoencoder_step():
-    model = autoencoder()
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x = torch.rand(64, 784)
-
-    def step():
-        loss = nn.functional.mse_loss(model(x), x)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        return loss.item()
-    return step
+    return adam_step(autoencoder(), 1e-3, lambda m: nn.functional.mse_loss(m(x), x))
 
 
 STEPS = {"mlp": lambda: image_step(mlp), "cnn": lambda: image_step(cnn), "resnet": lambda: image_step(resnet),
