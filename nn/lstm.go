@@ -56,7 +56,7 @@ func LSTM(scope *model.Scope, x *graph.Node, hidden int) (outputs, lastHidden, l
 	biases := graph.Reshape(biasesW, 2, 4*hidden)
 	bias := graph.Add(graph.Slice(biases, graph.AxisElem(0)), graph.Slice(biases, graph.AxisElem(1))) // [1, 4·hidden]
 
-	byStep := graph.TransposeAllDims(x, 1, 0, 2) // [time, batch, features]
+	byStep := graph.TransposeAllAxes(x, 1, 0, 2) // [time, batch, features]
 	h := graph.Zeros(g, shapes.Make(dtype, batch, hidden))
 	c := h
 	hiddens := make([]*graph.Node, steps)

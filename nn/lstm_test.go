@@ -84,7 +84,7 @@ func TestLSTMEqualsGoMLXLSTM(t *testing.T) {
 			// GoMLX's, on the variables nn.LSTM initialised (same store and scope).
 			want := lstmOutputs(t, be, store, x, uint64(i), func(s *model.Scope, x *graph.Node) (o, h, c *graph.Node) {
 				all, h, c := lstm.New(s, x, hidden).Done() // all [time, 1, batch, hidden], h and c [1, batch, hidden]
-				o = graph.TransposeAllDims(graph.Squeeze(all, 1), 1, 0, 2)
+				o = graph.TransposeAllAxes(graph.Squeeze(all, 1), 1, 0, 2)
 				return o, graph.Squeeze(h, 0), graph.Squeeze(c, 0)
 			})
 			for k, name := range names {
