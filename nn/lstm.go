@@ -37,8 +37,8 @@ import (
 // Both grow with the square of the sequence length: GoMLX's gradients of
 // per-step slices are whole-sequence tensors whatever the layer does.
 func LSTM(scope *model.Scope, x *graph.Node, hidden int) (outputs, lastHidden, lastCell *graph.Node) {
-	if x.Rank() != 3 {
-		panic(fmt.Sprintf("nn.LSTM: x must be [batch, time, features], got shape %s", x.Shape()))
+	if x.Rank() != 3 || x.Shape().Dim(1) < 1 {
+		panic(fmt.Sprintf("nn.LSTM: x must be [batch, time, features] with at least one step, got shape %s", x.Shape()))
 	}
 	if hidden < 1 {
 		panic(fmt.Sprintf("nn.LSTM: hidden must be positive, got %d", hidden))

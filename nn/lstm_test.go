@@ -128,7 +128,7 @@ func TestLSTMInitialisesAsPyTorch(t *testing.T) {
 	}
 }
 
-// TestLSTMRefusesBadShapes: x not [batch, time, features], or no hidden
+// TestLSTMRefusesBadShapes: x not [batch, time, features], no time steps, or no hidden
 // units, panics naming the argument.
 func TestLSTMRefusesBadShapes(t *testing.T) {
 	for _, tc := range []struct {
@@ -137,6 +137,7 @@ func TestLSTMRefusesBadShapes(t *testing.T) {
 		says   string
 	}{
 		{[]int{2, 3}, 4, "x must be [batch, time, features]"},
+		{[]int{2, 0, 3}, 4, "with at least one step, got shape (Float32)[2, 0, 3]"},
 		{[]int{2, 3, 4}, 0, "hidden must be positive"},
 	} {
 		func() {
