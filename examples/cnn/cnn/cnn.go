@@ -1,6 +1,7 @@
 // Package cnn is examples/cnn's network for packages outside examples/,
 // which cannot import examples/internal/digits, where it lives: package
-// parity's TestCNNMNISTParity trains it against PyTorch.
+// parity's TestCNNMNISTParity trains it against PyTorch. Start with [New],
+// the example's configuration of [CNN].
 package cnn
 
 import "github.com/voltml/volt/examples/internal/digits"
