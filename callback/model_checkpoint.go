@@ -1,6 +1,7 @@
 package callback
 
 import (
+	"os"
 	"path/filepath"
 	"time"
 
@@ -48,6 +49,9 @@ type ModelCheckpoint struct {
 	// deferred: a step- or time-triggered save waits for the end of the
 	// next validation (deferToValidation).
 	deferred bool
+	// written is what this process's saves left at each path (rank 0), so
+	// that a file another process put in its place is not removed.
+	written map[string]os.FileInfo
 }
 
 // staleTempAge is how long a save's temporary file must have been idle to be

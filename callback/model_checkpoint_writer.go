@@ -45,7 +45,16 @@ func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("ModelCheckpoint: %w", err)
 	}
-	return t.SaveCheckpoint(path, m.cfg.SaveWeightsOnly)
+	if err := t.SaveCheckpoint(path, m.cfg.SaveWeightsOnly); err != nil {
+		return err
+	}
+	if info, err := os.Stat(path); err == nil && t.IsGlobalZero() {
+		if m.written == nil {
+			m.written = map[string]os.FileInfo{}
+		}
+		m.written[path] = info
+	}
+	return nil
 }
 
 // saveLast brings last.ckpt up to date: an atomic copy of saved, the file
@@ -70,7 +79,10 @@ func (m *ModelCheckpoint) saveLast(t *volt.Trainer, saved string) error {
 // gone is not an error. The last file is never removed, nor a file outside
 // this ModelCheckpoint's directory: a Fit resumed from another run's
 // checkpoint restores that run's BestModelPath, a file this run did not
-// write, which stays where it is (the bookkeeping still drops it).
+// write, which stays where it is (the bookkeeping still drops it). Nor is
+// a file that another process put in place of this process's save (two
+// runs given one Dirpath that chose the same name at once): it is kept,
+// with a warning.
 func (m *ModelCheckpoint) remove(t *volt.Trainer, path string) error {
 	if path == m.state.LastModelPath || !t.IsGlobalZero() {
 		return nil // rank 0 alone manages the files of a data-parallel job
@@ -78,6 +90,13 @@ func (m *ModelCheckpoint) remove(t *volt.Trainer, path string) error {
 	if !sameDir(filepath.Dir(path), m.dirpath) {
 		t.Slog().Info("volt: ModelCheckpoint: keeping a checkpoint outside its directory (written by another run)",
 			"path", path, "dirpath", m.dirpath)
+		return nil
+	}
+	saved, ours := m.written[path]
+	delete(m.written, path)
+	if current, err := os.Stat(path); ours && err == nil && !os.SameFile(saved, current) {
+		t.Slog().Warn("volt: ModelCheckpoint: keeping a checkpoint another process wrote over this run's (two runs share its directory?)",
+			"path", path)
 		return nil
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
