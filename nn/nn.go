@@ -1,5 +1,5 @@
 // Package nn is torch.nn's everyday layers and losses for volt's steps
-// ([Linear], [LayerNorm], [ReLU], [Dropout], [LSTM], [MSELoss]), with PyTorch's
+// ([Linear], [LayerNorm], [ReLU], [Dropout], [LSTM], [GRU], [MSELoss]), with PyTorch's
 // defaults, so that a model ported from Lightning needs one import instead
 // of GoMLX's layers, activation, norm and loss packages, and trains from the
 // same starting point:

@@ -20,6 +20,7 @@ import (
 var caseScripts = map[string][]string{
 	"mlp.py":         {"mlp_adam", "mlp_adamw_groups"},
 	"lstm.py":        {"lstm_adam"},
+	"gru.py":         {"gru_adam"},
 	"cnn.py":         {"cnn_adam"},
 	"cnn_mnist.py":   {"cnn_mnist_adam"},
 	"layernorm.py":   {"layernorm_adamw"},

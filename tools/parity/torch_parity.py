@@ -125,6 +125,14 @@ def batch_norm_buffers(layer, scope):
             f"{scope}/num_batches_tracked": layer.num_batches_tracked.detach().reshape(())}
 
 
+def gru(layer, scope):
+    """nn.GRU (one layer, unidirectional, batch_first) -> volt's nn.GRU under
+    scope: PyTorch's own tensors and gate order (r, z, n), without the _l0
+    suffix."""
+    return {f"{scope}/{name}": getattr(layer, name + "_l0").detach().contiguous()
+            for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")}
+
+
 def lstm(layer, scope):
     """nn.LSTM (one layer, unidirectional, batch_first) -> layers/lstm under scope.
 

@@ -1,0 +1,91 @@
+package nn_test
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/shapes"
+	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/nn"
+)
+
+// TestGRUShapesAndInitialisation: nn.GRU's outputs are [batch, time,
+// hidden] with the last one equal to the last step's, its variables have
+// PyTorch's names and shapes and are U(±1/√hidden) (package parity's
+// TestGRUParity checks its values against PyTorch's).
+func TestGRUShapesAndInitialisation(t *testing.T) {
+	const batch, steps, features, hidden = 3, 4, 5, 64
+	store := model.NewStore()
+	exec, err := model.NewExec(backend(t), store, func(scope *model.Scope, x *graph.Node) []*graph.Node {
+		outputs, last := nn.GRU(scope.In("gru"), x, hidden)
+		return []*graph.Node{outputs, last}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xs := make([]float32, batch*steps*features)
+	for i := range xs {
+		xs[i] = float32(math.Sin(float64(i)))
+	}
+	outs, err := exec.Call(tensors.FromFlatDataAndDimensions(xs, batch, steps, features))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outs[0].Shape().Dimensions; fmt.Sprint(got) != fmt.Sprint([]int{batch, steps, hidden}) {
+		t.Fatalf("outputs %v, want [%d %d %d]", got, batch, steps, hidden)
+	}
+	all, last := tensors.MustCopyFlatData[float32](outs[0]), tensors.MustCopyFlatData[float32](outs[1])
+	for b := range batch {
+		for j := range hidden {
+			if a, l := all[(b*steps+steps-1)*hidden+j], last[b*hidden+j]; a != l {
+				t.Fatalf("last[%d][%d] = %v, the last step's output %v", b, j, l, a)
+			}
+		}
+	}
+	bound := 1 / math.Sqrt(hidden)
+	for name, dims := range map[string][]int{"weight_ih": {3 * hidden, features}, "weight_hh": {3 * hidden, hidden},
+		"bias_ih": {3 * hidden}, "bias_hh": {3 * hidden}} {
+		v, err := store.GetVariable("/gru/" + name).Value()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(v.Shape().Dimensions) != fmt.Sprint(dims) {
+			t.Errorf("%s is %v, PyTorch's is %v", name, v.Shape().Dimensions, dims)
+		}
+		maxAbs := 0.0
+		for _, w := range tensors.MustCopyFlatData[float32](v) {
+			maxAbs = math.Max(maxAbs, math.Abs(float64(w)))
+		}
+		if maxAbs > bound || maxAbs < bound/2 {
+			t.Errorf("%s: max |w| %.4f, want U(±%.4f)", name, maxAbs, bound)
+		}
+	}
+}
+
+// TestGRURefusesBadShapes: x not [batch, time, features] or no hidden
+// units panics naming the argument.
+func TestGRURefusesBadShapes(t *testing.T) {
+	for _, tc := range []struct {
+		dims   []int
+		hidden int
+		says   string
+	}{
+		{[]int{2, 3}, 4, "nn.GRU: x must be [batch, time, features]"},
+		{[]int{2, 3, 4}, 0, "nn.GRU: hidden must be positive"},
+	} {
+		func() {
+			defer func() {
+				if r := fmt.Sprint(recover()); !strings.Contains(r, tc.says) {
+					t.Errorf("nn.GRU(%v, %d) panicked with %q, want it to say %q", tc.dims, tc.hidden, r, tc.says)
+				}
+			}()
+			g := graph.NewGraph(backend(t), "bad")
+			nn.GRU(model.NewStore().RootScope(), graph.Parameter(g, "x", shapes.Make(dtypes.Float32, tc.dims...)), tc.hidden)
+		}()
+	}
+}
