@@ -36,7 +36,7 @@
 // discriminator's (even kernels, whose input gradient internal/convgrad
 // corrects), gru.py nn.GRU's regressor. A new zoo model adds its PyTorch
 // script beside them (the layout converters of torch_parity.py map
-// nn.Linear, nn.Conv2d, nn.LayerNorm, nn.Embedding and nn.LSTM to GoMLX's variables), a
+// nn.Linear, nn.Conv2d, nn.LayerNorm, nn.Embedding and nn.LSTM to GoMLX's variables, nn.GRU to volt's), a
 // Go test like TestMLPParity, and its files to the test's caseScripts,
 // which TestCasesAreCurrent reruns where torch is installed.
 package parity
