@@ -3,11 +3,8 @@ package nn_test
 import (
 	"fmt"
 	"math"
-	"strings"
 	"testing"
 
-	"github.com/gomlx/compute/dtypes"
-	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
@@ -64,28 +61,5 @@ func TestGRUShapesAndInitialisation(t *testing.T) {
 		if maxAbs > bound || maxAbs < bound/2 {
 			t.Errorf("%s: max |w| %.4f, want U(±%.4f)", name, maxAbs, bound)
 		}
-	}
-}
-
-// TestGRURefusesBadShapes: x not [batch, time, features] or no hidden
-// units panics naming the argument.
-func TestGRURefusesBadShapes(t *testing.T) {
-	for _, tc := range []struct {
-		dims   []int
-		hidden int
-		says   string
-	}{
-		{[]int{2, 3}, 4, "nn.GRU: x must be [batch, time, features]"},
-		{[]int{2, 3, 4}, 0, "nn.GRU: hidden must be positive"},
-	} {
-		func() {
-			defer func() {
-				if r := fmt.Sprint(recover()); !strings.Contains(r, tc.says) {
-					t.Errorf("nn.GRU(%v, %d) panicked with %q, want it to say %q", tc.dims, tc.hidden, r, tc.says)
-				}
-			}()
-			g := graph.NewGraph(backend(t), "bad")
-			nn.GRU(model.NewStore().RootScope(), graph.Parameter(g, "x", shapes.Make(dtypes.Float32, tc.dims...)), tc.hidden)
-		}()
 	}
 }

@@ -128,26 +128,33 @@ func TestLSTMInitialisesAsPyTorch(t *testing.T) {
 	}
 }
 
-// TestLSTMRefusesBadShapes: x not [batch, time, features], no time steps, or no hidden
-// units, panics naming the argument.
-func TestLSTMRefusesBadShapes(t *testing.T) {
-	for _, tc := range []struct {
-		dims   []int
-		hidden int
-		says   string
-	}{
-		{[]int{2, 3}, 4, "x must be [batch, time, features]"},
-		{[]int{2, 0, 3}, 4, "with at least one step, got shape (Float32)[2, 0, 3]"},
-		{[]int{2, 3, 4}, 0, "hidden must be positive"},
-	} {
-		func() {
-			defer func() {
-				if r := fmt.Sprint(recover()); !strings.Contains(r, tc.says) {
-					t.Errorf("nn.LSTM(%v, %d) panicked with %q, want it to say %q", tc.dims, tc.hidden, r, tc.says)
-				}
+// TestRecurrentLayersRefuseBadShapes: nn.LSTM and nn.GRU given x not
+// [batch, time, features], with no time steps, or no hidden units panic
+// naming the layer and the argument.
+func TestRecurrentLayersRefuseBadShapes(t *testing.T) {
+	layers := map[string]func(*model.Scope, *graph.Node, int){
+		"nn.LSTM": func(s *model.Scope, x *graph.Node, hidden int) { nn.LSTM(s, x, hidden) },
+		"nn.GRU":  func(s *model.Scope, x *graph.Node, hidden int) { nn.GRU(s, x, hidden) },
+	}
+	for name, layer := range layers {
+		for _, tc := range []struct {
+			dims   []int
+			hidden int
+			says   string
+		}{
+			{[]int{2, 3}, 4, "x must be [batch, time, features]"},
+			{[]int{2, 0, 3}, 4, "x must be [batch, time, features] with at least one step, got shape (Float32)[2, 0, 3]"},
+			{[]int{2, 3, 4}, 0, "hidden must be positive"},
+		} {
+			func() {
+				defer func() {
+					if r := fmt.Sprint(recover()); !strings.Contains(r, name+": "+tc.says) {
+						t.Errorf("%s(%v, %d) panicked with %q, want it to say %q", name, tc.dims, tc.hidden, r, tc.says)
+					}
+				}()
+				g := graph.NewGraph(backend(t), "bad")
+				layer(model.NewStore().RootScope(), graph.Parameter(g, "x", shapes.Make(dtypes.Float32, tc.dims...)), tc.hidden)
 			}()
-			g := graph.NewGraph(backend(t), "bad")
-			nn.LSTM(model.NewStore().RootScope(), graph.Parameter(g, "x", shapes.Make(dtypes.Float32, tc.dims...)), tc.hidden)
-		}()
+		}
 	}
 }

@@ -19,8 +19,7 @@ import (
 // writes.
 var caseScripts = map[string][]string{
 	"mlp.py":         {"mlp_adam", "mlp_adamw_groups"},
-	"lstm.py":        {"lstm_adam"},
-	"gru.py":         {"gru_adam"},
+	"lstm.py":        {"lstm_adam", "gru_adam"},
 	"cnn.py":         {"cnn_adam"},
 	"cnn_mnist.py":   {"cnn_mnist_adam"},
 	"layernorm.py":   {"layernorm_adamw"},

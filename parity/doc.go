@@ -34,7 +34,7 @@
 // (examples/autoencoder/ae), cnn_mnist.py examples/cnn's network's
 // (examples/cnn/cnn, in float64), dcgan_disc.py a DCGAN-style
 // discriminator's (even kernels, whose input gradient internal/convgrad
-// corrects), gru.py nn.GRU's regressor. A new zoo model adds its PyTorch
+// corrects). lstm.py also writes nn.GRU's case. A new zoo model adds its PyTorch
 // script beside them (the layout converters of torch_parity.py map
 // nn.Linear, nn.Conv2d, nn.LayerNorm, nn.Embedding and nn.LSTM to GoMLX's variables, nn.GRU to volt's), a
 // Go test like TestMLPParity, and its files to the test's caseScripts,

@@ -12,7 +12,7 @@ import (
 	"github.com/voltml/volt/parity"
 )
 
-// gruRegressor is tools/parity/gru.py's regressor: nn.GRU of 16 over the
+// gruRegressor is tools/parity/lstm.py's GRU regressor: nn.GRU of 16 over the
 // sequence, its last hidden state into a dense layer.
 type gruRegressor struct{ weights *parity.Tensors }
 
@@ -30,6 +30,6 @@ func (m *gruRegressor) ConfigureOptimizers() volt.Optimizers { return volt.Optim
 // as they are) trains 50 steps with Adam and clipping by norm with
 // PyTorch's loss at every step (1e-4 relative) and its weights after.
 func TestGRUParity(t *testing.T) {
-	c := readCase(t, "gru_adam", "gru.py")
+	c := readCase(t, "gru_adam", "lstm.py")
 	c.check(t, volt.Config{GradientClipVal: 1, GradientClipAlgorithm: volt.ClipNorm}, &gruRegressor{weights: c.file})
 }
