@@ -1,12 +1,9 @@
 package nn
 
 import (
-	"fmt"
-
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
-	"github.com/voltml/volt/torchinit"
 )
 
 // LSTM is torch.nn.LSTM(features, hidden, batch_first=True), one layer, one
@@ -37,18 +34,12 @@ import (
 // Both grow with the square of the sequence length: GoMLX's gradients of
 // per-step slices are whole-sequence tensors whatever the layer does.
 func LSTM(scope *model.Scope, x *graph.Node, hidden int) (outputs, lastHidden, lastCell *graph.Node) {
-	if x.Rank() != 3 || x.Shape().Dim(1) < 1 {
-		panic(fmt.Sprintf("nn.LSTM: x must be [batch, time, features] with at least one step, got shape %s", x.Shape()))
-	}
-	if hidden < 1 {
-		panic(fmt.Sprintf("nn.LSTM: hidden must be positive, got %d", hidden))
-	}
-	g := x.Graph()
-	dtype := x.DType()
+	checkSequence("nn.LSTM", x, hidden)
+	g, dtype := x.Graph(), x.DType()
 	batch, steps, features := x.Shape().Dim(0), x.Shape().Dim(1), x.Shape().Dim(2)
-	inputsW := lstmVariable(scope, "inputsW", shapes.Make(dtype, 1, 4, hidden, features)).NodeValue(g)
-	recurrentW := lstmVariable(scope, "recurrentW", shapes.Make(dtype, 1, 4, hidden, hidden)).NodeValue(g)
-	biasesW := lstmVariable(scope, "biasesW", shapes.Make(dtype, 1, 8, hidden)).NodeValue(g)
+	inputsW := torchVariable(scope, "inputsW", shapes.Make(dtype, 1, 4, hidden, features)).NodeValue(g)
+	recurrentW := torchVariable(scope, "recurrentW", shapes.Make(dtype, 1, 4, hidden, hidden)).NodeValue(g)
+	biasesW := torchVariable(scope, "biasesW", shapes.Make(dtype, 1, 8, hidden)).NodeValue(g)
 
 	// weights [4·hidden, features+hidden]: row n·hidden+j holds gate n's
 	// unit j, for the step's input and previous hidden state together.
@@ -56,34 +47,17 @@ func LSTM(scope *model.Scope, x *graph.Node, hidden int) (outputs, lastHidden, l
 	biases := graph.Reshape(biasesW, 2, 4*hidden)
 	bias := graph.Add(graph.Slice(biases, graph.AxisElem(0)), graph.Slice(biases, graph.AxisElem(1))) // [1, 4·hidden]
 
-	byStep := graph.TransposeAllAxes(x, 1, 0, 2) // [time, batch, features]
+	inputs := byStep(x)
 	h := graph.Zeros(g, shapes.Make(dtype, batch, hidden))
 	c := h
 	hiddens := make([]*graph.Node, steps)
-	gate := func(z *graph.Node, n int) *graph.Node {
-		return graph.Slice(z, graph.AxisRange(), graph.AxisRange(n*hidden, (n+1)*hidden))
-	}
 	for t := range steps {
-		input := graph.Reshape(graph.Slice(byStep, graph.AxisElem(t)), batch, features)
-		z := graph.DotGeneral(graph.Concatenate([]*graph.Node{input, h}, -1), []int{1}, nil, weights, []int{1}, nil)
+		z := graph.DotGeneral(graph.Concatenate([]*graph.Node{stepInput(inputs, t), h}, -1), []int{1}, nil, weights, []int{1}, nil)
 		z = graph.Add(z, bias) // [batch, 4·hidden]
-		in, out, forget := graph.Sigmoid(gate(z, 0)), graph.Sigmoid(gate(z, 1)), graph.Sigmoid(gate(z, 2))
-		c = graph.Add(graph.Mul(c, forget), graph.Mul(graph.Tanh(gate(z, 3)), in))
+		in, out, forget := graph.Sigmoid(gate(z, 0, hidden)), graph.Sigmoid(gate(z, 1, hidden)), graph.Sigmoid(gate(z, 2, hidden))
+		c = graph.Add(graph.Mul(c, forget), graph.Mul(graph.Tanh(gate(z, 3, hidden)), in))
 		h = graph.Mul(out, graph.Tanh(c))
 		hiddens[t] = h
 	}
 	return graph.Stack(hiddens, 1), h, c
-}
-
-// lstmVariable returns scope's variable name of the given shape, with
-// PyTorch's initialiser (torchinit) where it has no value yet.
-func lstmVariable(scope *model.Scope, name string, shape shapes.Shape) *model.Variable {
-	v := scope.VariableWithShape(name, shape)
-	if v.HasValue() {
-		return v
-	}
-	if rule, ok := torchinit.RuleFor(scope.Store(), v); ok {
-		v = scope.Store().VariableWithShape(v.Path(), v.Shape(), torchinit.Initializer(scope.Store(), rule))
-	}
-	return v
 }

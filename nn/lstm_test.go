@@ -101,30 +101,45 @@ func TestLSTMEqualsGoMLXLSTM(t *testing.T) {
 	}
 }
 
-// TestLSTMInitialisesAsPyTorch: nn.LSTM's variables are U(±1/√hidden),
-// torch.nn.LSTM's initialisation (package torchinit), not GoMLX's default.
-func TestLSTMInitialisesAsPyTorch(t *testing.T) {
+// TestRecurrentLayersInitialiseAsPyTorch: nn.LSTM's and nn.GRU's
+// variables, with no torchinit.Apply, are U(±1/√hidden), PyTorch's
+// initialisation (package torchinit's rules for their names; its
+// TestBoundsMatchPyTorch checks those against PyTorch's own draws), not
+// GoMLX's default.
+func TestRecurrentLayersInitialiseAsPyTorch(t *testing.T) {
 	const hidden = 64
-	store := model.NewStore()
-	x := tensors.FromFlatDataAndDimensions(make([]float64, 2*3*4), 2, 3, 4)
-	lstmOutputs(t, backend(t), store, x, 1, func(s *model.Scope, x *graph.Node) (o, h, c *graph.Node) {
-		return nn.LSTM(s, x, hidden)
-	})
-	bound := 1 / math.Sqrt(hidden)
-	for _, name := range []string{"inputsW", "recurrentW", "biasesW"} {
-		v, err := store.GetVariable("/lstm/" + name).Value()
-		if err != nil {
-			t.Fatal(err)
-		}
-		values := tensors.MustCopyFlatData[float64](v)
-		maxAbs, sumSq := 0.0, 0.0
-		for _, w := range values {
-			maxAbs, sumSq = math.Max(maxAbs, math.Abs(w)), sumSq+w*w
-		}
-		std := math.Sqrt(sumSq / float64(len(values)))
-		if maxAbs > bound || math.Abs(std-bound/math.Sqrt(3)) > 0.1*bound/math.Sqrt(3) {
-			t.Errorf("%s: max |w| %.4f, std %.4f; PyTorch's U(±%.4f) has std %.4f", name, maxAbs, std, bound, bound/math.Sqrt(3))
-		}
+	for _, tc := range []struct {
+		layer     string
+		build     func(*model.Scope, *graph.Node)
+		variables []string
+	}{
+		{"nn.LSTM", func(s *model.Scope, x *graph.Node) { nn.LSTM(s, x, hidden) }, []string{"inputsW", "recurrentW", "biasesW"}},
+		{"nn.GRU", func(s *model.Scope, x *graph.Node) { nn.GRU(s, x, hidden) }, []string{"weight_ih", "weight_hh", "bias_ih", "bias_hh"}},
+	} {
+		t.Run(tc.layer, func(t *testing.T) {
+			store := model.NewStore()
+			g := graph.NewGraph(backend(t), "trace")
+			tc.build(store.RootScope().In("rnn"), graph.Parameter(g, "x", shapes.Make(dtypes.Float64, 2, 3, 4)))
+			if err := store.InitializeVariables(g.Backend(), nil); err != nil {
+				t.Fatal(err)
+			}
+			bound := 1 / math.Sqrt(hidden)
+			for _, name := range tc.variables {
+				v, err := store.GetVariable("/rnn/" + name).Value()
+				if err != nil {
+					t.Fatal(err)
+				}
+				values := tensors.MustCopyFlatData[float64](v)
+				maxAbs, sumSq := 0.0, 0.0
+				for _, w := range values {
+					maxAbs, sumSq = math.Max(maxAbs, math.Abs(w)), sumSq+w*w
+				}
+				std := math.Sqrt(sumSq / float64(len(values)))
+				if maxAbs > bound || math.Abs(std-bound/math.Sqrt(3)) > 0.1*bound/math.Sqrt(3) {
+					t.Errorf("%s: max |w| %.4f, std %.4f; PyTorch's U(±%.4f) has std %.4f", name, maxAbs, std, bound, bound/math.Sqrt(3))
+				}
+			}
+		})
 	}
 }
 

@@ -26,7 +26,6 @@ import (
 	"github.com/gomlx/gomlx/ml/layers/activation"
 	"github.com/gomlx/gomlx/ml/layers/norm"
 	"github.com/gomlx/gomlx/ml/model"
-	"github.com/voltml/volt/torchinit"
 )
 
 // LayerNormEps is nn.LayerNorm's epsilon, PyTorch's default.
@@ -38,13 +37,7 @@ func Linear(scope *model.Scope, x *graph.Node, out int) *graph.Node {
 	y := layers.DenseWithBias(scope, x, out)
 	store := scope.Store()
 	for _, name := range []string{"weights", "biases"} { // PyTorch's initialisers, for these two only
-		v := store.GetVariable(model.JoinPath(scope.Scope(), "dense", name)) // DenseWithBias's scope
-		if v == nil || v.HasValue() {
-			continue // already initialised: a second trace, or loaded weights
-		}
-		if rule, ok := torchinit.RuleFor(store, v); ok {
-			store.VariableWithShape(v.Path(), v.Shape(), torchinit.Initializer(store, rule))
-		}
+		initialiseAsTorch(store, store.GetVariable(model.JoinPath(scope.Scope(), "dense", name))) // DenseWithBias's scope
 	}
 	return y
 }

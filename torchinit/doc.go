@@ -25,7 +25,8 @@
 // Apply picks the rule ([RuleFor]) by the variable's name, as GoMLX's layers name them
 // ("weights" and "biases" of layers.Dense and layers.Convolution,
 // "embeddings" of layers.Embedding, "inputsW", "recurrentW", "biasesW" and
-// "peepholeW" of layers/lstm); variables that already have a value (loaded
+// "peepholeW" of layers/lstm and volt's nn.LSTM, "weight_ih", "weight_hh",
+// "bias_ih" and "bias_hh" of volt's nn.GRU); variables that already have a value (loaded
 // from a checkpoint, or initialised by an earlier trace) keep it, and
 // variables it does not recognise keep their own initialiser.
 //

@@ -92,6 +92,14 @@ func RuleFor(store *model.Store, v *model.Variable) (rule Rule, ok bool) {
 		}
 		hidden := dims[2]
 		rule.Bound, rule.Why = 1/math.Sqrt(float64(hidden)), "nn.LSTM "+name+": bound 1/√hidden_size"
+	case "weight_ih", "weight_hh", "bias_ih", "bias_hh":
+		// volt's nn.GRU, PyTorch's tensors: [3·hidden, in], [3·hidden,
+		// hidden], [3·hidden].
+		if len(dims) < 1 || len(dims) > 2 || dims[0]%3 != 0 || dims[0] == 0 {
+			return rule, false
+		}
+		hidden := dims[0] / 3
+		rule.Bound, rule.Why = 1/math.Sqrt(float64(hidden)), "nn.GRU "+name+": bound 1/√hidden_size"
 	default:
 		return rule, false
 	}
