@@ -17,10 +17,10 @@ import (
 // products [Co, N·P/T] are concatenated. The kernel gradient gathers each
 // tile's patches again from the padded input (kept instead of the
 // patches: K·C times smaller) and sums the tiles' products with the
-// matching rows of the output gradient. BenchmarkShiftTiles measured the
-// ResNet's 16-channel convolution in 16 tiles at about 0.5× the CPU time
-// of the whole forward product and 0.7× of its kernel gradient from kept
-// patches.
+// matching rows of the output gradient. BenchmarkResNetConvs compares the
+// network's convolutions with tiles and without (Lowering.ShiftTileBytes
+// -1); the tiles pay only where the backend runs them side by side (see
+// internal/engine's loweringFor).
 
 // DefaultShiftTileBytes bounds the patches of one tile of a shifted
 // convolution when a Lowering leaves ShiftTileBytes at zero: half of a

@@ -7,7 +7,7 @@
 //
 // trained with the mean softmax cross-entropy (F.cross_entropy), written
 // with layers.Embedding, volt's nn.LSTM (GoMLX's layers/lstm's variables,
-// with a backward pass linear in the sequence length) and layers.Dense, and
+// with 16·hidden/features times less backward work) and layers.Dense, and
 // initialised as PyTorch initialises those layers (package torchinit):
 // embeddings N(0, 1), the LSTM's weights and both its biases
 // U(±1/√hidden), the head U(±1/√hidden).
