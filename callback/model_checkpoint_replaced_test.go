@@ -14,7 +14,7 @@ import (
 // the first validation's save, it writes its own file over that checkpoint
 // (a new file renamed over it, as a save does).
 type replaceFirstSave struct {
-	dir  *string
+	dir  string
 	done bool
 }
 
@@ -22,7 +22,7 @@ func (r *replaceFirstSave) OnValidationEnd(t *volt.Trainer) error {
 	if r.done || t.State().Stage == volt.RunningSanityCheck {
 		return nil
 	}
-	matches, err := filepath.Glob(filepath.Join(*r.dir, "epoch=*.ckpt"))
+	matches, err := filepath.Glob(filepath.Join(r.dir, "epoch=*.ckpt"))
 	if err != nil || len(matches) != 1 {
 		return err
 	}
@@ -49,7 +49,7 @@ func TestModelCheckpointKeepsAFileAnotherProcessReplaced(t *testing.T) {
 			mc := newCkpt(t, callback.ModelCheckpointConfig{Dirpath: dir, Monitor: "score", Filename: "{epoch}"})
 			callbacks := []volt.Callback{ckptScore{"score", []float64{0.5, 0.3}}, mc}
 			if tc.replace {
-				callbacks = append(callbacks, &replaceFirstSave{dir: &dir})
+				callbacks = append(callbacks, &replaceFirstSave{dir: dir})
 			}
 			tr := testutil.NewTrainer(t, quiet(volt.Config{MaxEpochs: 2, Callbacks: callbacks}))
 			if err := tr.Fit(t.Context(), &ckptAdam{}, boringData()); err != nil {

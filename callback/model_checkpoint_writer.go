@@ -48,7 +48,10 @@ func (m *ModelCheckpoint) write(t *volt.Trainer, path string) error {
 	if err := t.SaveCheckpoint(path, m.cfg.SaveWeightsOnly); err != nil {
 		return err
 	}
-	if info, err := os.Stat(path); err == nil && t.IsGlobalZero() {
+	if !t.IsGlobalZero() {
+		return nil // rank 0 alone manages the files (remove)
+	}
+	if info, err := os.Stat(path); err == nil {
 		if m.written == nil {
 			m.written = map[string]os.FileInfo{}
 		}

@@ -10,6 +10,36 @@ import (
 	"github.com/voltml/volt/internal/fastconv"
 )
 
+// convolveOn runs one convolution of an x of xDims by a kernel of kDims on
+// volt's backend for config (PadSame when same) and returns the wrapper
+// and the output's dimensions.
+func convolveOn(t *testing.T, config string, same bool, xDims, kDims []int) (*fastconv.Backend, []int) {
+	t.Helper()
+	b, err := Backend(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc, ok := b.(*fastconv.Backend)
+	if !ok {
+		t.Fatalf("Backend(%q) is %T, want the fastconv wrapper", config, b)
+	}
+	exec, err := graph.NewExec(b, func(x, k *graph.Node) *graph.Node {
+		if same {
+			return graph.Convolve(x, k).PadSame().Done()
+		}
+		return graph.Convolve(x, k).NoPadding().Done()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Call(tensors.FromShape(shapes.Make(dtypes.Float32, xDims...)),
+		tensors.FromShape(shapes.Make(dtypes.Float32, kDims...)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fc, out[0].Shape().Dimensions
+}
+
 // TestGoBackendLowersConvolutions: the Go backend volt uses runs a
 // convolution through fastconv's lowering (and a trainer's tensors work on
 // it, which the wrapper's buffers make possible).
@@ -18,24 +48,9 @@ func TestGoBackendLowersConvolutions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, ok := b.(*fastconv.Backend)
-	if !ok {
-		t.Fatalf("Backend(\"go\") is %T, want the fastconv wrapper", b)
-	}
-	before := fc.Lowered()
-	exec, err := graph.NewExec(b, func(x, k *graph.Node) *graph.Node {
-		return graph.Convolve(x, k).NoPadding().Done()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	x := tensors.FromShape(shapes.Make(dtypes.Float32, 4, 16, 16, 8))
-	k := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 3, 8, 16))
-	out, err := exec.Call(x, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := out[0].Shape().Dimensions; got[1] != 14 || got[3] != 16 {
+	before := b.(*fastconv.Backend).Lowered()
+	fc, got := convolveOn(t, "go", false, []int{4, 16, 16, 8}, []int{3, 3, 8, 16})
+	if got[1] != 14 || got[3] != 16 {
 		t.Errorf("output shape %v, want [4 14 14 16]", got)
 	}
 	if fc.Lowered() == before {
@@ -57,19 +72,8 @@ func TestShiftTilesFollowTheExecutor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fc := b.(*fastconv.Backend)
-			before := fc.TiledShifts()
-			exec, err := graph.NewExec(b, func(x, k *graph.Node) *graph.Node {
-				return graph.Convolve(x, k).PadSame().Done()
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			x := tensors.FromShape(shapes.Make(dtypes.Float32, 8, 28, 28, 16))
-			k := tensors.FromShape(shapes.Make(dtypes.Float32, 3, 3, 16, 16))
-			if _, err := exec.Call(x, k); err != nil {
-				t.Fatal(err)
-			}
+			before := b.(*fastconv.Backend).TiledShifts()
+			fc, _ := convolveOn(t, tc.config, true, []int{8, 28, 28, 16}, []int{3, 3, 16, 16})
 			if tiled := fc.TiledShifts() > before; tiled != tc.tiled {
 				t.Errorf("tiled %v, want %v", tiled, tc.tiled)
 			}
