@@ -34,10 +34,6 @@ var cnnPairs = []struct {
 	// first, its shifted products summed (scatter.go).
 	{"conv2-scatter", cnnVariant{"before", DefaultRules(), Lowering{NoScatterConvs: true}},
 		cnnVariant{"after", DefaultRules(), Lowering{}}},
-	// The first convolution's shifted patches built and multiplied in
-	// tiles (shift_tiles.go).
-	{"shift-tiles", cnnVariant{"before", DefaultRules(), Lowering{ShiftTileBytes: -1}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
 	// The gradient of 2-windows from their two halves, not ArgMinMax.
 	{"pool-pairs", cnnVariant{"before", DefaultRules(), Lowering{PoolArgMinMax: true}},
 		cnnVariant{"after", DefaultRules(), Lowering{}}},

@@ -28,6 +28,9 @@ func TestCNNPaths(t *testing.T) {
 	}{
 		{"lowered convolutions", backend.Lowered(), 6},
 		{"shifted", backend.ShiftedConvs(), 1},
+		// Its shifted patches (K·C = 9) are fewer rows than its output
+		// (Co = 32): not tiled (MinShiftTileRatio).
+		{"tiled shifts", backend.TiledShifts(), 0},
 		{"reused patches", backend.ReusedPatches(), 2},
 		{"scattered", backend.ScatteredConvs(), 2},
 		{"lowered poolings", backend.LoweredPools(), 4},

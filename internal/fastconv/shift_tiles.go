@@ -40,9 +40,10 @@ const MinShiftTileRatio = 2
 // negative, the patches fit one tile, or they have fewer than
 // MinShiftTileRatio times the output's rows. Tiles add a Concatenate of the
 // output and a Slice of the output gradient, which the patches' locality
-// pays for only when the patches are the larger: BenchmarkCNNPaired
-// measured examples/cnn's first convolution (K·C = 9, Co = 32) in tiles at
-// 1.2× the step's CPU time.
+// pays for only when the patches are the larger: examples/cnn's first
+// convolution (K·C = 9, Co = 32) in tiles measured 1.2× the step's CPU
+// time in BenchmarkCNNPaired (before this rule; since it, nothing in that
+// network is tiled).
 func (l Lowering) shiftTileCount(patchBytes, patchRows, outChannels int) int {
 	limit := l.ShiftTileBytes
 	if limit == 0 {
