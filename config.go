@@ -145,13 +145,16 @@ type Config struct {
 	// own; it is saved in checkpoints and restored on resume. Nil means the
 	// seed set by SeedEverything (0 if never called) when NewTrainer runs.
 	Seed *uint64
-	// Backend selects GoMLX's backend: "go" (the pure-Go backend, running
-	// independent ops side by side), "go:ops_sequential" (one op at a time,
-	// each on every core), or "xla:<plugin>" in builds with -tags xla; ""
-	// lets Accelerator choose. When set, Accelerator must be "" or agree.
+	// Backend selects GoMLX's backend: "go:ops_by_graph" (the pure-Go
+	// backend, volt's default: independent ops side by side in graphs
+	// with a convolution, one op at a time in the others), "go" (side by
+	// side whenever one graph runs alone), "go:ops_sequential" (one op at a
+	// time, each on every core), or "xla:<plugin>" in builds with -tags
+	// xla; "" lets Accelerator choose. When set, Accelerator must be "" or
+	// agree.
 	Backend string
 	// Accelerator is Lightning's accelerator: "cpu" (GoMLX's Go backend:
-	// $GOMLX_BACKEND when it names it, else "go:ops_sequential"), "gpu"
+	// $GOMLX_BACKEND when it names it, else "go:ops_by_graph"), "gpu"
 	// (GoMLX's XLA backend with a CUDA PJRT plugin; the program must be
 	// built with -tags xla) or "auto" ("" means "auto": $GOMLX_BACKEND
 	// when set, else gpu when an XLA build finds a GPU plugin, else cpu).

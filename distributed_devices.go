@@ -71,8 +71,8 @@ func (t *Trainer) placeRank(g dist.Group) error {
 }
 
 // startLine is the line that says what runs where, e.g. "volt: 2 ranks on
-// 1 machine, cpu (go backend, ops_sequential), GOMAXPROCS 1 per rank; MPI
-// (…)" or "volt: 1 process, cpu (go backend, ops_sequential), GOMAXPROCS 16".
+// 1 machine, cpu (go backend, ops_by_graph), GOMAXPROCS 1 per rank; MPI
+// (…)" or "volt: 1 process, cpu (go backend, ops_by_graph), GOMAXPROCS 16".
 func startLine(g dist.Group, p engine.Placement, gpus []int, procs int) string {
 	where := p.String()
 	if p.Accelerator == engine.AcceleratorGPU && g.Size() > 1 {

@@ -21,7 +21,7 @@ func TestStartLine(t *testing.T) {
 	}{
 		{"one process on a gpu", dist.Single(), gpu, nil, 16, "volt: 1 process, gpu 0 (xla backend, plugin cuda), GOMAXPROCS 16"},
 		{"2 ranks on the cpu", twinGroup{dist.Single()}, cpu, nil, 1,
-			"volt: 2 ranks on 1 machine, cpu (go backend, ops_sequential), GOMAXPROCS 1 per rank; single process (no MPI): rank 0 of 1"},
+			"volt: 2 ranks on 1 machine, cpu (go backend, ops_by_graph), GOMAXPROCS 1 per rank; single process (no MPI): rank 0 of 1"},
 		{"2 ranks on gpus", twinGroup{dist.Single()}, gpu, nil, 8,
 			"volt: 2 ranks on 1 machine, gpu (xla backend, plugin cuda), local rank i on GPU i, GOMAXPROCS 8 per rank; single process (no MPI): rank 0 of 1"},
 		{"2 ranks on listed gpus", twinGroup{dist.Single()}, gpu, []int{2, 3}, 8,

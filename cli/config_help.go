@@ -4,9 +4,9 @@ package cli
 
 // configHelp is the first sentence of the doc comment of each volt.Config field.
 var configHelp = map[string]string{
-	"Accelerator":                   "Accelerator is Lightning's accelerator: \"cpu\" (GoMLX's Go backend: $GOMLX_BACKEND when it names it, else \"go:ops_sequential\"), \"gpu\" (GoMLX's XLA backend with a CUDA PJRT plugin; the program must be built with -tags xla) or \"auto\" (\"\" means \"auto\": $GOMLX_BACKEND when set, else gpu when an XLA build finds a GPU plugin, else cpu).",
+	"Accelerator":                   "Accelerator is Lightning's accelerator: \"cpu\" (GoMLX's Go backend: $GOMLX_BACKEND when it names it, else \"go:ops_by_graph\"), \"gpu\" (GoMLX's XLA backend with a CUDA PJRT plugin; the program must be built with -tags xla) or \"auto\" (\"\" means \"auto\": $GOMLX_BACKEND when set, else gpu when an XLA build finds a GPU plugin, else cpu).",
 	"AccumulateGradBatches":         "AccumulateGradBatches sums the gradients of this many batches before each optimizer step (the loss is scaled by 1/AccumulateGradBatches; the last, partial window of an epoch still steps); 0 means 1.",
-	"Backend":                       "Backend selects GoMLX's backend: \"go\" (the pure-Go backend, running independent ops side by side), \"go:ops_sequential\" (one op at a time, each on every core), or \"xla:<plugin>\" in builds with -tags xla; \"\" lets Accelerator choose.",
+	"Backend":                       "Backend selects GoMLX's backend: \"go:ops_by_graph\" (the pure-Go backend, volt's default: independent ops side by side in graphs with a convolution, one op at a time in the others), \"go\" (side by side whenever one graph runs alone), \"go:ops_sequential\" (one op at a time, each on every core), or \"xla:<plugin>\" in builds with -tags xla; \"\" lets Accelerator choose.",
 	"Callbacks":                     "Callbacks are called before the module for each hook, in this order.",
 	"CheckValEveryNEpoch":           "CheckValEveryNEpoch runs validation in every n-th training epoch; 0 means 1.",
 	"CustomProfiler":                "Profiler names a profiler timing each hook call, batch wait, step, logging and checkpoint save of every run, its report and files going to the run's log directory: \"simple\", \"advanced\" or \"trace\" (see package profiler); \"\" is none.",

@@ -18,16 +18,26 @@ import (
 const BackendEnvVar = compute.ConfigEnvVar
 
 // DefaultBackend is the backend used when neither the configuration nor the
-// environment names one: GoMLX's pure-Go backend running a graph's ops one
-// after the other, each op using every core ("ops_sequential"). Its default
-// mode runs independent ops side by side, which leaves a big op on one core;
-// measured with volt's fit loop on 2 cores (bench.BenchmarkBackendModes,
-// both modes taking turns step by step), ops_sequential takes 0.75× the
-// time per step of a logistic regression and 0.99× of the MNIST MLP, even
-// with other processes loading both cores; a small CNN comes out about even
-// (0.69–1.06×, but up to 1.46× under load: an op split over the cores waits
-// for its slowest part).
-// Config.Backend or $GOMLX_BACKEND ("go" for GoMLX's default mode) override it.
+// environment names one: GoMLX's pure-Go backend, whose execution mode volt
+// chooses per graph (OpsByGraph): a graph with a convolution runs its
+// independent ops side by side, any other one op at a time, each op using
+// every core ("ops_sequential").
+//
+// Neither mode wins everywhere. Measured with volt's fit loop on 2 cores,
+// the modes taking turns step by step in one process
+// (BenchmarkZooBackendModes in examples/internal/speedtable, 2026-12-05, a
+// 2-core AMD EPYC VM), side by side took 0.82× the step of one op at a time
+// for examples/resnet at two threads and 0.91× at one (its shifted
+// convolutions are also tiled then; see loweringFor), 0.90–0.97× for
+// examples/cnn, but 1.02–1.07× for the transformer of examples/chargpt and
+// 1.18–1.35× for the LSTM of examples/seqclass at two threads: a long
+// chain of small ops pays a hand-over between goroutines at every op. The
+// MLP and the autoencoder ran 0.76–0.85× side by side at two threads and
+// 1.03–1.06× at one; they stay one op at a time, as before this choice
+// (bench.BenchmarkBackendModes measured a logistic regression at 0.75×
+// one op at a time).
+// Config.Backend or $GOMLX_BACKEND ("go" for GoMLX's default mode,
+// "go:ops_sequential", "go:ops_parallel") override it.
 //
 // Within an op, the Go backend splits only DotGeneral (and convolutions,
 // large transposes, Where and some unary ops) over min(GOMAXPROCS, its
@@ -35,13 +45,13 @@ const BackendEnvVar = compute.ConfigEnvVar
 // ops (the optimizer's update), reductions, gathers and the generic
 // transpose run on one core. At GOMAXPROCS=1 the matmul is ~52% of the
 // MNIST MLP's step and ~30% of the small CNN's, so a second core can buy
-// at most 1.35× and 1.18×. Each split op waits for its slowest part: with
+// at most 1.35× and 1.18× one op at a time. Each split op waits for its slowest part: with
 // the cores shared by other processes (load average 2.4–3.6 on 2 cores),
 // bench.BenchmarkIntraOpParallelism at GOMAXPROCS=2 measured splitting
 // 1.15–1.20× slower than one core per op on the MLP and ~1.08× on the CNN
 // (0.88× on the MLP at load 1.3). "go:ops_sequential,parallelism=1" keeps
 // every op on one core, for machines whose cores are busy anyway.
-const DefaultBackend = "go:ops_sequential"
+const DefaultBackend = "go:" + OpsByGraph
 
 // ResolveBackendConfig returns the backend configuration volt will use:
 // config if set, else $GOMLX_BACKEND, else DefaultBackend.
@@ -90,7 +100,11 @@ func Backend(config string) (compute.Backend, error) {
 	if b, ok := backends[config]; ok {
 		return b, nil
 	}
-	b, err := compute.NewWithConfig(config)
+	gomlxConfig, byGraph, err := withoutOpsByGraph(config)
+	if err != nil {
+		return nil, err
+	}
+	b, err := compute.NewWithConfig(gomlxConfig)
 	if err != nil {
 		return nil, fmt.Errorf("backend %q: %w", config, err)
 	}
@@ -99,7 +113,13 @@ func Backend(config string) (compute.Backend, error) {
 		if os.Getenv(FastConvEnvVar) == "off" {
 			rules.Disabled = true // batch normalization is still lowered: the Go backend has none
 		}
-		b = fastconv.WrapWith(b, rules, loweringFor(config))
+		wrapped := fastconv.WrapWith(b, rules, loweringFor(config)).(*fastconv.Backend)
+		if byGraph {
+			if err := wrapped.SideBySideOnlyWithConvolutions(); err != nil {
+				return nil, fmt.Errorf("backend %q: %w", config, err)
+			}
+		}
+		b = wrapped
 	}
 	backends[config] = b
 	return b, nil
@@ -108,7 +128,8 @@ func Backend(config string) (compute.Backend, error) {
 // loweringFor returns fastconv's lowering for a Go backend configuration.
 // Shifted convolutions are built in cache-sized tiles (fastconv's
 // ShiftTileBytes) only where the backend runs independent ops side by
-// side, which runs the tiles on all cores: examples/resnet's step at
+// side ("go", "go:ops_parallel", and OpsByGraph, which runs graphs with
+// convolutions so), which runs the tiles on all cores: examples/resnet's step at
 // GOMAXPROCS=2 took 0.81–1.02× (median 0.89×) as long with tiles under
 // "go" and "go:ops_parallel" as without them under "go:ops_sequential"
 // (8 paired processes on a 2-core AMD EPYC); under ops_sequential the

@@ -60,13 +60,13 @@ func TestGoBackendLowersConvolutions(t *testing.T) {
 
 // TestShiftTilesFollowTheExecutor: a 16-channel 3×3 convolution at 28×28
 // (patches of 4 MB) is built in tiles on the Go backend that runs
-// independent ops side by side, and whole on "go:ops_sequential", volt's
-// default.
+// independent ops side by side (as volt's default runs graphs with
+// convolutions), and whole on "go:ops_sequential".
 func TestShiftTilesFollowTheExecutor(t *testing.T) {
 	for _, tc := range []struct {
 		config string
 		tiled  bool
-	}{{"go:ops_sequential", false}, {"go", true}, {"go:ops_parallel", true}, {"go:parallelism=1,ops_sequential", false}} {
+	}{{"go:ops_sequential", false}, {"go", true}, {"go:ops_parallel", true}, {"go:parallelism=1,ops_sequential", false}, {"go:ops_by_graph", true}, {"", true}} {
 		t.Run(tc.config, func(t *testing.T) {
 			b, err := Backend(tc.config)
 			if err != nil {

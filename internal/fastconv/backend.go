@@ -27,6 +27,11 @@ type Backend struct {
 	shiftedConvs      atomic.Int64
 	tiledShifts       atomic.Int64
 	scatteredConvs    atomic.Int64
+
+	// oneOpAtATime is the wrapped backend's count of executions in flight,
+	// raised while a graph without a convolution runs (nil: off; see
+	// ops_by_graph.go).
+	oneOpAtATime atomic.Pointer[atomic.Int32]
 }
 
 // ScatteredConvs returns how many of the lowered convolutions (Lowered)

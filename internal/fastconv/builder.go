@@ -2,6 +2,7 @@ package fastconv
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gomlx/compute"
 )
@@ -13,6 +14,10 @@ type builder struct {
 
 	mu        sync.Mutex
 	functions map[compute.Function]*function // inner function → its wrapper
+
+	// hasConvolution is set by the first ConvGeneral built on any of the
+	// builder's functions.
+	hasConvolution atomic.Bool
 }
 
 func newBuilder(b *Backend, inner compute.Builder) *builder {
@@ -53,17 +58,23 @@ func (bld *builder) Compile() (compute.Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &executable{Executable: exec, backend: bld.backend}, nil
+	return &executable{Executable: exec, backend: bld.backend, oneOpAtATime: bld.oneOpAtATimeFor()}, nil
 }
 
-// executable unwraps input buffers and wraps output buffers.
+// executable unwraps input buffers and wraps output buffers, and raises
+// oneOpAtATime, when set, while it runs (ops_by_graph.go).
 type executable struct {
 	compute.Executable
-	backend *Backend
+	backend      *Backend
+	oneOpAtATime *atomic.Int32
 }
 
 // Execute implements compute.Executable.
 func (e *executable) Execute(inputs []compute.Buffer, donate []bool, defaultDevice compute.DeviceNum) ([]compute.Buffer, error) {
+	if e.oneOpAtATime != nil {
+		e.oneOpAtATime.Add(1)
+		defer e.oneOpAtATime.Add(-1)
+	}
 	inner := make([]compute.Buffer, len(inputs))
 	for i, buf := range inputs {
 		inner[i] = unwrapBuffer(buf)

@@ -64,6 +64,7 @@ func (f *function) If(pred compute.Value, trueBranch, falseBranch compute.Functi
 func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.ConvolveAxesConfig,
 	strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
 	channelGroupCount, batchGroupCount int) (compute.Value, error) {
+	f.builder.hasConvolution.Store(true)
 	inputShape, err := f.Function.Shape(input)
 	if err != nil {
 		return nil, err

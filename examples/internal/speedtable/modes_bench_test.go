@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/voltml/volt"
+	"github.com/voltml/volt/data"
+)
+
+// zooBackendModes are the Go backend configurations BenchmarkZooBackendModes
+// compares: one op at a time with each big op on every core, GoMLX's
+// default (independent ops side by side when one graph runs alone), and
+// volt's default, which runs side by side only graphs with a convolution.
+// The last two also tile shifted convolutions (internal/engine's
+// loweringFor).
+var zooBackendModes = []struct{ name, config string }{
+	{"sequential", "go:ops_sequential"},
+	{"parallel", "go"},
+	{"bygraph", "go:ops_by_graph"},
+}
+
+// BenchmarkZooBackendModes times every zoo model's training step under
+// each of zooBackendModes in one process: one Fit per mode, each on its
+// own trainer, model and copy of the data, the fits taking turns step by
+// step so that load from other processes hits all alike. It reports each
+// mode's median step (sequential-ms, …) and, for the others, the median
+// of the per-turn ratios to sequential (parallel/sequential, …): below 1,
+// the mode is faster than one op at a time for that model. One op is one
+// step of each mode after 3 untimed ones (the first compiles).
+//
+//	GOEXPERIMENT=simd go test ./examples/internal/speedtable -run '^$' -bench ZooBackendModes -benchtime 20x -cpu 1,2
+func BenchmarkZooBackendModes(b *testing.B) {
+	const warmup = 3
+	for _, m := range models {
+		b.Run(m.name, func(b *testing.B) {
+			steps := warmup + b.N
+			turns := make([]chan struct{}, len(zooBackendModes))
+			for i := range turns {
+				turns[i] = make(chan struct{}, steps+2) // a send never blocks
+			}
+			clocks := make([]*turnClock, len(zooBackendModes))
+			trainers := make([]*volt.Trainer, len(zooBackendModes))
+			for i, mode := range zooBackendModes {
+				clocks[i] = &turnClock{mine: turns[i], next: turns[(i+1)%len(turns)]}
+				cfg := volt.Config{Backend: mode.config, MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0),
+					DisableLoggers: true, DisableCheckpointing: true, DisableModelSummary: true,
+					EnableProgressBar: volt.Ptr(false), Log: slog.New(slog.DiscardHandler),
+					Callbacks: []volt.Callback{clocks[i]}}
+				if m.clipNorm > 0 {
+					cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.clipNorm, volt.ClipNorm
+				}
+				t, err := volt.NewTrainer(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				trainers[i] = t
+			}
+			turns[0] <- struct{}{}
+			errs := make([]error, len(trainers))
+			var wg sync.WaitGroup
+			for i, t := range trainers {
+				rng := rand.New(rand.NewPCG(1, 2))
+				train := &data.DataLoader{Dataset: m.examples(m.batch*steps, rng), BatchSize: m.batch}
+				wg.Go(func() {
+					errs[i] = t.Fit(context.Background(), m.module(), volt.Loaders{Train: train})
+					if errs[i] != nil { // stop the others, which may be waiting for a turn
+						for j, other := range trainers {
+							if j != i {
+								other.Stop("the other fit failed")
+								turns[j] <- struct{}{}
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			for i, err := range errs {
+				if err != nil {
+					b.Fatalf("%s: %v", zooBackendModes[i].config, err)
+				}
+			}
+			b.ReportMetric(0, "ns/op")
+			seq := clocks[0].steps[warmup:]
+			for i, mode := range zooBackendModes {
+				steps := clocks[i].steps[warmup:]
+				b.ReportMetric(medianOf(steps)/1e6, mode.name+"-ms")
+				if i == 0 {
+					continue
+				}
+				ratios := make([]float64, len(steps))
+				for j := range steps {
+					ratios[j] = steps[j] / seq[j]
+				}
+				b.ReportMetric(medianOf(ratios), mode.name+"/sequential")
+			}
+		})
+	}
+}
+
+// turnClock makes its fit wait for its turn before each training batch,
+// times the batch, and passes the turn on after it.
+type turnClock struct {
+	mine, next chan struct{}
+	start      time.Time
+	steps      []float64 // ns per batch
+}
+
+// OnTrainBatchStart implements volt.OnTrainBatchStart.
+func (c *turnClock) OnTrainBatchStart(*volt.Trainer, *data.Batch, int) error {
+	<-c.mine
+	c.start = time.Now()
+	return nil
+}
+
+// OnTrainBatchEnd implements volt.OnTrainBatchEnd.
+func (c *turnClock) OnTrainBatchEnd(*volt.Trainer, *volt.StepOutput, *data.Batch, int) error {
+	c.steps = append(c.steps, float64(time.Since(c.start)))
+	c.next <- struct{}{}
+	return nil
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	return (s[(n-1)/2] + s[n/2]) / 2
+}
+
+var (
+	_ volt.OnTrainBatchStart = (*turnClock)(nil)
+	_ volt.OnTrainBatchEnd   = (*turnClock)(nil)
+)
