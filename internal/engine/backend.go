@@ -23,19 +23,23 @@ const BackendEnvVar = compute.ConfigEnvVar
 // independent ops side by side, any other one op at a time, each op using
 // every core ("ops_sequential").
 //
-// Neither mode wins everywhere. Measured with volt's fit loop on 2 cores,
-// the modes taking turns step by step in one process
-// (BenchmarkZooBackendModes in examples/internal/speedtable, 2026-12-05, a
-// 2-core AMD EPYC VM), side by side took 0.82× the step of one op at a time
-// for examples/resnet at two threads and 0.91× at one (its shifted
-// convolutions are also tiled then; see loweringFor), 0.90–0.97× for
-// examples/cnn, but 1.02–1.07× for the transformer of examples/chargpt and
-// 1.18–1.35× for the LSTM of examples/seqclass at two threads: a long
-// chain of small ops pays a hand-over between goroutines at every op. The
-// MLP and the autoencoder ran 0.76–0.85× side by side at two threads and
-// 1.03–1.06× at one; they stay one op at a time, as before this choice
-// (bench.BenchmarkBackendModes measured a logistic regression at 0.75×
-// one op at a time).
+// Neither mode wins everywhere. Measured with volt's fit loop, the modes
+// taking turns step by step in one process (BenchmarkZooBackendModes in
+// examples/internal/speedtable, 4 runs of 20 steps, 2026-12-05, a 2-core
+// AMD EPYC VM), side by side took, of one op at a time's step:
+// examples/resnet 0.81–0.88× at two threads and 0.88–0.94× at one (its
+// shifted convolutions are also tiled then; see loweringFor),
+// examples/cnn 0.90–0.97× and ~1.0×; the transformer of examples/chargpt
+// 0.98–1.07× and the LSTM of examples/seqclass 1.03–1.49× at two threads
+// and 1.06–1.10× at one (a long chain of small ops pays a hand-over
+// between goroutines at every op). The MLP and the autoencoder took
+// 0.76–0.93× at two threads but 1.0–1.07× at one; without a measure of a
+// graph's width to tell them from the transformer, they stay one op at a
+// time, as before this choice (bench.BenchmarkBackendModes measured a
+// logistic regression at 0.75× one op at a time). The default's own step
+// (go:ops_by_graph) was 0.82–0.86× of one op at a time's for the ResNet
+// at two threads, 0.90–0.94× at one, 0.88–0.93× for the CNN at two, and
+// within 0.95–1.04× for the others.
 // Config.Backend or $GOMLX_BACKEND ("go" for GoMLX's default mode,
 // "go:ops_sequential", "go:ops_parallel") override it.
 //

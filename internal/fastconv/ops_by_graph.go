@@ -17,12 +17,13 @@ import (
 // field NumLiveExecutions. Which mode is faster depends on the graph.
 // BenchmarkZooBackendModes (examples/internal/speedtable) measured, paired
 // in one process on 2 cores, side by side against one op at a time:
-// examples/resnet 0.82× the step at two threads and 0.91× at one (its
-// shifted convolutions are also tiled; see shift_tiles.go), examples/cnn
-// 0.94–0.97× and ~1.0×, but the transformer of examples/chargpt 1.02–1.05×
-// and the LSTM of examples/seqclass 1.18–1.35× at two threads and ~1.07×
-// at one: a long chain of small ops pays the hand-over between executor
-// goroutines at every op and has little to run beside it.
+// examples/resnet 0.81–0.88× the step at two threads and 0.88–0.94× at one
+// (its shifted convolutions are also tiled; see shift_tiles.go),
+// examples/cnn 0.90–0.97× and ~1.0×, but the transformer of
+// examples/chargpt 0.98–1.07× and the LSTM of examples/seqclass
+// 1.03–1.49× at two threads and 1.06–1.10× at one: a long chain of small
+// ops pays the hand-over between executor goroutines at every op and has
+// little to run beside it.
 //
 // SideBySideOnlyWithConvolutions makes a wrapper count one more execution
 // in flight while it runs a graph without a convolution, so that the
