@@ -27,11 +27,12 @@
 // Transpose (phases.go), instead of multiplying the s^n-times larger patch
 // matrix of the dilated input, mostly zeros.
 // BenchmarkResNetConvs measured both together at 0.75–0.86× the CPU time
-// of the Gather alone. With more than one core, a shifted convolution's
-// batch is cut into GOMAXPROCS blocks of whole images that its products
-// take as a batch axis (split.go), so that the matmul's workers do not
-// each pack all of the kernel gradient's output gradient
-// (Lowering.ShiftSplit). A shifted convolution whose patches pass
+// of the Gather alone. A shifted convolution's batch is cut into
+// DefaultShiftSplit (4) blocks of whole images that its products take as
+// a batch axis (split.go), so that the matmul's workers do not each pack
+// all of the kernel gradient's output gradient (Lowering.ShiftSplit); the
+// number is fixed, not the number of cores, so that the bits computed do
+// not depend on the machine. A shifted convolution whose patches pass
 // DefaultShiftTileBytes (512 KiB) and have at least twice the output's rows
 // is gathered and multiplied in tiles of the N·P axis instead
 // (shift_tiles.go, Lowering.ShiftTileBytes), so that the matmul packs

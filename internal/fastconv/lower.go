@@ -62,7 +62,7 @@ type Lowering struct {
 	ShiftTileBytes int
 	// ShiftSplit cuts the batch of a shifted convolution into this many
 	// blocks of whole images for the matmul's workers (split.go), lowered
-	// to a divisor of the batch; zero means GOMAXPROCS, 1 no split.
+	// to a divisor of the batch; zero means DefaultShiftSplit, 1 no split.
 	ShiftSplit int
 	// NoBatchNormReuse computes BatchNormGradient from the operand alone,
 	// with x̂ formed in full, where it otherwise takes the centered operand

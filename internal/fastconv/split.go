@@ -1,8 +1,6 @@
 package fastconv
 
 import (
-	"runtime"
-
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/shapes"
 )
@@ -27,13 +25,25 @@ import (
 // gradient is S products [S, K·C, Co] summed over S. The matmul then
 // gives each worker whole blocks, and each operand is packed once.
 
+// DefaultShiftSplit is the number of blocks a shifted convolution's batch
+// is cut into when a Lowering leaves ShiftSplit at zero. It is a constant,
+// not the number of cores: the kernel gradient sums the blocks' products,
+// so the split decides the order of its sums, and a program must compute
+// the same bits on a machine with another number of cores (a run resumed
+// there included). Until 2026-12-05 it was GOMAXPROCS, and
+// examples/resnet's weights after 8 steps differed at GOMAXPROCS 1 and 2
+// (TestBitsDoNotDependOnCores). BenchmarkResNetConvs read splits of
+// GOMAXPROCS, 1, 2 and 4 within 3% of each other at one and two threads
+// (with the shift tiles that now take the largest convolutions).
+const DefaultShiftSplit = 4
+
 // shiftSplit is the number of blocks the batch of a shifted convolution is
-// cut into: Lowering.ShiftSplit, or by default GOMAXPROCS (the Go
-// backend's workers), lowered to the largest divisor of batch.
+// cut into: Lowering.ShiftSplit, or DefaultShiftSplit, lowered to the
+// largest divisor of batch.
 func (l Lowering) shiftSplit(batch int) int {
 	s := l.ShiftSplit
 	if s == 0 {
-		s = runtime.GOMAXPROCS(0)
+		s = DefaultShiftSplit
 	}
 	s = max(1, min(s, batch))
 	for batch%s != 0 {
