@@ -23,6 +23,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/voltml/volt/examples/internal/zoo"
 	"io"
 	"os"
 	"os/exec"
@@ -45,7 +46,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	rounds, steps int
-	models        []benchModel
+	models        []zoo.Model
 	threads       []int
 	python        string
 	script        string
@@ -67,7 +68,7 @@ func run(args []string, out, errOut io.Writer) error {
 		return fmt.Errorf("-steps and -rounds must be positive, got %d and %d", *steps, *rounds)
 	}
 	if *worker != "" {
-		m, err := modelNamed(*worker)
+		m, err := zoo.Named(*worker)
 		if err != nil {
 			return err
 		}
@@ -80,7 +81,7 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	o := options{rounds: *rounds, steps: *steps, python: *python}
 	for _, name := range strings.Split(*modelList, ",") {
-		m, err := modelNamed(strings.TrimSpace(name))
+		m, err := zoo.Named(strings.TrimSpace(name))
 		if err != nil {
 			return fmt.Errorf("-models: %w", err)
 		}
@@ -143,16 +144,16 @@ func measure(o options, progress io.Writer) (*table, error) {
 	for r := range o.rounds {
 		for _, m := range o.models {
 			for _, threads := range o.threads {
-				c := t.at(m.name, threads)
+				c := t.at(m.Name, threads)
 				sides := []func() error{
 					func() error {
-						ms, err := stepMs(exec.Command(self, "-worker", m.name, "-steps", strconv.Itoa(o.steps)),
+						ms, err := stepMs(exec.Command(self, "-worker", m.Name, "-steps", strconv.Itoa(o.steps)),
 							"GOMAXPROCS="+strconv.Itoa(threads))
 						c.volt = append(c.volt, ms)
 						return err
 					},
 					func() error {
-						ms, err := torchStepMs(o, m.name, threads)
+						ms, err := torchStepMs(o, m.Name, threads)
 						c.torch = append(c.torch, ms)
 						return err
 					},
@@ -162,10 +163,10 @@ func measure(o options, progress io.Writer) (*table, error) {
 				}
 				for _, side := range sides {
 					if err := side(); err != nil {
-						return nil, fmt.Errorf("%s, %d threads, round %d: %w", m.name, threads, r+1, err)
+						return nil, fmt.Errorf("%s, %d threads, round %d: %w", m.Name, threads, r+1, err)
 					}
 				}
-				fmt.Fprintf(progress, "round %d %s t%d: volt %.2f ms, torch %.2f ms\n", r+1, m.name, threads,
+				fmt.Fprintf(progress, "round %d %s t%d: volt %.2f ms, torch %.2f ms\n", r+1, m.Name, threads,
 					c.volt[len(c.volt)-1], c.torch[len(c.torch)-1])
 			}
 		}
@@ -253,15 +254,15 @@ func (t *table) write(w io.Writer) {
 	fmt.Fprintln(w, header)
 	fmt.Fprintln(w, rule)
 	for _, m := range t.o.models {
-		line := "| " + m.name + " |"
+		line := "| " + m.Name + " |"
 		for _, n := range t.o.threads {
-			c := t.cells[m.name][n]
+			c := t.cells[m.Name][n]
 			line += fmt.Sprintf(" %.2f | %.2f | %.2f× |", median(c.volt), median(c.torch), median(c.ratios()))
 		}
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
 	for _, m := range t.o.models {
-		fmt.Fprintf(w, "- %s: %s\n", m.name, m.about)
+		fmt.Fprintf(w, "- %s: %s\n", m.Name, m.About)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/examples/internal/zoo"
 )
 
 // zooBackendModes are the Go backend configurations BenchmarkZooBackendModes
@@ -37,8 +38,8 @@ var zooBackendModes = []struct{ name, config string }{
 //	GOEXPERIMENT=simd go test ./examples/internal/speedtable -run '^$' -bench ZooBackendModes -benchtime 20x -cpu 1,2
 func BenchmarkZooBackendModes(b *testing.B) {
 	const warmup = 3
-	for _, m := range models {
-		b.Run(m.name, func(b *testing.B) {
+	for _, m := range zoo.Models {
+		b.Run(m.Name, func(b *testing.B) {
 			steps := warmup + b.N
 			turns := make([]chan struct{}, len(zooBackendModes))
 			for i := range turns {
@@ -52,8 +53,8 @@ func BenchmarkZooBackendModes(b *testing.B) {
 					DisableLoggers: true, DisableCheckpointing: true, DisableModelSummary: true,
 					EnableProgressBar: volt.Ptr(false), Log: slog.New(slog.DiscardHandler),
 					Callbacks: []volt.Callback{clocks[i]}}
-				if m.clipNorm > 0 {
-					cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.clipNorm, volt.ClipNorm
+				if m.ClipNorm > 0 {
+					cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.ClipNorm, volt.ClipNorm
 				}
 				t, err := volt.NewTrainer(cfg)
 				if err != nil {
@@ -66,9 +67,9 @@ func BenchmarkZooBackendModes(b *testing.B) {
 			var wg sync.WaitGroup
 			for i, t := range trainers {
 				rng := rand.New(rand.NewPCG(1, 2))
-				train := &data.DataLoader{Dataset: m.examples(m.batch*steps, rng), BatchSize: m.batch}
+				train := &data.DataLoader{Dataset: m.Examples(m.Batch*steps, rng), BatchSize: m.Batch}
 				wg.Go(func() {
-					errs[i] = t.Fit(context.Background(), m.module(), volt.Loaders{Train: train})
+					errs[i] = t.Fit(context.Background(), m.Module(), volt.Loaders{Train: train})
 					if errs[i] != nil { // stop the others, which may be waiting for a turn
 						for j, other := range trainers {
 							if j != i {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voltml/volt/examples/internal/zoo"
 	"github.com/voltml/volt/internal/testenv"
 )
 
@@ -35,15 +36,15 @@ func TestTableRunsBothSides(t *testing.T) {
 	if err := run([]string{"-rounds", "1", "-steps", "2", "-threads", "1"}, &out, &progress); err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
-	for _, m := range models {
-		row := regexp.MustCompile(`(?m)^\| ` + m.name + ` \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+)× \|$`).FindStringSubmatch(out.String())
+	for _, m := range zoo.Models {
+		row := regexp.MustCompile(`(?m)^\| ` + m.Name + ` \| ([0-9.]+) \| ([0-9.]+) \| ([0-9.]+)× \|$`).FindStringSubmatch(out.String())
 		if row == nil {
-			t.Errorf("no row for %s in\n%s", m.name, out.String())
+			t.Errorf("no row for %s in\n%s", m.Name, out.String())
 			continue
 		}
 		for _, v := range row[1:] {
 			if v == "0.00" {
-				t.Errorf("%s: a zero figure in %q", m.name, row[0])
+				t.Errorf("%s: a zero figure in %q", m.Name, row[0])
 			}
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/examples/internal/zoo"
 )
 
 // warmupSteps are the steps neither side times: the first traces and
@@ -20,21 +21,21 @@ const warmupSteps = 5
 // warm-up: the time between two consecutive training batch ends, which
 // includes everything volt does per step (batching, the compiled step,
 // the optimizer, logging).
-func voltStepTime(m benchModel, steps int) (time.Duration, error) {
+func voltStepTime(m zoo.Model, steps int) (time.Duration, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	clock := &batchClock{}
 	cfg := volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0), DisableLoggers: true,
 		DisableCheckpointing: true, DisableModelSummary: true, EnableProgressBar: volt.Ptr(false),
 		Log: slog.New(slog.DiscardHandler), Callbacks: []volt.Callback{clock}}
-	if m.clipNorm > 0 {
-		cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.clipNorm, volt.ClipNorm
+	if m.ClipNorm > 0 {
+		cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.ClipNorm, volt.ClipNorm
 	}
 	tr, err := volt.NewTrainer(cfg)
 	if err != nil {
 		return 0, err
 	}
-	train := &data.DataLoader{Dataset: m.examples(m.batch*(warmupSteps+steps), rng), BatchSize: m.batch}
-	if err := tr.Fit(context.Background(), m.module(), volt.Loaders{Train: train}); err != nil {
+	train := &data.DataLoader{Dataset: m.Examples(m.Batch*(warmupSteps+steps), rng), BatchSize: m.Batch}
+	if err := tr.Fit(context.Background(), m.Module(), volt.Loaders{Train: train}); err != nil {
 		return 0, err
 	}
 	return clock.median(warmupSteps), nil
