@@ -19,27 +19,23 @@ const BackendEnvVar = compute.ConfigEnvVar
 
 // DefaultBackend is the backend used when neither the configuration nor the
 // environment names one: GoMLX's pure-Go backend, whose execution mode volt
-// chooses per graph (OpsByGraph): a graph with a convolution runs its
-// independent ops side by side, any other one op at a time, each op using
-// every core ("ops_sequential").
+// chooses per graph (OpsByGraph): a graph with a convolution, or with
+// matrix products of at least fastconv.MinSideBySideMatmulMACs on average
+// when GOMAXPROCS > 1, runs its independent ops side by side; any other
+// one op at a time, each op using every core ("ops_sequential").
 //
-// Neither mode wins everywhere. Measured with volt's fit loop, the modes
-// taking turns step by step in one process (BenchmarkZooBackendModes in
-// examples/internal/speedtable, 4 runs of 20 steps, 2026-12-05, a 2-core
-// AMD EPYC VM), side by side took, of one op at a time's step:
-// examples/resnet 0.81–0.88× at two threads and 0.88–0.94× at one (its
-// shifted convolutions are also tiled then; see loweringFor),
-// examples/cnn 0.90–0.97× and ~1.0×; the transformer of examples/chargpt
-// 0.98–1.07× and the LSTM of examples/seqclass 1.03–1.49× at two threads
-// and 1.06–1.10× at one (a long chain of small ops pays a hand-over
-// between goroutines at every op). The MLP and the autoencoder took
-// 0.76–0.93× at two threads but 1.0–1.07× at one; without a measure of a
-// graph's width to tell them from the transformer, they stay one op at a
-// time, as before this choice (bench.BenchmarkBackendModes measured a
-// logistic regression at 0.75× one op at a time). The default's own step
-// (go:ops_by_graph) was 0.82–0.86× of one op at a time's for the ResNet
-// at two threads, 0.90–0.94× at one, 0.88–0.93× for the CNN at two, and
-// within 0.95–1.04× for the others.
+// Neither mode wins everywhere (fastconv's ops_by_graph.go has the
+// figures). Measured with volt's fit loop, the modes taking turns step by
+// step in one process (BenchmarkZooBackendModes in
+// examples/internal/speedtable, 2 runs of 20 steps, 2026-12-05, a 2-core
+// AMD EPYC VM), the default's step was, of one op at a time's, at two
+// threads: examples/resnet 0.81–0.84×, examples/mnist's MLP 0.77–0.80×,
+// the autoencoder 0.82–0.88×, examples/cnn 0.93–0.97×, the transformer
+// 0.98–1.00× and the LSTM 0.98–1.02×; at one thread 0.89–0.93× for the
+// ResNet and 0.97–1.02× for the others. ops_sequential was volt's default
+// until then: bench.BenchmarkBackendModes had measured a logistic
+// regression at 0.75× one op at a time, and the LSTM loses up to 1.49×
+// side by side.
 // Config.Backend or $GOMLX_BACKEND ("go" for GoMLX's default mode,
 // "go:ops_sequential", "go:ops_parallel") override it.
 //
@@ -119,7 +115,7 @@ func Backend(config string) (compute.Backend, error) {
 		}
 		wrapped := fastconv.WrapWith(b, rules, loweringFor(config)).(*fastconv.Backend)
 		if byGraph {
-			if err := wrapped.SideBySideOnlyWithConvolutions(); err != nil {
+			if err := wrapped.ChooseOpsModePerGraph(); err != nil {
 				return nil, fmt.Errorf("backend %q: %w", config, err)
 			}
 		}

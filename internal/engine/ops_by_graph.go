@@ -8,8 +8,8 @@ import (
 
 // OpsByGraph is volt's option of the Go backend's configuration
 // ("go:ops_by_graph", DefaultBackend): ops side by side in graphs with a
-// convolution, one at a time in the others (fastconv's
-// SideBySideOnlyWithConvolutions). GoMLX does not know it: Backend takes
+// convolution, or with large matrix products when there is more than one
+// core, one at a time in the others (fastconv's ChooseOpsModePerGraph). GoMLX does not know it: Backend takes
 // it out of the configuration it hands to GoMLX.
 const OpsByGraph = "ops_by_graph"
 

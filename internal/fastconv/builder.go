@@ -18,6 +18,10 @@ type builder struct {
 	// hasConvolution is set by the first ConvGeneral built on any of the
 	// builder's functions.
 	hasConvolution atomic.Bool
+	// matmuls and matmulMACs count the matrix products built on the
+	// builder's functions (DotGeneral, FusedDense and each product of
+	// FusedDenseVJP) and their multiply-adds (ops_by_graph.go).
+	matmuls, matmulMACs atomic.Int64
 }
 
 func newBuilder(b *Backend, inner compute.Builder) *builder {

@@ -90,9 +90,17 @@ func (l Lowering) lowerDenseVJP(f compute.Function, x, weight, bias, dOutput com
 // where it applies, else the backend's.
 func (f *function) FusedDenseVJP(x, weight, bias, y, dOutput compute.Value,
 	options compute.DenseConfig) (dx, dWeight, dBias compute.Value, err error) {
+	f.countDense(x, weight, 2)
 	dx, dWeight, dBias, ok, err := f.builder.backend.lowering.lowerDenseVJP(f.Function, x, weight, bias, dOutput, options)
 	if err != nil || ok {
 		return dx, dWeight, dBias, err
 	}
 	return f.Function.FusedDenseVJP(x, weight, bias, y, dOutput, options)
+}
+
+// FusedDense implements compute.Function: the backend's, counted as a
+// matrix product (ops_by_graph.go).
+func (f *function) FusedDense(x, weight, bias compute.Value, options compute.DenseConfig) (compute.Value, error) {
+	f.countDense(x, weight, 1)
+	return f.Function.FusedDense(x, weight, bias, options)
 }

@@ -237,6 +237,7 @@ func validDotAxes(rank int, contracting, batch []int) bool {
 // layout the backend's matmul takes by the cheapest transposes (planDot).
 func (f *function) DotGeneral(lhs compute.Value, lhsContractingAxes, lhsBatchAxes []int, rhs compute.Value,
 	rhsContractingAxes, rhsBatchAxes []int, config compute.DotGeneralConfig) (compute.Value, error) {
+	f.countDotGeneral(lhs, rhs, rhsContractingAxes, rhsBatchAxes)
 	return f.builder.backend.lowering.dotGeneral(f.Function, lhs, lhsContractingAxes, lhsBatchAxes, rhs,
 		rhsContractingAxes, rhsBatchAxes, config)
 }

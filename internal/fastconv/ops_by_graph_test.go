@@ -1,6 +1,7 @@
 package fastconv
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -10,7 +11,7 @@ import (
 )
 
 // TestGoBackendCountsLiveExecutions: the Go backend this module pins keeps
-// its count of executions in flight where SideBySideOnlyWithConvolutions
+// its count of executions in flight where ChooseOpsModePerGraph
 // looks for it. A GoMLX upgrade that renames or retypes it fails here (and
 // "go:ops_by_graph" then refuses to start, rather than silently running
 // every graph one way).
@@ -27,11 +28,11 @@ func TestGoBackendCountsLiveExecutions(t *testing.T) {
 	if n := live.Load(); n != 0 {
 		t.Errorf("%d executions in flight on an idle backend", n)
 	}
-	if err := WrapWith(inner, DefaultRules(), Lowering{}).(*Backend).SideBySideOnlyWithConvolutions(); err != nil {
+	if err := WrapWith(inner, DefaultRules(), Lowering{}).(*Backend).ChooseOpsModePerGraph(); err != nil {
 		t.Error(err)
 	}
 	other := WrapWith(noCounter{inner}, DefaultRules(), Lowering{}).(*Backend)
-	if err := other.SideBySideOnlyWithConvolutions(); err == nil {
+	if err := other.ChooseOpsModePerGraph(); err == nil {
 		t.Error("a backend without the counter was accepted")
 	}
 	if other.oneOpAtATime.Load() != nil {
@@ -43,23 +44,30 @@ func TestGoBackendCountsLiveExecutions(t *testing.T) {
 type noCounter struct{ compute.Backend }
 
 // TestOneOpAtATimeWithoutConvolutions: with the per-graph choice on, a
-// graph without a convolution raises the count while it runs and one with
-// a convolution (even one the rules do not lower) does not; with it off,
-// neither does.
+// graph raises the count while it runs unless it has a convolution (even
+// one the rules do not lower) or, with more than one core, matrix
+// products of MinSideBySideMatmulMACs on average; with the choice off,
+// nothing is raised.
 func TestOneOpAtATimeWithoutConvolutions(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		byGraph     bool
-		convolution bool
-		rules       Rules
-		raised      bool
+		name    string
+		byGraph bool
+		graph   string
+		procs   int
+		rules   Rules
+		raised  bool
 	}{
-		{"by graph, no convolution", true, false, DefaultRules(), true},
-		{"by graph, a lowered convolution", true, true, DefaultRules(), false},
-		{"by graph, a convolution left to the backend", true, true, Rules{Disabled: true}, false},
-		{"as configured, no convolution", false, false, DefaultRules(), false},
+		{"by graph, no convolution", true, "tanh", 2, DefaultRules(), true},
+		{"by graph, a lowered convolution", true, "conv", 2, DefaultRules(), false},
+		{"by graph, a lowered convolution, one core", true, "conv", 1, DefaultRules(), false},
+		{"by graph, a convolution left to the backend", true, "conv", 2, Rules{Disabled: true}, false},
+		{"by graph, large products", true, "large", 2, DefaultRules(), false},
+		{"by graph, large products, one core", true, "large", 1, DefaultRules(), true},
+		{"by graph, small products", true, "small", 2, DefaultRules(), true},
+		{"as configured, no convolution", false, "tanh", 2, DefaultRules(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
 			inner, err := compute.NewWithConfig("go")
 			if err != nil {
 				t.Fatal(err)
@@ -67,11 +75,11 @@ func TestOneOpAtATimeWithoutConvolutions(t *testing.T) {
 			defer inner.Finalize()
 			b := WrapWith(inner, tc.rules, Lowering{}).(*Backend)
 			if tc.byGraph {
-				if err := b.SideBySideOnlyWithConvolutions(); err != nil {
+				if err := b.ChooseOpsModePerGraph(); err != nil {
 					t.Fatal(err)
 				}
 			}
-			exec := compileSmallGraph(t, b, tc.convolution)
+			exec := compileSmallGraph(t, b, tc.graph)
 			live := liveExecutionsOf(inner)
 			seen := &countingExecutable{Executable: exec.Executable, live: live}
 			exec.Executable = seen
@@ -92,9 +100,11 @@ func TestOneOpAtATimeWithoutConvolutions(t *testing.T) {
 	}
 }
 
-// compileSmallGraph compiles tanh(x), or a 3×3 convolution of x
-// [2, 5, 5, 3] by a constant kernel, on b.
-func compileSmallGraph(t *testing.T, b *Backend, convolution bool) *executable {
+// compileSmallGraph compiles on b, for x [2, 5, 5, 3]: tanh(x) ("tanh");
+// a 3×3 convolution of it by a constant kernel ("conv"); or tanh(x) and a
+// product of two constant matrices of 128×128 (2M multiply-adds, "large")
+// or 8×8 ("small").
+func compileSmallGraph(t *testing.T, b *Backend, graph string) *executable {
 	t.Helper()
 	bld := b.Builder("small")
 	f := bld.Main()
@@ -106,7 +116,9 @@ func compileSmallGraph(t *testing.T, b *Backend, convolution bool) *executable {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if convolution {
+	outputs := []compute.Value{y}
+	switch graph {
+	case "conv":
 		kernel, err := f.Constant(make([]float32, 3*3*3*4), 3, 3, 3, 4)
 		if err != nil {
 			t.Fatal(err)
@@ -114,11 +126,22 @@ func compileSmallGraph(t *testing.T, b *Backend, convolution bool) *executable {
 		axes := compute.ConvolveAxesConfig{InputBatch: 0, InputChannels: 3, InputSpatial: []int{1, 2},
 			KernelInputChannels: 2, KernelOutputChannels: 3, KernelSpatial: []int{0, 1},
 			OutputBatch: 0, OutputChannels: 3, OutputSpatial: []int{1, 2}}
-		if y, err = f.ConvGeneral(y, kernel, axes, nil, nil, nil, nil, 1, 1); err != nil {
+		if outputs[0], err = f.ConvGeneral(y, kernel, axes, nil, nil, nil, nil, 1, 1); err != nil {
 			t.Fatal(err)
 		}
+	case "large", "small":
+		n := map[string]int{"large": 128, "small": 8}[graph]
+		m, err := f.Constant(make([]float32, n*n), n, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		product, err := f.DotGeneral(m, []int{1}, nil, m, []int{0}, nil, compute.DotGeneralConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, product)
 	}
-	if err := f.Return([]compute.Value{y}, nil); err != nil {
+	if err := f.Return(outputs, nil); err != nil {
 		t.Fatal(err)
 	}
 	exec, err := bld.Compile()
