@@ -64,6 +64,7 @@ func TestOneOpAtATimeWithoutConvolutions(t *testing.T) {
 		{"by graph, large products", true, "large", 2, DefaultRules(), false},
 		{"by graph, large products, one core", true, "large", 1, DefaultRules(), true},
 		{"by graph, small products", true, "small", 2, DefaultRules(), true},
+		{"by graph, a large fused dense layer", true, "dense", 2, DefaultRules(), false},
 		{"as configured, no convolution", false, "tanh", 2, DefaultRules(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,7 +104,8 @@ func TestOneOpAtATimeWithoutConvolutions(t *testing.T) {
 // compileSmallGraph compiles on b, for x [2, 5, 5, 3]: tanh(x) ("tanh");
 // a 3×3 convolution of it by a constant kernel ("conv"); or tanh(x) and a
 // product of two constant matrices of 128×128 (2M multiply-adds, "large")
-// or 8×8 ("small").
+// or 8×8 ("small"), or a FusedDense of a constant [256, 128] by [128, 64]
+// (2M multiply-adds, "dense").
 func compileSmallGraph(t *testing.T, b *Backend, graph string) *executable {
 	t.Helper()
 	bld := b.Builder("small")
@@ -140,6 +142,20 @@ func compileSmallGraph(t *testing.T, b *Backend, graph string) *executable {
 			t.Fatal(err)
 		}
 		outputs = append(outputs, product)
+	case "dense":
+		in, err := f.Constant(make([]float32, 256*128), 256, 128)
+		if err != nil {
+			t.Fatal(err)
+		}
+		weight, err := f.Constant(make([]float32, 128*64), 128, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dense, err := f.FusedDense(in, weight, nil, compute.DenseConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		outputs = append(outputs, dense)
 	}
 	if err := f.Return(outputs, nil); err != nil {
 		t.Fatal(err)
