@@ -18,7 +18,8 @@ var backendModes = []struct{ name, config string }{
 	{"sequential", "go:ops_sequential"},
 }
 
-// BenchmarkBackendModes decides engine.DefaultBackend: volt's fit loop on
+// BenchmarkBackendModes helped decide engine.DefaultBackend (with
+// BenchmarkZooBackendModes in examples/internal/speedtable): volt's fit loop on
 // each execution mode of the Go backend, for the MNIST MLP, the logistic
 // regression and a small CNN (conv 3×3 32 + ReLU, 2×2 max-pool, conv 3×3
 // 64 + ReLU, 2×2 max-pool, dense 128, dense 10; batch 64).

@@ -36,10 +36,12 @@
 // losses for the first steps, i.e. that they run the same step on the same
 // data from the same initial weights.
 //
-// BenchmarkBackendModes (backend_test.go) decided engine.DefaultBackend:
-// volt's fit loop on the Go backend's default execution mode and on
-// ops_sequential, the two fits taking turns step by step, for the MLP, the
-// logistic regression and a small CNN. BenchmarkIntraOpParallelism
+// BenchmarkBackendModes (backend_test.go) compares volt's fit loop on the
+// Go backend's default execution mode and on ops_sequential, the two fits
+// taking turns step by step, for the MLP, the logistic regression and a
+// small CNN; with examples/internal/speedtable's BenchmarkZooBackendModes
+// (every zoo model, and volt's per-graph choice) it decided
+// engine.DefaultBackend. BenchmarkIntraOpParallelism
 // (parallelism_test.go) compares, the same way, ops_sequential with each op
 // split over the cores (the default) and kept on one (parallelism=1), at
 // the process's GOMAXPROCS. BenchmarkProgressBar
