@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -50,13 +48,8 @@ func BenchmarkZooBackendModes(b *testing.B) {
 			trainers := make([]*volt.Trainer, len(zooBackendModes))
 			for i, mode := range zooBackendModes {
 				clocks[i] = &turnClock{mine: turns[i], next: turns[(i+1)%len(turns)]}
-				cfg := volt.Config{Backend: mode.config, MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0),
-					DisableLoggers: true, DisableCheckpointing: true, DisableModelSummary: true,
-					EnableProgressBar: volt.Ptr(false), Log: slog.New(slog.DiscardHandler),
-					Callbacks: []volt.Callback{clocks[i]}}
-				if m.ClipNorm > 0 {
-					cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.ClipNorm, volt.ClipNorm
-				}
+				cfg := m.QuietConfig()
+				cfg.Backend, cfg.Callbacks = mode.config, []volt.Callback{clocks[i]}
 				t, err := volt.NewTrainer(cfg)
 				if err != nil {
 					b.Fatal(err)
@@ -67,8 +60,7 @@ func BenchmarkZooBackendModes(b *testing.B) {
 			errs := make([]error, len(trainers))
 			var wg sync.WaitGroup
 			for i, t := range trainers {
-				rng := rand.New(rand.NewPCG(1, 2))
-				train := &data.DataLoader{Dataset: m.Examples(m.Batch*steps, rng), BatchSize: m.Batch}
+				train := m.Loader(steps, rand.New(rand.NewPCG(1, 2)))
 				wg.Go(func() {
 					errs[i] = t.Fit(context.Background(), m.Module(), volt.Loaders{Train: train})
 					if errs[i] != nil { // stop the others, which may be waiting for a turn
@@ -125,15 +117,6 @@ func (c *turnClock) OnTrainBatchEnd(*volt.Trainer, *volt.StepOutput, *data.Batch
 	c.steps = append(c.steps, float64(time.Since(c.start)))
 	c.next <- struct{}{}
 	return nil
-}
-
-func medianOf(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n == 0 {
-		return 0
-	}
-	return (s[(n-1)/2] + s[n/2]) / 2
 }
 
 var (

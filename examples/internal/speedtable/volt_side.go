@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -24,18 +23,13 @@ const warmupSteps = 5
 func voltStepTime(m zoo.Model, steps int) (time.Duration, error) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	clock := &batchClock{}
-	cfg := volt.Config{MaxEpochs: 1, NumSanityValSteps: volt.Ptr(0), DisableLoggers: true,
-		DisableCheckpointing: true, DisableModelSummary: true, EnableProgressBar: volt.Ptr(false),
-		Log: slog.New(slog.DiscardHandler), Callbacks: []volt.Callback{clock}}
-	if m.ClipNorm > 0 {
-		cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.ClipNorm, volt.ClipNorm
-	}
+	cfg := m.QuietConfig()
+	cfg.Callbacks = []volt.Callback{clock}
 	tr, err := volt.NewTrainer(cfg)
 	if err != nil {
 		return 0, err
 	}
-	train := &data.DataLoader{Dataset: m.Examples(m.Batch*(warmupSteps+steps), rng), BatchSize: m.Batch}
-	if err := tr.Fit(context.Background(), m.Module(), volt.Loaders{Train: train}); err != nil {
+	if err := tr.Fit(context.Background(), m.Module(), volt.Loaders{Train: m.Loader(warmupSteps+steps, rng)}); err != nil {
 		return 0, err
 	}
 	return clock.median(warmupSteps), nil
@@ -52,16 +46,22 @@ func (c *batchClock) OnTrainBatchEnd(*volt.Trainer, *volt.StepOutput, *data.Batc
 
 // median returns the median interval between batch ends after the first skip batches.
 func (c *batchClock) median(skip int) time.Duration {
-	var steps []time.Duration
+	var steps []float64
 	for i := skip + 1; i < len(c.ends); i++ {
-		steps = append(steps, c.ends[i].Sub(c.ends[i-1]))
+		steps = append(steps, float64(c.ends[i].Sub(c.ends[i-1])))
 	}
-	if len(steps) == 0 {
+	return time.Duration(medianOf(steps))
+}
+
+// medianOf returns the median of xs (the mean of the middle two for an
+// even count; 0 for none).
+func medianOf(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n == 0 {
 		return 0
 	}
-	slices.Sort(steps)
-	n := len(steps)
-	return (steps[(n-1)/2] + steps[n/2]) / 2
+	return (s[(n-1)/2] + s[n/2]) / 2
 }
 
 var _ volt.OnTrainBatchEnd = (*batchClock)(nil)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
-	"log/slog"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/voltml/volt"
-	"github.com/voltml/volt/data"
 )
 
 // bitsSteps is how many steps TestBitsDoNotDependOnCores trains.
@@ -86,18 +84,11 @@ func trainedBits(name string) (string, error) {
 		return "", err
 	}
 	volt.SeedEverything(3)
-	cfg := volt.Config{MaxSteps: bitsSteps, NumSanityValSteps: volt.Ptr(0), DisableLoggers: true,
-		DisableCheckpointing: true, DisableModelSummary: true, EnableProgressBar: volt.Ptr(false),
-		Log: slog.New(slog.DiscardHandler)}
-	if m.ClipNorm > 0 {
-		cfg.GradientClipVal, cfg.GradientClipAlgorithm = m.ClipNorm, volt.ClipNorm
-	}
-	t, err := volt.NewTrainer(cfg)
+	t, err := volt.NewTrainer(m.QuietConfig()) // one epoch of bitsSteps batches
 	if err != nil {
 		return "", err
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	train := &data.DataLoader{Dataset: m.Examples(m.Batch*bitsSteps, rng), BatchSize: m.Batch}
+	train := m.Loader(bitsSteps, rand.New(rand.NewPCG(5, 6)))
 	if err := t.Fit(context.Background(), m.Module(), volt.Loaders{Train: train}); err != nil {
 		return "", err
 	}
