@@ -42,7 +42,11 @@ import (
 // the output when a Lowering leaves MaxShiftWaste at zero: BenchmarkResNetConvs per convolution measured 28×28 "same"
 // (ratio 1.15) at 0.94–1.02× the CPU time of gatherTimesKernel and the
 // one-channel stem well below it, but 14×14 (1.31) at 1.20× and 7×7
-// (1.65) at 1.26–1.41×.
+// (1.65) at 1.26–1.41×. Under the default backend (go:ops_by_graph, with
+// tiles), examples/resnet's whole step with a bound of 2 (its 14×14 and
+// 7×7 convolutions shifted too) took 1.21–1.23× as long at two threads and
+// 1.13–1.14× at one (two lowerings' fits taking turns step by step in one
+// process, 30 steps each, twice).
 const DefaultMaxShiftWaste = 1.2
 
 // shiftConv emits the convolution by shifted runs (see above), or returns

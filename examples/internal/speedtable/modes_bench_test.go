@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,14 +23,49 @@ import (
 // ChooseOpsModePerGraph).
 // The last two also tile shifted convolutions (internal/engine's
 // loweringFor).
-var zooBackendModes = []struct{ name, config string }{
+var zooBackendModes = []backendMode{
 	{"sequential", "go:ops_sequential"},
 	{"parallel", "go"},
 	{"bygraph", "go:ops_by_graph"},
 }
 
+// backendMode is one backend configuration BenchmarkZooBackendModes times.
+type backendMode struct{ name, config string }
+
+// modesFlag replaces zooBackendModes for one run of the benchmark, to
+// compare other configurations (a Go backend option, a worker count)
+// the same way:
+//
+//	go test ./examples/internal/speedtable -run '^$' -bench 'ZooBackendModes/chargpt' -benchtime 40x -cpu 2 \
+//		-modes 'bygraph=go:ops_by_graph;p1=go:ops_by_graph,parallelism=1'
+var modesFlag = flag.String("modes", "",
+	`backend configurations to compare instead of the default ones: "name=config;name=config…", the first the baseline of the ratios`)
+
+// backendModes returns the configurations BenchmarkZooBackendModes
+// compares: those of -modes, or zooBackendModes.
+func backendModes() ([]backendMode, error) {
+	if *modesFlag == "" {
+		return zooBackendModes, nil
+	}
+	var modes []backendMode
+	for _, pair := range strings.Split(*modesFlag, ";") {
+		name, config, ok := strings.Cut(pair, "=")
+		if !ok || name == "" || config == "" {
+			return nil, fmt.Errorf("-modes: %q is not name=config (e.g. bygraph=go:ops_by_graph)", pair)
+		}
+		if slices.ContainsFunc(modes, func(m backendMode) bool { return m.name == name }) {
+			return nil, fmt.Errorf("-modes: the name %q is used twice", name)
+		}
+		modes = append(modes, backendMode{name, config})
+	}
+	if len(modes) < 2 {
+		return nil, fmt.Errorf("-modes: %q names %d configuration; give at least two to compare", *modesFlag, len(modes))
+	}
+	return modes, nil
+}
+
 // BenchmarkZooBackendModes times every zoo model's training step under
-// each of zooBackendModes in one process: one Fit per mode, each on its
+// each of zooBackendModes (or -modes) in one process: one Fit per mode, each on its
 // own trainer, model and copy of the data, the fits taking turns step by
 // step so that load from other processes hits all alike. It reports each
 // mode's median step (sequential-ms, …) and, for the others, the median
@@ -37,16 +76,20 @@ var zooBackendModes = []struct{ name, config string }{
 //	GOEXPERIMENT=simd go test ./examples/internal/speedtable -run '^$' -bench ZooBackendModes -benchtime 20x -cpu 1,2
 func BenchmarkZooBackendModes(b *testing.B) {
 	const warmup = 3
+	modes, err := backendModes()
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, m := range zoo.Models {
 		b.Run(m.Name, func(b *testing.B) {
 			steps := warmup + b.N
-			turns := make([]chan struct{}, len(zooBackendModes))
+			turns := make([]chan struct{}, len(modes))
 			for i := range turns {
 				turns[i] = make(chan struct{}, steps+2) // a send never blocks
 			}
-			clocks := make([]*turnClock, len(zooBackendModes))
-			trainers := make([]*volt.Trainer, len(zooBackendModes))
-			for i, mode := range zooBackendModes {
+			clocks := make([]*turnClock, len(modes))
+			trainers := make([]*volt.Trainer, len(modes))
+			for i, mode := range modes {
 				clocks[i] = &turnClock{mine: turns[i], next: turns[(i+1)%len(turns)]}
 				cfg := m.QuietConfig()
 				cfg.Backend, cfg.Callbacks = mode.config, []volt.Callback{clocks[i]}
@@ -76,12 +119,12 @@ func BenchmarkZooBackendModes(b *testing.B) {
 			wg.Wait()
 			for i, err := range errs {
 				if err != nil {
-					b.Fatalf("%s: %v", zooBackendModes[i].config, err)
+					b.Fatalf("%s: %v", modes[i].config, err)
 				}
 			}
 			b.ReportMetric(0, "ns/op")
-			seq := clocks[0].steps[warmup:]
-			for i, mode := range zooBackendModes {
+			base := clocks[0].steps[warmup:]
+			for i, mode := range modes {
 				steps := clocks[i].steps[warmup:]
 				b.ReportMetric(medianOf(steps)/1e6, mode.name+"-ms")
 				if i == 0 {
@@ -89,9 +132,9 @@ func BenchmarkZooBackendModes(b *testing.B) {
 				}
 				ratios := make([]float64, len(steps))
 				for j := range steps {
-					ratios[j] = steps[j] / seq[j]
+					ratios[j] = steps[j] / base[j]
 				}
-				b.ReportMetric(medianOf(ratios), mode.name+"/sequential")
+				b.ReportMetric(medianOf(ratios), mode.name+"/"+modes[0].name)
 			}
 		})
 	}
