@@ -148,7 +148,8 @@ type Config struct {
 	// Backend selects GoMLX's backend: "go:ops_by_graph" (the pure-Go
 	// backend, volt's default: independent ops side by side in graphs
 	// with a convolution or, on more than one core, large matrix
-	// products, one op at a time in the others), "go" (side by
+	// products, on one executor goroutine per core, one op at a time in
+	// the others), "go" (side by
 	// side whenever one graph runs alone), "go:ops_sequential" (one op at a
 	// time, each on every core), or "xla:<plugin>" in builds with -tags
 	// xla; "" lets Accelerator choose. When set, Accelerator must be "" or

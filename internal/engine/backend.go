@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -103,6 +104,9 @@ func Backend(config string) (compute.Backend, error) {
 	gomlxConfig, byGraph, err := withoutOpsByGraph(config)
 	if err != nil {
 		return nil, err
+	}
+	if byGraph {
+		gomlxConfig = withExecutorsPerCore(gomlxConfig, runtime.GOMAXPROCS(0))
 	}
 	b, err := compute.NewWithConfig(gomlxConfig)
 	if err != nil {

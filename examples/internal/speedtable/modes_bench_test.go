@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -73,7 +74,11 @@ func backendModes() ([]backendMode, error) {
 // the mode is faster than one op at a time for that model. One op is one
 // step of each mode after 3 untimed ones (the first compiles).
 //
-//	GOEXPERIMENT=simd go test ./examples/internal/speedtable -run '^$' -bench ZooBackendModes -benchtime 20x -cpu 1,2
+//	GOEXPERIMENT=simd go test ./examples/internal/speedtable -run '^$' -bench ZooBackendModes -benchtime 20x -cpu 2
+//
+// Run one -cpu value per process: a backend is created once per process
+// and configuration, and sizes its worker pool and executors by the
+// GOMAXPROCS of that moment (see oneGOMAXPROCS).
 func BenchmarkZooBackendModes(b *testing.B) {
 	const warmup = 3
 	modes, err := backendModes()
@@ -82,6 +87,7 @@ func BenchmarkZooBackendModes(b *testing.B) {
 	}
 	for _, m := range zoo.Models {
 		b.Run(m.Name, func(b *testing.B) {
+			oneGOMAXPROCS(b)
 			steps := warmup + b.N
 			turns := make([]chan struct{}, len(modes))
 			for i := range turns {
@@ -166,3 +172,25 @@ var (
 	_ volt.OnTrainBatchStart = (*turnClock)(nil)
 	_ volt.OnTrainBatchEnd   = (*turnClock)(nil)
 )
+
+// backendsProcs is the GOMAXPROCS under which this process first ran a
+// benchmark that creates backends.
+var backendsProcs int
+
+// oneGOMAXPROCS fails b when it runs at another GOMAXPROCS than this
+// process's first such benchmark: volt's backends are created once per
+// process and configuration, with a worker pool and executor goroutines
+// sized by the GOMAXPROCS of that moment, so that under -cpu 1,2 the
+// second value would time backends sized for the first (measured: the
+// default backend created at one thread and timed at two read 1.10–1.21×
+// the step of one created at two).
+func oneGOMAXPROCS(b *testing.B) {
+	procs := runtime.GOMAXPROCS(0)
+	if backendsProcs == 0 {
+		backendsProcs = procs
+	}
+	if procs != backendsProcs {
+		b.Fatalf("GOMAXPROCS %d, but this process created its backends at %d, which sized them: "+
+			"run one -cpu value per process", procs, backendsProcs)
+	}
+}
