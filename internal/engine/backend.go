@@ -110,6 +110,10 @@ func Backend(config string) (compute.Backend, error) {
 	}
 	b, err := compute.NewWithConfig(gomlxConfig)
 	if err != nil {
+		if name, _, _ := strings.Cut(config, ":"); name == "go" && strings.Contains(err.Error(), "unknown configuration option") {
+			// GoMLX lists its own options; volt's default adds one.
+			return nil, fmt.Errorf("backend %q: %w; volt adds %s (its default: %q)", config, err, OpsByGraph, DefaultBackend)
+		}
 		return nil, fmt.Errorf("backend %q: %w", config, err)
 	}
 	if name, _, _ := strings.Cut(config, ":"); name == "go" {

@@ -53,3 +53,23 @@ func TestDefaultBackendChoosesPerGraph(t *testing.T) {
 		t.Error("a backend with two modes started")
 	}
 }
+
+// TestUnknownGoOptionNamesOpsByGraph: GoMLX's error for an unknown option
+// of the Go backend lists its own options; volt's adds ops_by_graph, which
+// GoMLX does not know, so that a misspelt one finds it.
+func TestUnknownGoOptionNamesOpsByGraph(t *testing.T) {
+	for _, config := range []string{"go:ops_by_grahp", "go:ops_by_graph,executors=3"} {
+		_, err := Backend(config)
+		if err == nil {
+			t.Fatalf("%s: started", config)
+		}
+		for _, want := range []string{config, "unknown configuration option", "volt adds ops_by_graph", `"go:ops_by_graph"`} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: error %q does not say %q", config, err, want)
+			}
+		}
+	}
+	if _, err := Backend("go:num_executors=x"); err == nil || strings.Contains(err.Error(), "volt adds") {
+		t.Errorf("a bad value (not an unknown option) gave %v; want GoMLX's error alone", err)
+	}
+}
