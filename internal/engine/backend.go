@@ -22,8 +22,9 @@ const BackendEnvVar = compute.ConfigEnvVar
 // environment names one: GoMLX's pure-Go backend, whose execution mode volt
 // chooses per graph (OpsByGraph): a graph with a convolution, or with
 // matrix products of at least fastconv.MinSideBySideMatmulMACs on average
-// when GOMAXPROCS > 1, runs its independent ops side by side; any other
-// one op at a time, each op using every core ("ops_sequential").
+// when GOMAXPROCS > 1, runs its independent ops side by side, on one
+// executor goroutine per core (executors.go); any other one op at a time,
+// each op using every core ("ops_sequential").
 //
 // Neither mode wins everywhere (fastconv's ops_by_graph.go has the
 // figures). Measured with volt's fit loop, the modes taking turns step by
@@ -108,15 +109,16 @@ func Backend(config string) (compute.Backend, error) {
 	if byGraph {
 		gomlxConfig = withExecutorsPerCore(gomlxConfig, runtime.GOMAXPROCS(0))
 	}
+	name, _, _ := strings.Cut(config, ":")
 	b, err := compute.NewWithConfig(gomlxConfig)
 	if err != nil {
-		if name, _, _ := strings.Cut(config, ":"); name == "go" && strings.Contains(err.Error(), "unknown configuration option") {
+		if name == "go" && strings.Contains(err.Error(), "unknown configuration option") {
 			// GoMLX lists its own options; volt's default adds one.
 			return nil, fmt.Errorf("backend %q: %w; volt adds %s (its default: %q)", config, err, OpsByGraph, DefaultBackend)
 		}
 		return nil, fmt.Errorf("backend %q: %w", config, err)
 	}
-	if name, _, _ := strings.Cut(config, ":"); name == "go" {
+	if name == "go" {
 		rules := fastconv.DefaultRules()
 		if os.Getenv(FastConvEnvVar) == "off" {
 			rules.Disabled = true // batch normalization is still lowered: the Go backend has none

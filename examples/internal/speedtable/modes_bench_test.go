@@ -175,7 +175,23 @@ var (
 
 // backendsProcs is the GOMAXPROCS under which this process first ran a
 // benchmark that creates backends.
-var backendsProcs int
+var backendsProcs procsGuard
+
+// procsGuard remembers the first GOMAXPROCS it is shown (0: none yet).
+type procsGuard int
+
+// check returns an error when procs differs from the first GOMAXPROCS g
+// was shown.
+func (g *procsGuard) check(procs int) error {
+	if *g == 0 {
+		*g = procsGuard(procs)
+	}
+	if procs != int(*g) {
+		return fmt.Errorf("GOMAXPROCS %d, but this process created its backends at %d, which sized them: "+
+			"run one -cpu value per process", procs, int(*g))
+	}
+	return nil
+}
 
 // oneGOMAXPROCS fails b when it runs at another GOMAXPROCS than this
 // process's first such benchmark: volt's backends are created once per
@@ -185,12 +201,7 @@ var backendsProcs int
 // default backend created at one thread and timed at two read 1.10–1.21×
 // the step of one created at two).
 func oneGOMAXPROCS(b *testing.B) {
-	procs := runtime.GOMAXPROCS(0)
-	if backendsProcs == 0 {
-		backendsProcs = procs
-	}
-	if procs != backendsProcs {
-		b.Fatalf("GOMAXPROCS %d, but this process created its backends at %d, which sized them: "+
-			"run one -cpu value per process", procs, backendsProcs)
+	if err := backendsProcs.check(runtime.GOMAXPROCS(0)); err != nil {
+		b.Fatal(err)
 	}
 }

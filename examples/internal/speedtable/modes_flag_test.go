@@ -44,3 +44,20 @@ func TestBackendModes(t *testing.T) {
 		})
 	}
 }
+
+// TestProcsGuard: the benchmark's guard accepts the GOMAXPROCS it first
+// saw, again and again, and refuses any other with the advice to run one
+// -cpu value per process.
+func TestProcsGuard(t *testing.T) {
+	var g procsGuard
+	for _, procs := range []int{2, 2, 2} {
+		if err := g.check(procs); err != nil {
+			t.Fatalf("check(%d) after 2: %v", procs, err)
+		}
+	}
+	err := g.check(1)
+	if err == nil || !strings.Contains(err.Error(), "GOMAXPROCS 1") || !strings.Contains(err.Error(), "at 2") ||
+		!strings.Contains(err.Error(), "one -cpu value per process") {
+		t.Errorf("check(1) after 2 = %v; want an error naming both and the advice", err)
+	}
+}
