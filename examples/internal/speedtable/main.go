@@ -7,15 +7,20 @@
 //
 // Every measurement is a fresh process: volt's with GOMAXPROCS=T (this
 // program run again with -worker), PyTorch's torch_models.py at its best
-// use of T cores: the faster of T torch threads over a one-thread OpenBLAS
-// and one torch thread over a T-thread OpenBLAS (torchStepMs). The
+// use of T cores: the fastest of every allocator found (glibc's malloc as
+// it comes and with fixed thresholds, tcmalloc, jemalloc) with T torch
+// threads over a one-thread OpenBLAS and with one torch thread over a
+// T-thread OpenBLAS (torch_settings.go); the table names the setting that
+// won. The
 // two sides alternate within a round (which goes first alternates between
 // rounds), so that both see the same machine; the ratio column is the
 // median of the rounds' volt/PyTorch ratios. A step is volt's time between
 // two training batch ends (its loader included) against PyTorch's forward,
 // backward and optimizer step on a fixed batch, after 5 warm-up steps on
 // both sides. PyTorch is Debian's python3-torch at /usr/bin/python3; install
-// libopenblas0-pthread first, or torch falls back to the reference BLAS.
+// libopenblas0-pthread first, or torch falls back to the reference BLAS,
+// and libtcmalloc-minimal4 and libjemalloc2 (a missing allocator is named
+// under the table, and is an error under VOLT_REQUIRE_TOOLS=1).
 package main
 
 import (
@@ -50,6 +55,8 @@ type options struct {
 	threads       []int
 	python        string
 	script        string
+	allocators    []allocator // the allocators PyTorch is tried on
+	missing       []string    // the allocators not found, with their packages
 }
 
 func run(args []string, out, errOut io.Writer) error {
@@ -99,6 +106,10 @@ func run(args []string, out, errOut io.Writer) error {
 		return err
 	}
 	o.script = script
+	o.allocators, o.missing = availableAllocators()
+	if err := requireAllocators(o.missing); err != nil {
+		return err
+	}
 	table, err := measure(o, errOut)
 	if err != nil {
 		return err
@@ -126,6 +137,7 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // cell is one model at one thread count: every round's step times.
 type cell struct {
 	volt, torch []float64 // ms per step, by round
+	won         []string  // PyTorch's fastest setting, by round
 }
 
 // table is the measurement, by model then thread count.
@@ -153,8 +165,9 @@ func measure(o options, progress io.Writer) (*table, error) {
 						return err
 					},
 					func() error {
-						ms, err := torchStepMs(o, m.Name, threads)
+						ms, won, err := torchStepMs(o, m.Name, threads)
 						c.torch = append(c.torch, ms)
+						c.won = append(c.won, won.String())
 						return err
 					},
 				}
@@ -166,8 +179,8 @@ func measure(o options, progress io.Writer) (*table, error) {
 						return nil, fmt.Errorf("%s, %d threads, round %d: %w", m.Name, threads, r+1, err)
 					}
 				}
-				fmt.Fprintf(progress, "round %d %s t%d: volt %.2f ms, torch %.2f ms\n", r+1, m.Name, threads,
-					c.volt[len(c.volt)-1], c.torch[len(c.torch)-1])
+				fmt.Fprintf(progress, "round %d %s t%d: volt %.2f ms, torch %.2f ms (%s)\n", r+1, m.Name, threads,
+					c.volt[len(c.volt)-1], c.torch[len(c.torch)-1], c.won[len(c.won)-1])
 			}
 		}
 	}
@@ -184,29 +197,21 @@ func (t *table) at(model string, threads int) *cell {
 	return t.cells[model][threads]
 }
 
-// torchStepMs is PyTorch's step at its best use of threads cores: with
-// threads > 1, the faster of torch's own threads over a one-thread BLAS and
-// one torch thread over a threads-thread OpenBLAS (both at once
-// oversubscribe the cores: chargpt at 2 threads took 164 ms that way against
-// 56 ms and 73 ms for the two).
-func torchStepMs(o options, model string, threads int) (float64, error) {
-	settings := [][2]int{{threads, 1}}
-	if threads > 1 {
-		settings = append(settings, [2]int{1, threads})
-	}
-	best := 0.0
-	for _, s := range settings {
-		torch, blas := strconv.Itoa(s[0]), strconv.Itoa(s[1])
-		ms, err := stepMs(exec.Command(o.python, o.script, "--model", model, "--threads", torch, "--steps", strconv.Itoa(o.steps)),
-			"OMP_NUM_THREADS="+torch, "OPENBLAS_NUM_THREADS="+blas)
+// torchStepMs is PyTorch's step at its best use of threads cores: the
+// fastest of torchSettings, and the setting that gave it.
+func torchStepMs(o options, model string, threads int) (float64, torchSetting, error) {
+	best, won := 0.0, torchSetting{}
+	for _, s := range torchSettings(o.allocators, threads) {
+		ms, err := stepMs(exec.Command(o.python, o.script, "--model", model, "--threads", strconv.Itoa(s.torchThreads),
+			"--steps", strconv.Itoa(o.steps)), s.env()...)
 		if err != nil {
-			return 0, err
+			return 0, s, fmt.Errorf("PyTorch (%s): %w", s, err)
 		}
 		if best == 0 || ms < best {
-			best = ms
+			best, won = ms, s
 		}
 	}
-	return best, nil
+	return best, won, nil
 }
 
 var msPerStep = regexp.MustCompile(`ms_per_step=([0-9.]+)`)
@@ -233,6 +238,22 @@ func median(xs []float64) float64 {
 	return (s[(n-1)/2] + s[n/2]) / 2
 }
 
+// mostFrequent returns the value of xs (not empty) seen most often, the
+// first of those seen equally often.
+func mostFrequent(xs []string) string {
+	counts := map[string]int{}
+	for _, x := range xs {
+		counts[x]++
+	}
+	best := xs[0]
+	for _, x := range xs {
+		if counts[x] > counts[best] {
+			best = x
+		}
+	}
+	return best
+}
+
 // ratios returns volt/torch per round.
 func (c *cell) ratios() []float64 {
 	r := make([]float64, len(c.volt))
@@ -248,8 +269,8 @@ func (t *table) write(w io.Writer) {
 	fmt.Fprintf(w, "%d paired rounds of %d timed steps, %s, GOMAXPROCS / torch threads:\n\n", t.o.rounds, t.o.steps, time.Now().UTC().Format("2006-01-02"))
 	header, rule := "| model |", "|---|"
 	for _, n := range t.o.threads {
-		header += fmt.Sprintf(" volt t%d ms | torch t%d ms | volt/torch t%d |", n, n, n)
-		rule += "---:|---:|---:|"
+		header += fmt.Sprintf(" volt t%d ms | torch t%d ms | volt/torch t%d | torch's best t%d |", n, n, n, n)
+		rule += "---:|---:|---:|---|"
 	}
 	fmt.Fprintln(w, header)
 	fmt.Fprintln(w, rule)
@@ -257,9 +278,18 @@ func (t *table) write(w io.Writer) {
 		line := "| " + m.Name + " |"
 		for _, n := range t.o.threads {
 			c := t.cells[m.Name][n]
-			line += fmt.Sprintf(" %.2f | %.2f | %.2f× |", median(c.volt), median(c.torch), median(c.ratios()))
+			line += fmt.Sprintf(" %.2f | %.2f | %.2f× | %s |", median(c.volt), median(c.torch), median(c.ratios()), mostFrequent(c.won))
 		}
 		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
+	names := make([]string, len(t.o.allocators))
+	for i, a := range t.o.allocators {
+		names[i] = a.name
+	}
+	fmt.Fprintf(w, "PyTorch's step is the fastest over the allocators %s, each with T torch threads over a 1-thread OpenBLAS (tT/b1) and, for T > 1, 1 torch thread over a T-thread OpenBLAS (t1/bT); \"torch's best\" is the setting that won most rounds.\n", strings.Join(names, ", "))
+	for _, m := range t.o.missing {
+		fmt.Fprintf(w, "Not tried, not found: %s.\n", m)
 	}
 	fmt.Fprintln(w)
 	for _, m := range t.o.models {
