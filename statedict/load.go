@@ -45,7 +45,7 @@ func (sd *StateDict) match(scope *model.Scope, opts *options, want func(*model.V
 	keys, vars := modelVariables(scope)
 	report := &Report{Scope: scope.Scope(), File: sd.where()}
 	byModelKey := map[string]string{} // model key → file key
-	lerr := &LoadError{Scope: scope.Scope(), File: sd.where(), Strict: opts.strict}
+	lerr := &LoadError{Scope: scope.Scope(), File: sd.where(), Strict: opts.strict, Renamed: len(opts.renames) > 0}
 	values := map[string]*tensors.Tensor{}
 	for _, fileKey := range sd.keys {
 		key := opts.rename(fileKey)
@@ -55,7 +55,7 @@ func (sd *StateDict) match(scope *model.Scope, opts *options, want func(*model.V
 		byModelKey[key] = fileKey
 		v, ok := vars[key]
 		if !ok {
-			report.Unexpected = append(report.Unexpected, fileKey)
+			report.Unexpected = append(report.Unexpected, key)
 			continue
 		}
 		if !want(v) {

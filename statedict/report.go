@@ -2,6 +2,7 @@ package statedict
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/gomlx/compute/shapes"
@@ -17,8 +18,8 @@ type Report struct {
 	// Missing are the model's keys the file lacks (NonStrict only: they
 	// keep their initial values).
 	Missing []string
-	// Unexpected are the file's keys the model lacks (NonStrict only:
-	// skipped).
+	// Unexpected are the file's keys the model lacks, after the renames
+	// (NonStrict only: skipped).
 	Unexpected []string
 	// Converted are the keys whose values were converted to the model's
 	// dtype (ConvertDTypes).
@@ -48,8 +49,10 @@ type Mismatch struct {
 type LoadError struct {
 	// Scope is the model's scope; File the state dict's file.
 	Scope, File string
-	// Strict is whether missing and unexpected keys were errors.
-	Strict bool
+	// Strict is whether missing and unexpected keys were errors; Renamed
+	// whether the file's keys were renamed (StripPrefix, AddPrefix,
+	// Rename) before matching.
+	Strict, Renamed bool
 	// Missing are the model's keys the file lacks; Unexpected the file's
 	// keys the model lacks (both empty under NonStrict).
 	Missing, Unexpected []string
@@ -63,13 +66,17 @@ func (e *LoadError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "statedict: %s does not fit the model under scope %q", e.File, e.Scope)
 	list(&b, "missing keys, in the model and not in the file", e.Missing)
-	list(&b, "unexpected keys, in the file and not in the model", e.Unexpected)
+	if e.Renamed {
+		list(&b, "unexpected keys, in the file (renamed) and not in the model", e.Unexpected)
+	} else {
+		list(&b, "unexpected keys, in the file and not in the model", e.Unexpected)
+	}
 	for _, m := range e.Mismatched {
 		key := fmt.Sprintf("%q", m.Key)
 		if m.FileKey != m.Key {
 			key += fmt.Sprintf(" (the file's %q)", m.FileKey)
 		}
-		fmt.Fprintf(&b, "\n  size or dtype mismatch for %s: the file has %s, the model %s", key, m.File, m.Model)
+		fmt.Fprintf(&b, "\n  size or dtype mismatch for %s: the file has %s, the model %s", key, shapeString(m.File), shapeString(m.Model))
 	}
 	if hint := prefixHint(e.Missing, e.Unexpected); hint != "" {
 		b.WriteString("\n  " + hint)
@@ -119,4 +126,13 @@ func prefixHint(missing, unexpected []string) string {
 		return fmt.Sprintf("the model's keys start with %q where the file's do not: load with statedict.AddPrefix(%q)", p, p)
 	}
 	return ""
+}
+
+// shapeString is a shape as "float32[2, 4]" ("int64[]" for a scalar).
+func shapeString(s shapes.Shape) string {
+	dims := make([]string, len(s.Dimensions))
+	for i, d := range s.Dimensions {
+		dims[i] = strconv.Itoa(d)
+	}
+	return strings.ToLower(s.DType.String()) + "[" + strings.Join(dims, ", ") + "]"
 }
