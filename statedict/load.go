@@ -158,4 +158,3 @@ func (sd *StateDict) Apply(scope *model.Scope, opts ...Option) *Report {
 	}
 	return report
 }
-
