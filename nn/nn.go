@@ -19,7 +19,6 @@ package nn
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
@@ -60,17 +59,4 @@ func Dropout(scope *model.Scope, x *graph.Node, p float64) *graph.Node {
 		panic(fmt.Sprintf("nn.Dropout: p must be in [0, 1), got %v", p))
 	}
 	return layers.DropoutStatic(scope, x, p)
-}
-
-// MSELoss is torch.nn.functional.mse_loss(input, target): the mean of the
-// squared differences. The shapes must be equal (PyTorch broadcasts them
-// with a warning: a [B] target against a [B, 1] output is a [B, B] mean,
-// the classic mistake); the panic names both.
-func MSELoss(input, target *graph.Node) *graph.Node {
-	if !slices.Equal(input.Shape().Dimensions, target.Shape().Dimensions) {
-		panic(fmt.Sprintf("nn.MSELoss: input %v and target %v must have the same shape (a regression label of one value per example is []float32{y}, shape [B, 1])",
-			input.Shape().Dimensions, target.Shape().Dimensions))
-	}
-	d := graph.Sub(input, graph.ConvertDType(target, input.DType()))
-	return graph.ReduceAllMean(graph.Square(d))
 }
