@@ -60,7 +60,7 @@ func (c *lossConfig) negativeLogLikelihood(logp, target *graph.Node) *graph.Node
 	}
 	keep := graph.ConvertDType(graph.NotEqual(target, graph.Scalar(target.Graph(), target.DType(), c.ignoreIndex)), dtype)
 	oneHot := graph.Mul(graph.OneHot(target, classes, dtype), graph.ExpandAxes(keep, -1)) // zero rows where ignored
-	weights := graph.OnesLike(graph.Slice(logp, graph.AxisElem(0)))                        // broadcast to [1, …, C] below
+	weights := graph.OnesLike(graph.Slice(logp, graph.AxisElem(0)))                       // broadcast to [1, …, C] below
 	if c.weight != nil {
 		if c.weight.Rank() != 1 || c.weight.Shape().Dim(0) != classes {
 			panic(fmt.Sprintf("nn: Weight must be [C] = [%d], one per class, got %s", classes, c.weight.Shape()))
