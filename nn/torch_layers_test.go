@@ -184,4 +184,3 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 func TestTorchLayersAsTorch(t *testing.T) {
 	checkLayerCases(t, "testdata/layers.json", torchLayers, 1e-5)
 }
-
