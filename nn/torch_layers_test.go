@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/dtypes"
@@ -133,7 +134,7 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 				}()
 				wrt := []*graph.Node{}
 				for _, key := range gradKeys {
-					v := scope.GetVariable(key)
+					v := scope.Store().GetVariable(scope.Scope() + "/" + strings.ReplaceAll(key, ".", "/"))
 					if v == nil {
 						panic(fmt.Sprintf("no variable %q", key))
 					}
@@ -172,7 +173,7 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 	})
 	for _, layer := range names {
 		d := worst[layer]
-		t.Logf("%-18s max |Δ| output %.2g, input gradient %.2g, parameter gradients %.2g", layer, d[0], d[1], d[2])
+		t.Logf("%-25s max |Δ| output %.2g, input gradient %.2g, parameter gradients %.2g", layer, d[0], d[1], d[2])
 	}
 }
 

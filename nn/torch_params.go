@@ -64,3 +64,6 @@ func perAxis(layer, what string, values []int, n int) []int {
 func tensorOf(values []float64, dims ...int) *tensors.Tensor {
 	return tensors.FromFlatDataAndDimensions(values, dims...)
 }
+
+// graphShape is shapes.Make, for the layers that build index grids.
+func graphShape(dtype dtypes.DType, dims ...int) shapes.Shape { return shapes.Make(dtype, dims...) }
