@@ -45,7 +45,10 @@ func TestTorchLayersInitialiseAsTorch(t *testing.T) {
 		}},
 		{"groupnorm_4_64", f32(2, 64, 2), func(s *model.Scope, x *graph.Node) *graph.Node { return nn.GroupNorm(s, x, 4) }},
 		{"layernorm_64", f32(2, 64), func(s *model.Scope, x *graph.Node) *graph.Node { return nn.TorchLayerNorm(s, x) }},
-		{"mha_128_4", f32(1, 2, 128), func(s *model.Scope, x *graph.Node) *graph.Node { out, _ := nn.MultiheadAttention(s, x, x, x, 4).Done(); return out }},
+		{"mha_128_4", f32(1, 2, 128), func(s *model.Scope, x *graph.Node) *graph.Node {
+			out, _ := nn.MultiheadAttention(s, x, x, x, 4).Done()
+			return out
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := golden[tc.name]
