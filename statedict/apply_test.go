@@ -1,6 +1,7 @@
 package statedict_test
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -83,4 +84,26 @@ func TestApplyDuringTheTrace(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "missing keys, in the model and not in the file (2): head.weight, head.bias") {
 		t.Errorf("error %v, want the LoadError naming head.weight and head.bias", err)
 	}
+}
+
+// TestApplyPassesOnTheLayersPanic: when a layer panics, a deferred Apply
+// passes that panic on rather than reporting the keys of the layers never
+// built as unexpected.
+func TestApplyPassesOnTheLayersPanic(t *testing.T) {
+	sd, err := statedict.Read("testdata/net.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		r := recover()
+		if err, ok := r.(error); ok || r == nil || !strings.Contains(fmt.Sprint(r), "the layer's own failure") {
+			t.Errorf("panic %v (error %v), want the layer's", r, err)
+		}
+	}()
+	scope := model.NewStore().RootScope()
+	func() {
+		defer sd.Apply(scope)
+		scope.In("conv").VariableWithShape("weight", shapes.Make(dtypes.Float32, 3, 2, 3, 3)) // built before the failure
+		panic("the layer's own failure")
+	}()
 }

@@ -138,8 +138,13 @@ func (sd *StateDict) Load(scope *model.Scope, opts ...Option) (*Report, error) {
 // the first step initialises them. It checks as Load does, over the
 // variables without a value (a later trace, whose variables all have
 // values, changes nothing), and panics with the *LoadError: in a volt
-// step the panic becomes Fit's error.
+// step the panic becomes Fit's error. When the layers themselves panic,
+// a deferred Apply passes their panic on instead of loading the
+// variables they created before it.
 func (sd *StateDict) Apply(scope *model.Scope, opts ...Option) *Report {
+	if r := recover(); r != nil { // deferred, as the layers panicked: theirs is the error
+		panic(r)
+	}
 	o := newOptions(opts)
 	_, vars := modelVariables(scope)
 	if !slices.ContainsFunc(slices.Collect(maps.Values(vars)), func(v *model.Variable) bool { return !v.HasValue() }) {
