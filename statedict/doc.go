@@ -21,7 +21,9 @@
 // does (package nn's torch-named layers, package batchnorm) in scopes
 // named as the torch module's attributes load a torch state dict as it
 // is. GoMLX's own variables (names starting with "#", its random state)
-// are not part of a state dict.
+// and volt's (under "/volt/": optimizer state, gradient accumulators,
+// metric state) are not part of a state dict, so a volt model built at
+// the step's root scope saves and loads just its weights and buffers.
 //
 // # Strictness
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Key returns the state_dict key of variable path under scope: the path
@@ -22,12 +23,13 @@ func Key(scope, path string) string {
 
 // modelVariables returns the variables under scope that a state dict
 // holds, by key: all of them but GoMLX's own (a name starting with "#",
-// as its random-number state "#rngState").
+// as its random-number state "#rngState") and volt's ("/volt/…": the
+// optimizers' state, accumulators, metric state).
 func modelVariables(scope *model.Scope) (keys []string, vars map[string]*model.Variable) {
 	prefix := strings.TrimSuffix(scope.Scope(), "/") + "/"
 	vars = map[string]*model.Variable{}
 	for v := range scope.Store().IterVariables() {
-		if !strings.HasPrefix(v.Path(), prefix) || strings.HasPrefix(v.Name(), "#") {
+		if !strings.HasPrefix(v.Path(), prefix) || !engine.ModuleVariable(v.Path()) {
 			continue
 		}
 		key := Key(scope.Scope(), v.Path())

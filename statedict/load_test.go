@@ -242,3 +242,25 @@ func TestGPT2Conv1DTransposes(t *testing.T) {
 	}
 	checkTensors(t, back, g.GPT2, "")
 }
+
+// TestVoltAndGoMLXVariablesAreNotKeys: the optimizer state volt keeps
+// under "/volt/" and GoMLX's random state are neither missing keys nor
+// saved.
+func TestVoltAndGoMLXVariablesAreNotKeys(t *testing.T) {
+	scope := model.NewStore().RootScope()
+	for _, v := range netVariables() {
+		scope.Store().VariableWithValue("/"+v.path, tensors.FromShape(v.shape))
+	}
+	scope.Store().VariableWithValue("/volt/optimizer_0/fc/weight/exp_avg", tensors.FromShape(shapes.Make(dtypes.Float32, 2, 4)))
+	scope.Store().VariableWithValue("/#rngState", tensors.FromShape(shapes.Make(dtypes.Uint64, 3)))
+	sd, err := statedict.Read("testdata/net.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sd.Load(scope); err != nil {
+		t.Fatal(err)
+	}
+	if keys := scopeValues(t, scope).Keys(); len(keys) != 9 {
+		t.Errorf("saved keys %v, want Net's 9", keys)
+	}
+}
