@@ -50,6 +50,10 @@ func (sd *StateDict) match(scope *model.Scope, opts *options, want func(*model.V
 	lerr := &LoadError{Scope: scope.Scope(), File: sd.where(), Strict: opts.strict, Renamed: len(opts.renames) > 0}
 	values := map[string]*tensors.Tensor{}
 	for _, fileKey := range sd.keys {
+		if opts.excluded(fileKey) {
+			report.Excluded = append(report.Excluded, fileKey)
+			continue
+		}
 		key := opts.rename(fileKey)
 		if other, dup := byModelKey[key]; dup {
 			return nil, nil, fmt.Errorf("statedict: %s: the file's keys %q and %q both become %q", sd.where(), other, fileKey, key)

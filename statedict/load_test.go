@@ -264,3 +264,31 @@ func TestVoltAndGoMLXVariablesAreNotKeys(t *testing.T) {
 		t.Errorf("saved keys %v, want Net's 9", keys)
 	}
 }
+
+// TestExcludeANewHead: a backbone's classifier left out of the file loads
+// the rest into a model with a head of another size, the head keeping its
+// values; without Exclude the head's shape mismatch is an error.
+func TestExcludeANewHead(t *testing.T) {
+	g := readGoldens(t)
+	vars := netVariables()
+	vars[7].shape, vars[8].shape = shapes.Make(dtypes.Float32, 5, 4), shapes.Make(dtypes.Float32, 5) // fc: 5 classes, not 2
+	sd, err := statedict.Read("testdata/net.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := newScope(t, vars)
+	if _, err := sd.Load(scope, statedict.NonStrict()); err == nil || !strings.Contains(err.Error(), `"fc.weight": the file has float32[2, 4], the model float32[5, 4]`) {
+		t.Errorf("error %v, want fc.weight's mismatch", err)
+	}
+	report, err := sd.Load(scope, statedict.NonStrict(), statedict.Exclude("fc."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(report.Excluded, []string{"fc.weight", "fc.bias"}) || !slices.Equal(report.Missing, []string{"fc.weight", "fc.bias"}) || len(report.Loaded) != 7 {
+		t.Errorf("report %s", report)
+	}
+	got := scopeValues(t, scope)
+	if !slices.Equal(float64s(t, got.Get("conv.weight")), g.Net["conv.weight"].Values) || slices.ContainsFunc(float64s(t, got.Get("fc.weight")), func(v float64) bool { return v != 0 }) {
+		t.Errorf("conv.weight not loaded or fc.weight changed")
+	}
+}

@@ -12,6 +12,7 @@ import (
 type Option func(*options)
 
 type options struct {
+	exclude  []string
 	strict   bool
 	renames  []func(string) string
 	suffixes []string // Transpose's
@@ -44,6 +45,25 @@ func StripPrefix(prefix string) Option {
 // part of the model (a backbone's weights, loaded into "backbone.").
 func AddPrefix(prefix string) Option {
 	return Rename(func(key string) string { return prefix + key })
+}
+
+// Exclude leaves out the file's keys (before renaming) that start with
+// one of prefixes, as if the file did not hold them: the classifier of a
+// pretrained backbone being fine-tuned on other classes ("fc."), loaded
+// with NonStrict so that the model's new head keeps its initial values.
+// The Report lists them.
+func Exclude(prefixes ...string) Option {
+	return func(o *options) { o.exclude = append(o.exclude, prefixes...) }
+}
+
+// excluded reports whether the file's key is left out.
+func (o *options) excluded(key string) bool {
+	for _, p := range o.exclude {
+		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Rename maps each of the file's keys to the model's key, after the

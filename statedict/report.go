@@ -21,6 +21,8 @@ type Report struct {
 	// Unexpected are the file's keys the model lacks, after the renames
 	// (NonStrict only: skipped).
 	Unexpected []string
+	// Excluded are the file's keys Exclude left out.
+	Excluded []string
 	// Converted are the keys whose values were converted to the model's
 	// dtype (ConvertDTypes).
 	Converted []string
@@ -32,6 +34,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "loaded %d tensors from %s into scope %q", len(r.Loaded), r.File, r.Scope)
 	list(&b, "missing keys, in the model and not in the file, kept their initial values", r.Missing)
 	list(&b, "unexpected keys, in the file and not in the model, skipped", r.Unexpected)
+	list(&b, "excluded from the file", r.Excluded)
 	list(&b, "converted to the model's dtype", r.Converted)
 	return b.String()
 }
