@@ -14,8 +14,8 @@
 // [MultiheadAttention] and [TransformerEncoderLayer] take torch's
 // layouts (NCHW images, [N, L, E] sequences as with batch_first=True)
 // and keep their parameters as torch's state_dict does: the same names
-// (weight, bias, in_proj_weight, out_proj/weight, self_attn/…, linear1/…,
-// norm1/…), shapes ([out, in] for a linear weight, [out, in/groups, kH,
+// (weight, bias, in_proj_weight, out_proj.weight, self_attn.…, linear1.…,
+// norm1.…), shapes ([out, in] for a linear weight, [out, in/groups, kH,
 // kW] for a convolution's) and initialisation, in the scope given, so a
 // scope named as the torch module's attribute loads its keys as they are
 // (package statedict; batch norms are package batchnorm's):
