@@ -39,10 +39,11 @@ func TestApplyDuringTheTrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	x := [][]float32{{1, -2, 0.5, 3}, {0, 1, -1, 2}}
+	var reports []*statedict.Report
 	build := func(extra bool) func(*model.Scope, *graph.Node) *graph.Node {
 		return func(scope *model.Scope, x *graph.Node) *graph.Node {
 			scope = scope.In("net")
-			defer sd.Apply(scope, statedict.NonStrict()) // conv and bn are not built here
+			defer sd.Apply(scope, statedict.NonStrict(), statedict.OnReport(func(r *statedict.Report) { reports = append(reports, r) })) // conv and bn are not built here
 			y := linear(scope.In("fc"), x, 4, 2)
 			if extra {
 				y = linear(scope.In("head"), y, 2, 2)
@@ -57,6 +58,12 @@ func TestApplyDuringTheTrace(t *testing.T) {
 	out, err := exec.Call(x)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := exec.Call(x); err != nil { // a second call: variables have values, nothing to load or report
+		t.Fatal(err)
+	}
+	if len(reports) != 1 || len(reports[0].Loaded) != 2 || len(reports[0].Unexpected) != 7 {
+		t.Errorf("reports %v, want one: fc loaded, conv and bn unexpected", reports)
 	}
 	got := tensors.MustCopyFlatData[float32](out)
 	w, b := g.Net["fc.weight"].Values, g.Net["fc.bias"].Values

@@ -131,6 +131,9 @@ func (sd *StateDict) Load(scope *model.Scope, opts ...Option) (*Report, error) {
 			return nil, fmt.Errorf("statedict: %s: setting %s from %q: %w", sd.where(), vars[key].Path(), key, err)
 		}
 	}
+	if o.onReport != nil {
+		o.onReport(report)
+	}
 	return report, nil
 }
 
@@ -166,6 +169,9 @@ func (sd *StateDict) Apply(scope *model.Scope, opts ...Option) *Report {
 		store.VariableWithShape(v.Path(), v.Shape(), func(g *graph.Graph, _ shapes.Shape) *graph.Node {
 			return graph.ConstCachedTensor(g, value)
 		})
+	}
+	if o.onReport != nil {
+		o.onReport(report)
 	}
 	return report
 }

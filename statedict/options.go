@@ -12,6 +12,7 @@ import (
 type Option func(*options)
 
 type options struct {
+	onReport func(*Report)
 	exclude  []string
 	strict   bool
 	renames  []func(string) string
@@ -45,6 +46,13 @@ func StripPrefix(prefix string) Option {
 // part of the model (a backbone's weights, loaded into "backbone.").
 func AddPrefix(prefix string) Option {
 	return Rename(func(key string) string { return prefix + key })
+}
+
+// OnReport calls f with the Report of each Load, and of each Apply that
+// loads (the first trace): where Apply is deferred, the way to see what
+// NonStrict skipped.
+func OnReport(f func(*Report)) Option {
+	return func(o *options) { o.onReport = f }
 }
 
 // Exclude leaves out the file's keys (before renaming) that start with
