@@ -104,7 +104,8 @@ func TestLoadErrors(t *testing.T) {
 			"missing keys, in the model and not in the file (1): head.weight",
 			"unexpected keys, in the file and not in the model (1): fc.weight"}},
 		{"wrong shape", "net.pt", reshaped, nil, []string{
-			`size or dtype mismatch for "fc.weight": the file has float32[2, 4], the model float32[4, 2]`}},
+			`size or dtype mismatch for "fc.weight": the file has float32[2, 4], the model float32[4, 2]`,
+			`loads with statedict.Exclude("fc.") and statedict.NonStrict()`}},
 		{"wrong shape under NonStrict", "net.pt", reshaped, []statedict.Option{statedict.NonStrict()}, []string{
 			`size or dtype mismatch for "fc.weight"`}},
 		{"wrong dtype", "net.safetensors", retyped, nil, []string{

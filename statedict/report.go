@@ -81,6 +81,10 @@ func (e *LoadError) Error() string {
 		}
 		fmt.Fprintf(&b, "\n  size or dtype mismatch for %s: the file has %s, the model %s", key, shapeString(m.File), shapeString(m.Model))
 	}
+	if len(e.Mismatched) > 0 {
+		layer := e.Mismatched[0].FileKey[:strings.LastIndex(e.Mismatched[0].FileKey, ".")+1]
+		fmt.Fprintf(&b, "\n  (a layer whose size differs on purpose, a new classifier, loads with statedict.Exclude(%q) and statedict.NonStrict(), keeping its initial values)", layer)
+	}
 	if hint := prefixHint(e.Missing, e.Unexpected); hint != "" {
 		b.WriteString("\n  " + hint)
 	}
