@@ -93,6 +93,22 @@ var torchLayers = map[string]func(c layerCase, scope *model.Scope, x *graph.Node
 	"GroupNorm": func(c layerCase, scope *model.Scope, x *graph.Node) *graph.Node {
 		return nn.GroupNorm(scope, x, c.int("groups", 0))
 	},
+	"ReLU":     func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.ReLU(x) },
+	"GELU":     func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.GELU(x) },
+	"GELUTanh": func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.GELUTanh(x) },
+	"SiLU":     func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.SiLU(x) },
+	"Sigmoid":  func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.Sigmoid(x) },
+	"Tanh":     func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.Tanh(x) },
+	"LeakyReLU": func(c layerCase, _ *model.Scope, x *graph.Node) *graph.Node {
+		return nn.LeakyReLU(x, c.Args["slope"].(float64))
+	},
+	"ELU": func(c layerCase, _ *model.Scope, x *graph.Node) *graph.Node {
+		return nn.ELU(x, c.Args["alpha"].(float64))
+	},
+	"Softmax": func(c layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.Softmax(x, c.int("dim", 0)) },
+	"LogSoftmax": func(c layerCase, _ *model.Scope, x *graph.Node) *graph.Node {
+		return nn.LogSoftmax(x, c.int("dim", 0))
+	},
 }
 
 // checkLayerCases runs every case of the golden file at path: the layer
@@ -180,7 +196,7 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 // TestTorchLayersAsTorch: Conv1d/Conv2d (stride, padding, dilation,
 // groups, bias, even and 7×7 kernels), MaxPool2d, AvgPool2d (padding
 // counted or not), AdaptiveAvgPool2d (down and up), TorchLinear,
-// Embedding and GroupNorm load torch's state_dicts by torch's keys and
+// Embedding, GroupNorm and the activations load torch's state_dicts by torch's keys and
 // give torch's outputs and gradients (layers_gen.py's cases) within 1e-5.
 func TestTorchLayersAsTorch(t *testing.T) {
 	checkLayerCases(t, "testdata/layers.json", torchLayers, 1e-5)

@@ -87,6 +87,18 @@ add("groupnorm_2_of_4", "GroupNorm", torch.nn.GroupNorm(2, 4), torch.randn(2, 4,
 add("groupnorm_3_of_6_1d", "GroupNorm", torch.nn.GroupNorm(3, 6), torch.randn(3, 6, 5), {"groups": 3})
 add("groupnorm_1_of_3", "GroupNorm", torch.nn.GroupNorm(1, 3), torch.randn(2, 3, 4, 4), {"groups": 1})
 
+act = torch.randn(3, 4, 5) * 3
+add("relu", "ReLU", torch.nn.ReLU(), act, {})
+add("gelu", "GELU", torch.nn.GELU(), act, {})
+add("gelu_tanh", "GELUTanh", torch.nn.GELU(approximate="tanh"), act, {})
+add("silu", "SiLU", torch.nn.SiLU(), act, {})
+add("sigmoid", "Sigmoid", torch.nn.Sigmoid(), act, {})
+add("tanh", "Tanh", torch.nn.Tanh(), act, {})
+add("leaky_relu_0.2", "LeakyReLU", torch.nn.LeakyReLU(0.2), act, {"slope": 0.2})
+add("elu_0.7", "ELU", torch.nn.ELU(0.7), act, {"alpha": 0.7})
+add("softmax_dim1", "Softmax", torch.nn.Softmax(dim=1), act, {"dim": 1})
+add("log_softmax_last", "LogSoftmax", torch.nn.LogSoftmax(dim=-1), act, {"dim": -1})
+
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "layers.json"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": cases}, f)
     f.write("\n")
