@@ -81,12 +81,32 @@ var attentionLayers = map[string]func(c layerCase, scope *model.Scope, x *graph.
 		}
 		return b.Done()
 	},
+	"TransformerDecoderLayer": func(c layerCase, scope *model.Scope, x *graph.Node) *graph.Node {
+		b := nn.TransformerDecoderLayer(scope, x, c.memory, c.int("heads", 0)).FeedForward(c.int("ff", 0)).Dropout(0)
+		if c.bool("norm_first", false) {
+			b.NormFirst()
+		}
+		if c.bool("gelu", false) {
+			b.GELU()
+		}
+		if c.bool("causal", false) {
+			b.Causal()
+		}
+		if m := c.boolMask(x.Graph(), "tgt_key_padding_mask"); m != nil {
+			b.TgtKeyPaddingMask(m)
+		}
+		if m := c.boolMask(x.Graph(), "memory_key_padding_mask"); m != nil {
+			b.MemoryKeyPaddingMask(m)
+		}
+		return b.Done()
+	},
 }
 
 // TestAttentionAsTorch: MultiheadAttention (self-attention; causal, float
-// and key-padding masks; no bias; the head-averaged weights) and
+// and key-padding masks; no bias; the head-averaged weights),
 // TransformerEncoderLayer (post-norm ReLU, pre-norm GELU causal, key
-// padding) load torch's state_dicts by torch's keys (in_proj_weight,
+// padding) and TransformerDecoderLayer (post-norm causal; pre-norm GELU
+// with target and memory padding; the memory's gradient too) load torch's state_dicts by torch's keys (in_proj_weight,
 // out_proj.weight, self_attn.…, linear1.…, norm1.…) and give torch's
 // outputs and gradients (attention_gen.py's cases) within 1e-5.
 func TestAttentionAsTorch(t *testing.T) {

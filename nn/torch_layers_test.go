@@ -10,6 +10,7 @@ import (
 
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	_ "github.com/voltml/volt/internal/convgrad" // the even-kernel input gradient, as volt's engine has it
 	"github.com/voltml/volt/nn"
@@ -28,6 +29,11 @@ type layerCase struct {
 	Output     torchTensor            `json:"output"`
 	GradInput  *torchTensor           `json:"grad_input"`
 	GradParams map[string]torchTensor `json:"grad_params"`
+	// Memory is a decoder's second input, GradMemory its gradient.
+	Memory     *torchTensor `json:"memory"`
+	GradMemory *torchTensor `json:"grad_memory"`
+
+	memory *graph.Node // Memory's node, while the graph is built
 }
 
 // ints reads an int-list argument, or def.
@@ -142,8 +148,9 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 					gradKeys = append(gradKeys, key)
 				}
 			}
-			exec, err := model.NewExec(be, model.NewStore(), func(scope *model.Scope, x, r *graph.Node) []*graph.Node {
+			exec, err := model.NewExec(be, model.NewStore(), func(scope *model.Scope, x, memory, r *graph.Node) []*graph.Node {
 				scope = scope.In("layer")
+				c.memory = memory
 				out := func() *graph.Node {
 					defer sd.Apply(scope)
 					return build(c, scope, x)
@@ -159,13 +166,20 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 				if c.GradInput != nil {
 					wrt = append(wrt, x)
 				}
+				if c.GradMemory != nil {
+					wrt = append(wrt, memory)
+				}
 				objective := graph.ReduceAllSum(graph.Mul(out, r))
 				return append([]*graph.Node{out}, graph.Gradient(objective, wrt...)...)
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			outs, err := exec.Call(c.Input.tensor(), c.Upstream.tensor())
+			memory := tensors.FromScalar(float32(0)) // unused unless the case has one
+			if c.Memory != nil {
+				memory = c.Memory.tensor()
+			}
+			outs, err := exec.Call(c.Input.tensor(), memory, c.Upstream.tensor())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,7 +189,10 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 				d[2] = math.Max(d[2], maxDiff(t, "grad "+key, outs[1+i], c.GradParams[key], tol))
 			}
 			if c.GradInput != nil {
-				d[1] = math.Max(d[1], maxDiff(t, "grad input", outs[len(outs)-1], *c.GradInput, tol))
+				d[1] = math.Max(d[1], maxDiff(t, "grad input", outs[1+len(gradKeys)], *c.GradInput, tol))
+			}
+			if c.GradMemory != nil {
+				d[1] = math.Max(d[1], maxDiff(t, "grad memory", outs[len(outs)-1], *c.GradMemory, tol))
 			}
 			worst[c.Layer] = d
 		})

@@ -94,6 +94,38 @@ add("encoder_pre_norm_gelu_causal", "TransformerEncoderLayer", encoder(6, 2, 12,
 a = {"heads": 4, "ff": 10, "key_padding_mask": [[False, False, False, True], [False, False, False, False], [False, False, True, True]]}
 add("encoder_post_norm_padding", "TransformerEncoderLayer", encoder(8, 4, 10), torch.randn(3, 4, 8), a, enc_out(a))
 
+
+
+def add_decoder(name, module, x, memory, args):
+    module.train()
+    randomize(module)
+    x, memory = x.clone().requires_grad_(True), memory.clone().requires_grad_(True)
+    t = x.shape[1]
+    tgt_mask = torch.triu(torch.ones(t, t, dtype=torch.bool), 1) if args.get("causal") else None
+    tkpm = torch.tensor(args["tgt_key_padding_mask"]) if "tgt_key_padding_mask" in args else None
+    mkpm = torch.tensor(args["memory_key_padding_mask"]) if "memory_key_padding_mask" in args else None
+    out = module(x, memory, tgt_mask=tgt_mask, tgt_key_padding_mask=tkpm, memory_key_padding_mask=mkpm)
+    r = torch.randn(out.shape)
+    (out * r).sum().backward()
+    cases.append({
+        "name": name, "layer": "TransformerDecoderLayer", "args": args, "input": tensor(x), "memory": tensor(memory),
+        "params": {k: tensor(v) for k, v in module.state_dict().items()},
+        "upstream": tensor(r), "output": tensor(out), "grad_input": tensor(x.grad), "grad_memory": tensor(memory.grad),
+        "grad_params": {k: tensor(p.grad) for k, p in module.named_parameters() if p.grad is not None},
+    })
+
+
+def decoder(d, h, ff, **kw):
+    return torch.nn.TransformerDecoderLayer(d, h, dim_feedforward=ff, dropout=0.0, batch_first=True, **kw)
+
+
+add_decoder("decoder_post_norm_relu_causal", decoder(8, 2, 16), torch.randn(2, 4, 8), torch.randn(2, 6, 8),
+            {"heads": 2, "ff": 16, "causal": True})
+add_decoder("decoder_pre_norm_gelu_padding", decoder(6, 3, 10, norm_first=True, activation="gelu"), torch.randn(2, 3, 6),
+            torch.randn(2, 5, 6), {"heads": 3, "ff": 10, "norm_first": True, "gelu": True, "causal": True,
+                                   "tgt_key_padding_mask": [[False, False, True], [False, False, False]],
+                                   "memory_key_padding_mask": [[False, False, False, True, True], [False, True, False, False, False]]})
+
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention.json"), "w") as f:
     json.dump({"torch": torch.__version__, "cases": cases}, f)
     f.write("\n")
