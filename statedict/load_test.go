@@ -2,6 +2,7 @@ package statedict_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -292,4 +293,27 @@ func TestExcludeANewHead(t *testing.T) {
 	if !slices.Equal(float64s(t, got.Get("conv.weight")), g.Net["conv.weight"].Values) || slices.ContainsFunc(float64s(t, got.Get("fc.weight")), func(v float64) bool { return v != 0 }) {
 		t.Errorf("conv.weight not loaded or fc.weight changed")
 	}
+}
+
+// TestExcludeMatching: patterns match whole keys, "*" across dots; a
+// malformed pattern panics naming it.
+func TestExcludeMatching(t *testing.T) {
+	sd, err := statedict.Read("testdata/net.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	scope := newScope(t, netVariables()[:6]) // conv and bn without num_batches_tracked
+	report, err := sd.Load(scope, statedict.ExcludeMatching("*.num_batches_tracked", "fc.*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(report.Excluded, []string{"bn.num_batches_tracked", "fc.weight", "fc.bias"}) {
+		t.Errorf("excluded %v", report.Excluded)
+	}
+	defer func() {
+		if r := fmt.Sprint(recover()); !strings.Contains(r, `statedict.ExcludeMatching("[bad"): syntax error in pattern`) {
+			t.Errorf("panic %q", r)
+		}
+	}()
+	statedict.ExcludeMatching("[bad")
 }

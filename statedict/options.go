@@ -2,6 +2,7 @@ package statedict
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/gomlx/compute/shapes"
@@ -14,10 +15,12 @@ type Option func(*options)
 type options struct {
 	onReport func(*Report)
 	exclude  []string
-	strict   bool
-	renames  []func(string) string
-	suffixes []string // Transpose's
-	convert  bool
+	// excludePatterns are ExcludeMatching's.
+	excludePatterns []string
+	strict          bool
+	renames         []func(string) string
+	suffixes        []string // Transpose's
+	convert         bool
 }
 
 func newOptions(opts []Option) *options {
@@ -64,10 +67,28 @@ func Exclude(prefixes ...string) Option {
 	return func(o *options) { o.exclude = append(o.exclude, prefixes...) }
 }
 
+// ExcludeMatching leaves out the file's keys (before renaming) that match
+// one of patterns, path.Match's patterns over the whole key ("*" matches
+// any run of characters but "/", dots included): "*.attn.bias" leaves out
+// every block's attention-mask buffer. A malformed pattern panics.
+func ExcludeMatching(patterns ...string) Option {
+	for _, p := range patterns {
+		if _, err := path.Match(p, ""); err != nil {
+			panic(fmt.Sprintf("statedict.ExcludeMatching(%q): %v", p, err))
+		}
+	}
+	return func(o *options) { o.excludePatterns = append(o.excludePatterns, patterns...) }
+}
+
 // excluded reports whether the file's key is left out.
 func (o *options) excluded(key string) bool {
 	for _, p := range o.exclude {
 		if strings.HasPrefix(key, p) {
+			return true
+		}
+	}
+	for _, p := range o.excludePatterns {
+		if ok, _ := path.Match(p, key); ok {
 			return true
 		}
 	}
