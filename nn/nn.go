@@ -11,7 +11,8 @@
 //
 // [Conv1d], [Conv2d], [MaxPool2d], [AvgPool2d], [AdaptiveAvgPool2d],
 // [TorchLinear], [Embedding], [GroupNorm], [TorchLayerNorm],
-// [MultiheadAttention] and [TransformerEncoderLayer] take torch's
+// [MultiheadAttention], [TransformerEncoderLayer] and
+// [TransformerDecoderLayer] take torch's
 // layouts (NCHW images, [N, L, E] sequences as with batch_first=True)
 // and keep their parameters as torch's state_dict does: the same names
 // (weight, bias, in_proj_weight, out_proj.weight, self_attn.…, linear1.…,
@@ -23,7 +24,10 @@
 //	x = nn.Conv2d(scope.In("conv1"), x, 64, 7).Stride(2).Padding(3).NoBias().Done() // conv1.weight
 //
 // Each is checked against torch (forward, and gradients with respect to
-// the input and every parameter) on torch-written goldens in testdata.
+// the input and every parameter) on torch-written goldens in testdata, as
+// are the activations ([GELU], [GELUTanh], [SiLU], [Sigmoid], [Tanh],
+// [LeakyReLU], [ELU], [Softmax], [LogSoftmax]); [ScaledDotProductAttention]
+// is torch 2's function, checked through package gpt2's goldens.
 //
 // # GoMLX-named layers
 //
