@@ -1,7 +1,8 @@
 // Package gpt2 is a decoder with the names and layouts of Hugging Face's
 // GPT-2 (transformers' GPT2LMHeadModel), built from package nn's
 // torch-named layers, so that a GPT-2 state dict loads into it with
-// package statedict and gives GPT-2's logits:
+// package statedict ([LoadOptions]) and gives GPT-2's logits ([Logits],
+// of the size [Config] says):
 //
 //	weights, err := statedict.Read("model.safetensors")
 //	...

@@ -2,7 +2,8 @@
 // nn's torch-named layers and package batchnorm, with torchvision's
 // module names, so that a torchvision state dict (torch.save of
 // resnet18().state_dict(), read by package statedict) loads into them as
-// it is and the same input gives torchvision's logits:
+// it is and the same input gives torchvision's logits ([ResNet18],
+// [ResNet34], or [ResNet] with other stage sizes):
 //
 //	weights, err := statedict.Read("resnet18.pt")
 //	...
