@@ -25,7 +25,7 @@ func Read(path string) (*StateDict, error) {
 	case formatSafetensors:
 		sd, err = readSafetensors(path)
 	default:
-		sd, err = readTorch(path)
+		sd, err = readTorch(path, format)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("statedict.Read: %w", err)

@@ -143,16 +143,26 @@ func TestReadTorchAndSafetensorsFiles(t *testing.T) {
 	}
 }
 
-// TestReadRefusesWhatIsNotAStateDict: a pickled module, a text file and a
-// missing file are errors naming the file and what would be valid.
+// TestReadRefusesWhatIsNotAStateDict: a pickled module, a truncated
+// torch.save file, a text file and a missing file are errors naming the
+// file and what would be valid.
 func TestReadRefusesWhatIsNotAStateDict(t *testing.T) {
 	dir := t.TempDir()
 	text := dir + "/notes.txt"
 	if err := os.WriteFile(text, []byte("hello, weights"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	truncated := dir + "/truncated.pt"
+	whole, err := os.ReadFile("testdata/net.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(truncated, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct{ path, want string }{
 		{"testdata/module.pt", "save model.state_dict()"},
+		{truncated, "a zip archive (as torch.save writes) that does not open, truncated or damaged"},
 		{text, "neither a safetensors file nor a torch.save file"},
 		{dir + "/absent.pt", "no such file"},
 	} {

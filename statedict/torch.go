@@ -1,6 +1,7 @@
 package statedict
 
 import (
+	"archive/zip"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,10 +14,18 @@ import (
 	"github.com/nlpodyssey/gopickle/types"
 )
 
-// readTorch reads a torch.save file with github.com/nlpodyssey/gopickle:
+// readTorch reads a torch.save file (zip or legacy format) with
+// github.com/nlpodyssey/gopickle:
 // its pickle is unpickled in Go and each tensor's storage read from the
 // archive, then gathered by the tensor's offset and strides.
-func readTorch(path string) (*StateDict, error) {
+func readTorch(path string, format fileFormat) (*StateDict, error) {
+	if format == formatTorchZip { // gopickle reads a zip that does not open as the legacy format, and says so confusingly
+		z, err := zip.OpenReader(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: a zip archive (as torch.save writes) that does not open, truncated or damaged: %w", path, err)
+		}
+		z.Close()
+	}
 	obj, err := pytorch.Load(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: reading the torch.save file: %w (TorchScript archives and pickled nn.Module objects are not state dicts: save model.state_dict())", path, err)
