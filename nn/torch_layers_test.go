@@ -99,6 +99,10 @@ var torchLayers = map[string]func(c layerCase, scope *model.Scope, x *graph.Node
 	"GroupNorm": func(c layerCase, scope *model.Scope, x *graph.Node) *graph.Node {
 		return nn.GroupNorm(scope, x, c.int("groups", 0))
 	},
+	"GRU": func(c layerCase, scope *model.Scope, x *graph.Node) *graph.Node {
+		out, _ := nn.GRU(scope, x, c.int("hidden", 0))
+		return out
+	},
 	"ReLU":     func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.ReLU(x) },
 	"GELU":     func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.GELU(x) },
 	"GELUTanh": func(_ layerCase, _ *model.Scope, x *graph.Node) *graph.Node { return nn.GELUTanh(x) },
@@ -148,16 +152,20 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 					gradKeys = append(gradKeys, key)
 				}
 			}
+			rename := func(key string) string { return key }
+			if c.bool("strip_l0", false) { // torch.nn.GRU's weight_ih_l0 is nn.GRU's weight_ih
+				rename = func(key string) string { return strings.TrimSuffix(key, "_l0") }
+			}
 			exec, err := model.NewExec(be, model.NewStore(), func(scope *model.Scope, x, memory, r *graph.Node) []*graph.Node {
 				scope = scope.In("layer")
 				c.memory = memory
 				out := func() *graph.Node {
-					defer sd.Apply(scope)
+					defer sd.Apply(scope, statedict.Rename(rename))
 					return build(c, scope, x)
 				}()
 				wrt := []*graph.Node{}
 				for _, key := range gradKeys {
-					v := scope.Store().GetVariable(scope.Scope() + "/" + strings.ReplaceAll(key, ".", "/"))
+					v := scope.Store().GetVariable(scope.Scope() + "/" + strings.ReplaceAll(rename(key), ".", "/"))
 					if v == nil {
 						panic(fmt.Sprintf("no variable %q", key))
 					}
@@ -213,7 +221,8 @@ func checkLayerCases(t *testing.T, path string, layers map[string]func(layerCase
 // TestTorchLayersAsTorch: Conv1d/Conv2d (stride, padding, dilation,
 // groups, bias, even and 7×7 kernels), MaxPool2d, AvgPool2d (padding
 // counted or not), AdaptiveAvgPool2d (down and up), TorchLinear,
-// Embedding, GroupNorm and the activations load torch's state_dicts by torch's keys and
+// Embedding, GroupNorm, the activations and GRU (torch's weight_ih_l0 …
+// renamed to nn.GRU's weight_ih …) load torch's state_dicts by torch's keys and
 // give torch's outputs and gradients (layers_gen.py's cases) within 1e-5.
 func TestTorchLayersAsTorch(t *testing.T) {
 	checkLayerCases(t, "testdata/layers.json", torchLayers, 1e-5)

@@ -35,7 +35,9 @@
 // the keys differ by a prefix, and nothing is loaded. [NonStrict] is
 // strict=False: what matches loads, the [Report] lists what was skipped;
 // a shape mismatch is still an error. [StripPrefix], [AddPrefix] and
-// [Rename] map the file's keys to the model's; [GPT2Conv1D] transposes
+// [Rename] map the file's keys to the model's (torch.nn.GRU's
+// "gru.weight_ih_l0" is nn.GRU's "gru.weight_ih": Rename with
+// strings.TrimSuffix(key, "_l0")); [GPT2Conv1D] transposes
 // Hugging Face GPT-2's Conv1D weights ([in, out]) into torch.nn.Linear's
 // layout; [ConvertDTypes] loads a float16 or bfloat16 file into a float32
 // model.

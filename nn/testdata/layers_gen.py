@@ -87,6 +87,10 @@ add("groupnorm_2_of_4", "GroupNorm", torch.nn.GroupNorm(2, 4), torch.randn(2, 4,
 add("groupnorm_3_of_6_1d", "GroupNorm", torch.nn.GroupNorm(3, 6), torch.randn(3, 6, 5), {"groups": 3})
 add("groupnorm_1_of_3", "GroupNorm", torch.nn.GroupNorm(1, 3), torch.randn(2, 3, 4, 4), {"groups": 1})
 
+# torch.nn.GRU's keys end in "_l0" (layer 0); nn.GRU's variables do not: the Go test loads with a rename.
+add("gru", "GRU", torch.nn.GRU(4, 5, batch_first=True), torch.randn(2, 6, 4), {"hidden": 5, "strip_l0": True},
+    forward=lambda m, x: m(x)[0])
+
 act = torch.randn(3, 4, 5) * 3
 add("relu", "ReLU", torch.nn.ReLU(), act, {})
 add("gelu", "GELU", torch.nn.GELU(), act, {})
