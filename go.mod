@@ -32,6 +32,7 @@ require (
 	github.com/google/flatbuffers v23.5.26+incompatible // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/kr/pretty v0.3.1 // indirect
+	github.com/nlpodyssey/gopickle v0.2.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/schollz/progressbar/v3 v3.19.1 // indirect
 	github.com/xtgo/set v1.0.0 // indirect

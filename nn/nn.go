@@ -1,25 +1,55 @@
-// Package nn is torch.nn's everyday layers and losses for volt's steps
-// ([Linear], [LayerNorm], [ReLU], [Dropout], [LSTM], [GRU], [MSELoss]), with PyTorch's
-// defaults, so that a model ported from Lightning needs one import instead
-// of GoMLX's layers, activation, norm and loss packages, and trains from the
-// same starting point:
+// Package nn is torch.nn's layers and losses for volt's steps, with
+// PyTorch's defaults, so that a model ported from Lightning needs one
+// import instead of GoMLX's layers, activation, norm and loss packages,
+// and trains from the same starting point:
 //
 //	x = nn.ReLU(nn.LayerNorm(scope, nn.Linear(scope, x, 64)))
 //	x = nn.Dropout(scope, x, 0.1)
 //	loss := nn.MSELoss(nn.Linear(s.Scope().In("out"), x, 1), b.Label(0))
 //
-// Where GoMLX's defaults differ from PyTorch's (a dense layer's He-normal
-// weights and zero biases, LayerNorm's epsilon 1e-3) these functions take
-// PyTorch's: nn.Linear's weights and biases are U(−1/√fan_in, 1/√fan_in)
-// (package torchinit), nn.LayerNorm's epsilon is 1e-5. The variables live
-// in the scope given, as GoMLX's layers name them (Linear's under its
-// "dense" sub-scope, LayerNorm's gain and offset in the scope itself), so
-// two layers of one kind need two scopes (scope.In("hidden_0")).
+// # Torch-named layers
+//
+// [Conv1d], [Conv2d], [MaxPool2d], [AvgPool2d], [AdaptiveAvgPool2d],
+// [TorchLinear], [Embedding], [GroupNorm], [TorchLayerNorm],
+// [MultiheadAttention], [TransformerEncoderLayer] and
+// [TransformerDecoderLayer] take torch's
+// layouts (NCHW images, [N, L, E] sequences as with batch_first=True)
+// and keep their parameters as torch's state_dict does: the same names
+// (weight, bias, in_proj_weight, out_proj.weight, self_attn.…, linear1.…,
+// norm1.…), shapes ([out, in] for a linear weight, [out, in/groups, kH,
+// kW] for a convolution's) and initialisation, in the scope given, so a
+// scope named as the torch module's attribute loads its keys as they are
+// (package statedict; batch norms are package batchnorm's):
+//
+//	x = nn.Conv2d(scope.In("conv1"), x, 64, 7).Stride(2).Padding(3).NoBias().Done() // conv1.weight
+//
+// Each is checked against torch (forward, and gradients with respect to
+// the input and every parameter) on torch-written goldens in testdata, as
+// are the activations ([GELU], [GELUTanh], [SiLU], [Sigmoid], [Tanh],
+// [LeakyReLU], [ELU], [Softmax], [LogSoftmax]); [ScaledDotProductAttention]
+// is torch 2's function, checked through package gpt2's goldens.
+//
+// # GoMLX-named layers
+//
+// [Linear], [LayerNorm], [LSTM] and [GRU] predate them and keep GoMLX's
+// variable names (Linear's "dense/weights" [in, out], LayerNorm's gain and
+// offset), which volt checkpoints and the parity cases hold, with
+// PyTorch's initialisation (package torchinit) and epsilon 1e-5.
+//
+// # Losses
+//
+// [CrossEntropyLoss], [NLLLoss], [BCELoss], [BCEWithLogitsLoss],
+// [MSELoss], [L1Loss], [SmoothL1Loss] and [KLDivLoss] take torch's
+// keyword arguments as options: [Reduce] (mean, sum, none; batchmean for
+// KLDivLoss), [Weight], [IgnoreIndex], [LabelSmoothing], [PosWeight],
+// [Beta], [LogTarget]; a loss refuses an option it does not take, naming
+// the ones it does.
+//
+//	loss := nn.CrossEntropyLoss(logits, labels, nn.IgnoreIndex(0), nn.LabelSmoothing(0.1))
 package nn
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/layers"
@@ -60,17 +90,4 @@ func Dropout(scope *model.Scope, x *graph.Node, p float64) *graph.Node {
 		panic(fmt.Sprintf("nn.Dropout: p must be in [0, 1), got %v", p))
 	}
 	return layers.DropoutStatic(scope, x, p)
-}
-
-// MSELoss is torch.nn.functional.mse_loss(input, target): the mean of the
-// squared differences. The shapes must be equal (PyTorch broadcasts them
-// with a warning: a [B] target against a [B, 1] output is a [B, B] mean,
-// the classic mistake); the panic names both.
-func MSELoss(input, target *graph.Node) *graph.Node {
-	if !slices.Equal(input.Shape().Dimensions, target.Shape().Dimensions) {
-		panic(fmt.Sprintf("nn.MSELoss: input %v and target %v must have the same shape (a regression label of one value per example is []float32{y}, shape [B, 1])",
-			input.Shape().Dimensions, target.Shape().Dimensions))
-	}
-	d := graph.Sub(input, graph.ConvertDType(target, input.DType()))
-	return graph.ReduceAllMean(graph.Square(d))
 }
