@@ -107,7 +107,13 @@ func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invoca
 		return nil, usageError{err}
 	}
 	if cl.help {
-		rc.trainer = effectiveTrainer(rc.trainer) // the defaults shown are the ones in effect
+		// The defaults shown are the program's: its default configs
+		// applied (a broken one is reported when the command runs), then
+		// the values in effect (max_epochs 0 shows 1000).
+		for _, d := range st.defaults {
+			_ = s.loadYAML(d.name, d.text)
+		}
+		rc.trainer = effectiveTrainer(rc.trainer)
 		switch cmd {
 		case cmdExport:
 			exportUsage(st.stderr, st.program)
