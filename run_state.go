@@ -72,6 +72,10 @@ type logState struct {
 	callbackMetrics    map[string]float64
 	loggedMetrics      map[string]float64
 	progressBarMetrics map[string]float64
+	// progressBarOrder lists progressBarMetrics' keys in the order they
+	// were first logged (Lightning's progress_bar_metrics is a dict, in
+	// insertion order); see setProgressBar.
+	progressBarOrder []string
 
 	hparamsWritten bool
 	saidOnce       map[string]bool
@@ -90,6 +94,7 @@ func newLogState() logState {
 // as each of Fit, Validate, Test and Predict does when it starts.
 func (l *logState) resetMetrics() {
 	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = map[string]float64{}, map[string]float64{}, map[string]float64{}
+	l.progressBarOrder = nil
 }
 
 // checkpointState is what the trainer knows of checkpoints between runs.
