@@ -99,7 +99,8 @@ func (l *logState) resetMetrics() {
 
 // checkpointState is what the trainer knows of checkpoints between runs.
 type checkpointState struct {
-	lastCheckpoint string       // the last file SaveCheckpoint wrote
+	lastCheckpoint string       // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
+	defaultSaved   string       // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
 	resume         *resumePoint // where the next Fit continues, after a restore
 	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
 	loaded         *loadCheck   // what the last restore set, until the first trace checks it
