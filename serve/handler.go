@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -24,7 +25,8 @@ type Handler struct {
 
 	jobs    chan job      // nil without batching
 	stopped chan struct{} // closed when the batcher has returned
-	once    sync.Once
+	mu      sync.RWMutex  // held for reading while a job is sent, for writing by Close
+	closed  bool
 	calls   atomic.Int64 // Predict calls, for tests
 }
 
@@ -52,15 +54,22 @@ func NewHandler(p *volt.Predictor, cfg Config) (*Handler, error) {
 func (h *Handler) Config() Config { return h.cfg }
 
 // Close stops the batcher once every request it holds is answered. Call it
-// after http.Server.Shutdown (Serve does); requests after Close fail.
+// after http.Server.Shutdown (Serve does); requests after Close get status
+// 503.
 func (h *Handler) Close() {
-	h.once.Do(func() {
+	h.mu.Lock()
+	if !h.closed {
+		h.closed = true
 		if h.jobs != nil {
 			close(h.jobs)
 		}
-	})
+	}
+	h.mu.Unlock()
 	<-h.stopped
 }
+
+// errClosed answers the requests that come after Close.
+var errClosed = errors.New("the server is shutting down; retry on another instance")
 
 // response is the answer to a good request.
 type response struct {
@@ -90,7 +99,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	outs, err := h.predict(r.Context(), rows)
-	if err != nil {
+	switch {
+	case errors.Is(err, errClosed):
+		writeJSON(w, http.StatusServiceUnavailable, errorResponse{err.Error()})
+		return
+	case err != nil:
 		writeJSON(w, http.StatusInternalServerError, errorResponse{err.Error()})
 		return
 	}
@@ -113,14 +126,22 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // predict returns the outputs of rows, through the batcher or in one call.
 func (h *Handler) predict(ctx context.Context, rows [][]float64) ([]any, error) {
+	h.mu.RLock()
+	if h.closed {
+		h.mu.RUnlock()
+		return nil, errClosed
+	}
 	if h.jobs == nil {
+		h.mu.RUnlock()
 		res := h.run(rows, []int{len(rows)})[0]
 		return res.outs, res.err
 	}
 	j := job{rows: rows, done: make(chan result, 1)}
 	select {
 	case h.jobs <- j:
+		h.mu.RUnlock()
 	case <-ctx.Done():
+		h.mu.RUnlock()
 		return nil, ctx.Err()
 	}
 	res := <-j.done // the batcher answers every job it takes

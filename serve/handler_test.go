@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -164,5 +165,23 @@ func TestNewHandlerRefusesBadConfig(t *testing.T) {
 	}
 	if _, err := NewHandler(nil, Config{Input: boringInput}); err == nil || !strings.Contains(err.Error(), "predictor is nil") {
 		t.Errorf("nil predictor: error %v", err)
+	}
+}
+
+// TestAfterClose: a request that reaches a closed handler gets 503 and a
+// JSON error, not a panic.
+func TestAfterClose(t *testing.T) {
+	for _, maxBatch := range []int{1, 8} {
+		h, err := NewHandler(predictor(t), Config{Input: boringInput, MaxBatch: maxBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		h.Close() // twice is fine
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("POST", "/predict", strings.NewReader(`{"inputs": [[1,2,3,4,5,6,7,8]]}`)))
+		if rec.Code != 503 || !strings.Contains(rec.Body.String(), "shutting down") {
+			t.Errorf("MaxBatch %d: status %d, body %s; want 503", maxBatch, rec.Code, rec.Body.String())
+		}
 	}
 }
