@@ -1,8 +1,8 @@
 // Package serve puts a [volt.Predictor] behind HTTP: a JSON endpoint a
 // program mounts on its own mux ([Handler]), with request batching, size
 // limits and JSON errors, and [Serve], which runs it until a context ends
-// and then shuts down gracefully. It is what "PROGRAM serve" of package
-// cli runs, and the server of examples/serve in a form any module can use:
+// and then shuts down gracefully, with the handler at /predict. It is what
+// "PROGRAM serve" of package cli runs, and the server of examples/serve in a form any module can use:
 //
 //	p, err := volt.LoadPredictor("model.ckpt", &MLP{})
 //	h, err := serve.NewHandler(p, serve.Config{Input: volt.InputSpec{DType: dtypes.Float32, Dims: []int{784}}})

@@ -15,9 +15,10 @@ import (
 	"github.com/voltml/volt"
 )
 
-// Handler is the http.Handler of POST /predict over a Predictor. It is
-// safe for concurrent use; Close it after the server that mounts it has
-// shut down.
+// Handler is the http.Handler of a prediction endpoint over a Predictor,
+// to mount at any path of a program's own mux (Serve mounts it at
+// /predict). It is safe for concurrent use; Close it after the server that
+// mounts it has shut down.
 type Handler struct {
 	p       *volt.Predictor
 	cfg     Config
@@ -81,16 +82,13 @@ type errorResponse struct {
 	Error string `json:"error"`
 }
 
-// ServeHTTP answers POST /predict; any other path or method gets a JSON
-// error saying what the endpoint takes.
+// ServeHTTP answers a POST at whatever path the handler is mounted
+// (Serve mounts it at /predict); another method gets a JSON error saying
+// what the endpoint takes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != "/predict" {
-		writeJSON(w, http.StatusNotFound, errorResponse{fmt.Sprintf("no endpoint %s; POST /predict with %s", r.URL.Path, h.want())})
-		return
-	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, errorResponse{fmt.Sprintf("method %s; POST /predict with %s", r.Method, h.want())})
+		writeJSON(w, http.StatusMethodNotAllowed, errorResponse{fmt.Sprintf("method %s; POST %s with %s", r.Method, r.URL.Path, h.want())})
 		return
 	}
 	rows, err := h.decode(w, r)

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -109,7 +111,7 @@ func TestBadRequests(t *testing.T) {
 		says                     string
 	}{
 		{"wrong path", "POST", "/predikt", `{}`, 404, "no endpoint /predikt; POST /predict"},
-		{"GET", "GET", "/predict", ``, 405, "method GET; POST /predict"},
+		{"GET", "GET", "/predict", ``, 405, "method GET; POST /predict with"},
 		{"not JSON", "POST", "/predict", `inputs=1`, 400, `body is not {"inputs": [ROW, …]} with 1 to 4 rows of 8 float32 values`},
 		{"unknown field", "POST", "/predict", `{"pixels": [` + row + `]}`, 400, `unknown field "pixels"`},
 		{"no inputs", "POST", "/predict", `{"inputs": []}`, 400, `field "inputs": missing or empty`},
@@ -183,5 +185,26 @@ func TestAfterClose(t *testing.T) {
 		if rec.Code != 503 || !strings.Contains(rec.Body.String(), "shutting down") {
 			t.Errorf("MaxBatch %d: status %d, body %s; want 503", maxBatch, rec.Code, rec.Body.String())
 		}
+	}
+}
+
+// TestMountedOnOwnMux: a program mounts the handler at a path of its own
+// mux, beside its own endpoints, and it answers there.
+func TestMountedOnOwnMux(t *testing.T) {
+	p := predictor(t)
+	h, err := NewHandler(p, Config{Input: boringInput, MaxBatch: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	mux := http.NewServeMux()
+	mux.Handle("POST /v1/models/boring", h)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) })
+	in := rows(t, 2)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest("POST", "/v1/models/boring", bytes.NewReader(mustJSON(t, map[string]any{"inputs": in}))))
+	var got struct{ Outputs [][]float32 }
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); rec.Code != 200 || err != nil || len(got.Outputs) != 2 || got.Outputs[1][0] != direct(t, p, in)[1][0] {
+		t.Errorf("status %d, body %s; want Predict's outputs", rec.Code, rec.Body.String())
 	}
 }

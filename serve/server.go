@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"time"
@@ -18,7 +19,7 @@ const ShutdownTimeout = 30 * time.Second
 // Pass a context that SIGINT and SIGTERM cancel (signal.NotifyContext) to
 // stop on them.
 func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: routes(h), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -35,6 +36,17 @@ func Serve(ctx context.Context, ln net.Listener, h *Handler) error {
 		err = serr
 	}
 	return err
+}
+
+// routes mounts h at /predict and answers any other path with a JSON 404
+// naming the endpoint.
+func routes(h *Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/predict", h)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, errorResponse{fmt.Sprintf("no endpoint %s; POST /predict with %s", r.URL.Path, h.want())})
+	})
+	return mux
 }
 
 // ListenAndServe listens on the TCP address addr and runs Serve.
