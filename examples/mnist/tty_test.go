@@ -73,6 +73,9 @@ func (s *tmuxServer) run(args ...string) string {
 // validation; the validation bars drawn below it cleared; a test bar; and
 // test_acc= as the last line of the example.
 func TestExampleProgressBarOnTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains the MNIST example under tmux")
+	}
 	tmux := newTmuxServer(t)
 	bin := buildExample(t)
 	dir := t.TempDir()
@@ -170,6 +173,9 @@ func TestExampleProgressBarOnTerminal(t *testing.T) {
 // progress lines there, every 50 steps and at the epoch's end, without
 // control characters; results on stdout.
 func TestExampleProgressPlainLines(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains the MNIST example")
+	}
 	bin := buildExample(t)
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, append(exampleArgs(t.TempDir()), "-progress-every", "50")...)

@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 // steps, both sides measured and the table printed with a finite positive
 // time and ratio per model (PyTorch from Debian's python3-torch).
 func TestTableRunsBothSides(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains every zoo model on both sides (about 2 minutes on 2 cores)")
+	}
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import torch").CombinedOutput(); err != nil {
 		testenv.Missing(t, "/usr/bin/python3 cannot import torch: "+strings.TrimSpace(string(out)), "apt-get install python3-torch")
 	}
