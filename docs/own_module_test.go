@@ -6,7 +6,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,11 +39,17 @@ func ownModuleBlocks(t *testing.T, readme string) (setup, mainGo, run string) {
 	return block("setup"), block("main.go"), block("run")
 }
 
-// outerPath is PATH without the entries go test put first (the running
-// toolchain's bin directory), so the blocks run the go command a user
-// would: the one on PATH, which may be older than go1.27.4.
-func outerPath() string {
-	own := filepath.Join(runtime.GOROOT(), "bin")
+// outerPath is PATH without the directory go test put first (the running
+// toolchain's GOROOT/bin, which "go env GOROOT" names), so the blocks run
+// the go command a user would: the one on PATH, which may be older than
+// go1.27.4.
+func outerPath(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	own := filepath.Join(strings.TrimSpace(string(out)), "bin")
 	var keep []string
 	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
 		if filepath.Clean(dir) != own {
@@ -116,7 +121,7 @@ func TestOwnModule(t *testing.T) {
 		run
 	cmd := exec.Command(bash, "-euo", "pipefail", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = withEnv(os.Environ(), "VOLT="+volt, "GOPROXY=off", "PATH="+outerPath(),
+	cmd.Env = withEnv(os.Environ(), "VOLT="+volt, "GOPROXY=off", "PATH="+outerPath(t),
 		"GOFLAGS=", "GOTOOLCHAIN=", "GOEXPERIMENT=", "GOWORK=")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
