@@ -39,6 +39,9 @@ import (
 // docs/from-lightning.md that tells users. A class that explains none of
 // the fixed set's scenarios fails the test too.
 func TestConformanceGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs 1,000 generated scenarios (about 4 minutes on 2 cores)")
+	}
 	traces, source := generatedTraces(t)
 	init, err := loadConformanceData()
 	if err != nil {

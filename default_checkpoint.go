@@ -75,5 +75,6 @@ func (d *defaultCheckpoint) save(t *Trainer) error {
 		}
 	}
 	d.last = path
+	t.ckpt.defaultSaved = path
 	return nil
 }

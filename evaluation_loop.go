@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	"github.com/voltml/volt/data"
 )
@@ -166,14 +167,18 @@ func (l *evalLoop) sanityCheck(ctx context.Context, loaders []data.Loader, limit
 }
 
 // latestValues is a copy of the latest values (logState).
-type latestValues struct{ callback, logged, progressBar map[string]float64 }
+type latestValues struct {
+	callback, logged, progressBar map[string]float64
+	progressBarOrder              []string
+}
 
 func (l *logState) latest() latestValues {
-	return latestValues{maps.Clone(l.callbackMetrics), maps.Clone(l.loggedMetrics), maps.Clone(l.progressBarMetrics)}
+	return latestValues{maps.Clone(l.callbackMetrics), maps.Clone(l.loggedMetrics), maps.Clone(l.progressBarMetrics), slices.Clone(l.progressBarOrder)}
 }
 
 func (l *logState) restoreLatest(v latestValues) {
 	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = v.callback, v.logged, v.progressBar
+	l.progressBarOrder = v.progressBarOrder
 }
 
 // run runs the loop over loaders (at most limits[i] batches of loader i

@@ -58,6 +58,7 @@ const (
 	hookCheckpointer
 	hookMetricMonitor
 	hookBestModelPather
+	hookLastModelPather
 	hookCheckpointDirer
 	hookModelSummarizer
 	hookFastDevRunSkipped
@@ -258,6 +259,7 @@ var hookTable = [numHooks]hookSpec{
 	hookCheckpointer:          marker[Checkpointer](),
 	hookMetricMonitor:         marker[MetricMonitor](),
 	hookBestModelPather:       marker[BestModelPather](),
+	hookLastModelPather:       marker[LastModelPather](),
 	hookCheckpointDirer:       marker[CheckpointDirer](),
 	hookModelSummarizer:       marker[ModelSummarizer](),
 	hookFastDevRunSkipped:     marker[FastDevRunSkipped](),

@@ -98,7 +98,7 @@ func (t *Trainer) publishStep(m *metric) {
 		return
 	}
 	if m.opts.progBar {
-		t.logs.progressBarMetrics[m.stepKey] = m.step
+		t.logs.setProgressBar(m.stepKey, m.step)
 	}
 	if t.state.Stage != RunningTrain {
 		return
@@ -160,7 +160,7 @@ func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
 	if err := res.computeMetrics(table); err != nil {
 		return err
 	}
-	res.epochValues(t.logs.callbackMetrics, nil, t.logs.progressBarMetrics)
+	res.epochValues(t.logs.callbackMetrics, nil, t.logs.setProgressBar)
 	return nil
 }
 
@@ -168,7 +168,7 @@ func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
 // publishes them again with those the epoch-end hooks logged.
 func (t *Trainer) epochRow(res *results) map[string]float64 {
 	row := map[string]float64{}
-	res.epochValues(t.logs.callbackMetrics, row, t.logs.progressBarMetrics)
+	res.epochValues(t.logs.callbackMetrics, row, t.logs.setProgressBar)
 	return row
 }
 

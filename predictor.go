@@ -144,24 +144,39 @@ func LoadPredictor[T any, PT interface {
 	*T
 	Module
 }](path string, m PT, opts ...PredictorOption) (*Predictor, error) {
+	o, err := predictorOpts(path, m, opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := LoadModule(path, m); err != nil {
+		return nil, fmt.Errorf("volt.LoadPredictor: %w", err)
+	}
+	return startPredictor(path, m, attachedTo(m), o)
+}
+
+// predictorOpts applies opts and checks them and m's PredictStep.
+func predictorOpts(path string, m Module, opts []PredictorOption) (predictorOptions, error) {
 	o := predictorOptions{maxShapes: 8}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if o.maxShapes < 1 {
-		return nil, fmt.Errorf("volt.LoadPredictor %s: PredictorMaxShapes(%d): must be at least 1", path, o.maxShapes)
+		return o, fmt.Errorf("volt.LoadPredictor %s: PredictorMaxShapes(%d): must be at least 1", path, o.maxShapes)
 	}
-	if _, ok := any(m).(PredictStepper); !ok {
-		return nil, fmt.Errorf("volt.LoadPredictor %s: %T has no PredictStep(s *volt.Step, b volt.Batch) *graph.Node", path, m)
+	if _, ok := m.(PredictStepper); !ok {
+		return o, fmt.Errorf("volt.LoadPredictor %s: %T has no PredictStep(s *volt.Step, b volt.Batch) *graph.Node", path, m)
 	}
-	if _, err := LoadModule(path, m); err != nil {
-		return nil, fmt.Errorf("volt.LoadPredictor: %w", err)
-	}
+	return o, nil
+}
+
+// startPredictor returns the predictor of m with the checkpoint's weights
+// w, compiled for a batch of one when o declares the inputs.
+func startPredictor(path string, m Module, w *moduleWeights, o predictorOptions) (*Predictor, error) {
 	backend, err := engine.Backend(o.backend)
 	if err != nil {
 		return nil, fmt.Errorf("volt.LoadPredictor %s: %w", path, err)
 	}
-	p, err := newPredictor(path, m, attachedTo(m), backend, o)
+	p, err := newPredictor(path, m, w, backend, o)
 	if err != nil {
 		return nil, fmt.Errorf("volt.LoadPredictor%w", err)
 	}

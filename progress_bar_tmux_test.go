@@ -23,6 +23,9 @@ import (
 // the sanity check and validation bars cleared, volt's message as a plain
 // line below the bar, the test bar left.
 func TestDefaultProgressBarInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: runs a training program under tmux")
+	}
 	if _, err := exec.LookPath("tmux"); err != nil {
 		testenv.Missing(t, "tmux is not installed", "apt-get install tmux")
 	}

@@ -162,9 +162,9 @@ func (r *results) reset() {
 
 // epochValues adds every epoch value to out (under its epoch name, and its
 // plain name too when it is also logged per step), those that go to the
-// loggers to forLogger, and those shown in the progress bar to progBar (either
-// may be nil).
-func (r *results) epochValues(out map[string]float64, forLogger map[string]float64, progBar map[string]float64) {
+// loggers to forLogger, and passes those shown in the progress bar to progBar
+// (either may be nil), in logging order.
+func (r *results) epochValues(out map[string]float64, forLogger map[string]float64, progBar func(key string, v float64)) {
 	for _, m := range r.order {
 		if !m.seen || !m.opts.onEpoch {
 			continue
@@ -178,7 +178,7 @@ func (r *results) epochValues(out map[string]float64, forLogger map[string]float
 			forLogger[m.epochKey] = v
 		}
 		if progBar != nil && m.opts.progBar {
-			progBar[m.epochKey] = v
+			progBar(m.epochKey, v)
 		}
 	}
 }

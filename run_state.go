@@ -72,6 +72,10 @@ type logState struct {
 	callbackMetrics    map[string]float64
 	loggedMetrics      map[string]float64
 	progressBarMetrics map[string]float64
+	// progressBarOrder lists progressBarMetrics' keys in the order they
+	// were first logged (Lightning's progress_bar_metrics is a dict, in
+	// insertion order); see setProgressBar.
+	progressBarOrder []string
 
 	hparamsWritten bool
 	saidOnce       map[string]bool
@@ -90,11 +94,13 @@ func newLogState() logState {
 // as each of Fit, Validate, Test and Predict does when it starts.
 func (l *logState) resetMetrics() {
 	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = map[string]float64{}, map[string]float64{}, map[string]float64{}
+	l.progressBarOrder = nil
 }
 
 // checkpointState is what the trainer knows of checkpoints between runs.
 type checkpointState struct {
-	lastCheckpoint string       // the last file SaveCheckpoint wrote
+	lastCheckpoint string       // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
+	defaultSaved   string       // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
 	resume         *resumePoint // where the next Fit continues, after a restore
 	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
 	loaded         *loadCheck   // what the last restore set, until the first trace checks it

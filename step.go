@@ -15,6 +15,13 @@ import (
 // Step is handed to the step functions while they are traced into a graph.
 // It gives the model's scope and collects the values to log; each logged value
 // becomes an output of the compiled step.
+//
+// Random numbers inside a step come from the scope, as torch's do from its
+// generator: s.Scope().RandomNormal(s.Graph(), x.Shape()) is
+// torch.randn_like(x) (a VAE's reparameterisation), RandomUniform is
+// rand_like, RandomBernoulli(p, shape) is bernoulli. Their state is a
+// variable of the scope, seeded by Config.Seed, so every step draws new
+// values.
 type Step struct {
 	scope         *model.Scope
 	graph         *graph.Graph

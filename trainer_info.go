@@ -114,11 +114,21 @@ func (t *Trainer) logDir() string {
 	return t.cfg.DefaultRootDir
 }
 
-// LastCheckpoint returns the file the last SaveCheckpoint wrote ("" if none).
+// LastCheckpoint returns the checkpoint this trainer wrote or recorded last,
+// the one FromCheckpoint("last") loads in this process: the file of the
+// latest SaveCheckpoint call (the default checkpointing's
+// epoch=E-step=S.ckpt, a ModelCheckpoint's top-k file, or a file of your
+// own, weights-only included), or the file a callback recorded since with
+// SetLastCheckpoint (ModelCheckpoint's last.ckpt under SaveLast); "" before
+// either. A ModelCheckpoint that keeps only the best file writes no file for
+// a worse epoch, so after Fit this may be an earlier epoch's. For
+// Lightning's checkpoint_callback.best_model_path and last_model_path see
+// BestModelPath and LastModelPath.
 func (t *Trainer) LastCheckpoint() string { return t.ckpt.lastCheckpoint }
 
 // SetLastCheckpoint records path as the last checkpoint (what
-// FromCheckpoint("last") loads), for callbacks that manage files themselves.
+// FromCheckpoint("last") loads and LastCheckpoint returns), for callbacks
+// that manage files themselves.
 func (t *Trainer) SetLastCheckpoint(path string) { t.ckpt.lastCheckpoint = path }
 
 // LossScale returns the current dynamic loss scale under "16-mixed" (0 for

@@ -55,12 +55,12 @@ func ExampleProgressBar() {
 		Callbacks:            []volt.Callback{bar},
 	}, exProgBarLine{exLine{LR: 0.05}}, exData())
 	// Output:
-	// epoch 0/1 batch 2/4 step 2
-	// epoch 0/1 batch 4/4 step 4
-	// epoch 0/1 step 4 val_loss=9.343
-	// epoch 1/1 batch 2/4 step 6 val_loss=9.343
-	// epoch 1/1 batch 4/4 step 8 val_loss=9.343
-	// epoch 1/1 step 8 val_loss=3.967
+	// epoch 0 batch 2/4 step 2
+	// epoch 0 batch 4/4 step 4
+	// epoch 0 step 4 val_loss=9.343
+	// epoch 1 batch 2/4 step 6 val_loss=9.343
+	// epoch 1 batch 4/4 step 8 val_loss=9.343
+	// epoch 1 step 8 val_loss=3.967
 }
 
 // exProgBarLine is exLine that shows its validation loss in the progress

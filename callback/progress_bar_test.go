@@ -2,6 +2,7 @@ package callback_test
 
 import (
 	"bytes"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -43,17 +44,17 @@ func TestProgressBarPlainLines(t *testing.T) {
 		want  string
 	}{
 		{"epoch lines", volt.Config{MaxEpochs: 2}, 0,
-			"epoch 0/1 step 4 score=1 val_score=0\n" +
-				"epoch 1/1 step 8 score=2 val_score=10\n"},
+			"epoch 0 step 4 score=1 val_score=0\n" +
+				"epoch 1 step 8 score=2 val_score=10\n"},
 		{"every 3 steps", volt.Config{MaxEpochs: 2}, 3,
-			"epoch 0/1 batch 3/4 step 3 score=1\n" +
-				"epoch 0/1 step 4 score=1 val_score=0\n" +
-				"epoch 1/1 batch 2/4 step 6 score=2 val_score=0\n" +
-				"epoch 1/1 step 8 score=2 val_score=10\n"},
+			"epoch 0 batch 3/4 step 3 score=1\n" +
+				"epoch 0 step 4 score=1 val_score=0\n" +
+				"epoch 1 batch 2/4 step 6 score=2 val_score=0\n" +
+				"epoch 1 step 8 score=2 val_score=10\n"},
 		{"accumulation: one line per step", volt.Config{MaxEpochs: 1, AccumulateGradBatches: 2}, 1,
-			"epoch 0/0 batch 2/4 step 1 score=1\n" +
-				"epoch 0/0 batch 4/4 step 2 score=1\n" +
-				"epoch 0/0 step 2 score=1 val_score=0\n"},
+			"epoch 0 batch 2/4 step 1 score=1\n" +
+				"epoch 0 batch 4/4 step 2 score=1\n" +
+				"epoch 0 step 2 score=1 val_score=0\n"},
 		{"no epoch limit", volt.Config{MaxEpochs: -1, MaxSteps: 4}, 0,
 			"epoch 0 step 4 score=1 val_score=0\n"},
 	}
@@ -182,7 +183,7 @@ func TestProgressBarNotATerminal(t *testing.T) {
 	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &boring{}, boringData(), pb); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out.String(), "epoch 0/0 step 4 train_loss=") || strings.Count(out.String(), "\n") != 1 {
+	if !strings.HasPrefix(out.String(), "epoch 0 step 4 train_loss=") || strings.Count(out.String(), "\n") != 1 {
 		t.Errorf("output %q", out.String())
 	}
 }
@@ -284,3 +285,34 @@ func (b *countingBuffer) Write(p []byte) (int, error) {
 }
 
 func (b *countingBuffer) String() string { return b.buf.String() }
+
+// orderModule logs "train_loss" then "a_metric" in every training step and
+// "val_loss" in validation, all to the progress bar: the script of
+// Lightning 2.2.5 whose bar shows "train_loss=…, a_metric=…, val_loss=…"
+// (logging order; sorted by name a_metric would come first).
+type orderModule struct{ boring }
+
+func (m *orderModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+	l := loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.Forward(s, b.Input(0))})
+	s.Log("train_loss", l, volt.ProgBar)
+	s.Log("a_metric", graph.OnesLike(l), volt.ProgBar)
+	return l
+}
+
+func (m *orderModule) ValidationStep(s *volt.Step, b volt.Batch) {
+	s.Log("val_loss", loss.MeanSquaredError([]*graph.Node{b.Label(0)}, []*graph.Node{m.Forward(s, b.Input(0))}), volt.ProgBar)
+}
+
+// TestProgressBarLoggingOrder: the plain lines list the progress bar's
+// values in the order they were first logged, as Lightning's bar does.
+func TestProgressBarLoggingOrder(t *testing.T) {
+	var out bytes.Buffer
+	pb := callback.NewProgressBar(callback.ProgressBarConfig{Writer: &out})
+	if _, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &orderModule{}, boringData(), pb); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`^epoch 0 step 4 train_loss=\S+ a_metric=1 val_loss=\S+\n$`)
+	if !want.MatchString(out.String()) {
+		t.Errorf("output %q; want it to match %s", out.String(), want)
+	}
+}

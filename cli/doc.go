@@ -8,6 +8,7 @@
 //	mnist test --config volt_logs/version_0/config.yaml --ckpt-path volt_logs/version_0/checkpoints/epoch=4-step=4300.ckpt
 //	mnist print-config --config base.yaml > run.yaml
 //	mnist export --onnx mnist.onnx --input-shape 784 volt_logs/version_0/checkpoints/epoch=4-step=4300.ckpt
+//	mnist serve --input-shape 784 volt_logs/version_0/checkpoints/epoch=4-step=4300.ckpt
 //
 // # Subcommands
 //
@@ -30,6 +31,15 @@
 // batch axis is dynamic (else why not). The model goes to a temporary file
 // in the same directory, linked into place when complete: a failed export
 // leaves nothing, and an existing --onnx file is refused unless --overwrite.
+//
+// serve serves the module's PredictStep with a checkpoint's weights over
+// HTTP (package serve) until SIGINT or SIGTERM, then lets the requests in
+// flight finish and returns nil: the checkpoint is the argument (or
+// --ckpt-path), --input-shape the input's dimensions after the batch axis
+// (one input), --addr where to listen (127.0.0.1:8080), --max-batch and
+// --wait how requests are batched into one Predict call, --max-rows and
+// --max-body-bytes what one request may carry. POST /predict takes
+// {"inputs": [ROW, …]} and answers {"outputs": [OUT, …]}.
 //
 // Keys follow Lightning's names
 // (trainer.device_ids); trainer.shard_uneven takes pad_repeat, drop_tail or

@@ -159,7 +159,7 @@ func TestErrorFields(t *testing.T) {
 // TestUnknownSubcommand checks the nearest subcommand is suggested.
 func TestUnknownSubcommand(t *testing.T) {
 	_, err := fixture{args: []string{"fitt"}}.load(t)
-	want := `unknown subcommand "fitt"; valid: [fit validate test predict export print-config]; did you mean fit?`
+	want := `unknown subcommand "fitt"; valid: [fit validate test predict export serve print-config]; did you mean fit?`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

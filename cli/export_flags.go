@@ -175,10 +175,15 @@ func checkOutputPath(path string, overwrite bool) error {
 	return nil
 }
 
-// checkCheckpoint checks that path names a readable file.
-func checkCheckpoint(path, program string) error {
+// checkCheckpoint checks that path names a readable file; cmd (export or
+// serve) is the subcommand that reads it.
+func checkCheckpoint(path, program, cmd string) error {
 	if path == "" {
-		return &Error{Origin: ckptArgOrigin, Problem: fmt.Sprintf("missing: give the checkpoint to export (%s export --onnx model.onnx --input-shape 784 FILE.ckpt), or --ckpt-path FILE.ckpt", program)}
+		example := "export --onnx model.onnx --input-shape 784 FILE.ckpt"
+		if cmd == cmdServe {
+			example = "serve --input-shape 784 FILE.ckpt"
+		}
+		return &Error{Origin: ckptArgOrigin, Problem: fmt.Sprintf("missing: give the checkpoint to %s (%s %s), or --ckpt-path FILE.ckpt", cmd, program, example)}
 	}
 	f, err := os.Open(path)
 	switch {
@@ -200,18 +205,18 @@ func checkCheckpoint(path, program string) error {
 	return nil
 }
 
-// takeCheckpoint reads export's argument, the checkpoint, as the value of
-// ckpt_path given on the command line.
-func (e *exportFlags) takeCheckpoint(cl *commandLine, args []string) error {
+// takeCheckpoint reads the argument of export or serve (cmd), the
+// checkpoint, as the value of ckpt_path given on the command line.
+func takeCheckpoint(cmd string, cl *commandLine, args []string) (string, error) {
 	if len(args) > 1 {
-		return &Error{Problem: fmt.Sprintf("export takes one checkpoint, got %d arguments %q (options are flags: --key=value)", len(args), args)}
+		return "", &Error{Problem: fmt.Sprintf("%s takes one checkpoint, got %d arguments %q (options are flags: --key=value)", cmd, len(args), args)}
 	}
-	e.ckpt = args[0]
+	ckpt := args[0]
 	for _, st := range cl.settings {
-		if st.key == keyCkptPath && st.raw != e.ckpt {
-			return &Error{Origin: ckptArgOrigin, Problem: fmt.Sprintf("%s, but --ckpt-path says %s; give the checkpoint once", e.ckpt, st.raw)}
+		if st.key == keyCkptPath && st.raw != ckpt {
+			return "", &Error{Origin: ckptArgOrigin, Problem: fmt.Sprintf("%s, but --ckpt-path says %s; give the checkpoint once", ckpt, st.raw)}
 		}
 	}
-	cl.settings = append(cl.settings, setting{key: keyCkptPath, raw: e.ckpt, origin: ckptArgOrigin})
-	return nil
+	cl.settings = append(cl.settings, setting{key: keyCkptPath, raw: ckpt, origin: ckptArgOrigin})
+	return ckpt, nil
 }

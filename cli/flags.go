@@ -21,6 +21,8 @@ type commandLine struct {
 	printConfig bool
 	// export holds export's own flags; nil for the other subcommands.
 	export *exportFlags
+	// serve holds serve's own flags; nil for the other subcommands.
+	serve *serveFlags
 }
 
 // flagValue is the pflag.Value of a key: it records the text, read once
@@ -110,6 +112,9 @@ func (s *schema) flagSet(name string, cl *commandLine, usageOut io.Writer) *pfla
 	if cl.export != nil {
 		cl.export.addFlags(fs)
 	}
+	if cl.serve != nil {
+		cl.serve.addFlags(fs)
+	}
 	for _, p := range s.params {
 		f := fs.VarPF(&flagValue{p: p, out: &cl.settings}, p.key, "", p.help)
 		if p.target.Kind() == reflect.Bool {
@@ -120,12 +125,15 @@ func (s *schema) flagSet(name string, cl *commandLine, usageOut io.Writer) *pfla
 }
 
 // parseFlags parses the args of subcommand cmd, naming the nearest flag
-// for an unknown one. export takes its own flags and one argument, the
-// checkpoint (as --ckpt-path).
+// for an unknown one. export and serve take their own flags and one
+// argument, the checkpoint (as --ckpt-path).
 func (s *schema) parseFlags(cmd, name string, args []string, usageOut io.Writer) (*commandLine, *pflag.FlagSet, error) {
 	cl := &commandLine{}
-	if cmd == cmdExport {
+	switch cmd {
+	case cmdExport:
 		cl.export = &exportFlags{}
+	case cmdServe:
+		cl.serve = &serveFlags{}
 	}
 	fs := s.flagSet(name, cl, usageOut)
 	fs.Usage = func() {}
@@ -137,6 +145,9 @@ func (s *schema) parseFlags(cmd, name string, args []string, usageOut io.Writer)
 			if cl.export != nil {
 				flags = append(flags, exportFlagNames...)
 			}
+			if cl.serve != nil {
+				flags = append(flags, serveFlagNames...)
+			}
 			for _, p := range s.params {
 				flags = append(flags, p.key)
 			}
@@ -144,11 +155,20 @@ func (s *schema) parseFlags(cmd, name string, args []string, usageOut io.Writer)
 		}
 		return nil, fs, &Error{Problem: err.Error()}
 	}
-	if cl.export != nil && fs.NArg() > 0 {
-		if err := cl.export.takeCheckpoint(cl, fs.Args()); err != nil {
+	switch {
+	case cl.export != nil && fs.NArg() > 0:
+		ckpt, err := takeCheckpoint(cmd, cl, fs.Args())
+		if err != nil {
 			return nil, fs, err
 		}
-	} else if fs.NArg() > 0 {
+		cl.export.ckpt = ckpt
+	case cl.serve != nil && fs.NArg() > 0:
+		ckpt, err := takeCheckpoint(cmd, cl, fs.Args())
+		if err != nil {
+			return nil, fs, err
+		}
+		cl.serve.ckpt = ckpt
+	case fs.NArg() > 0:
 		return nil, fs, &Error{Problem: fmt.Sprintf("unexpected argument %q (options are flags: --key=value)", fs.Arg(0))}
 	}
 	return cl, fs, nil

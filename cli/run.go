@@ -25,7 +25,7 @@ const (
 	cmdPrintConfig = "print-config"
 )
 
-var subcommands = []string{cmdFit, cmdValidate, cmdTest, cmdPredict, cmdExport, cmdPrintConfig}
+var subcommands = []string{cmdFit, cmdValidate, cmdTest, cmdPredict, cmdExport, cmdServe, cmdPrintConfig}
 
 // ErrUsage is matched (errors.Is) by the errors of a bad command line or
 // config: Main exits with status 2 for them.
@@ -43,7 +43,8 @@ func (e usageError) Unwrap() []error { return []error{e.err, ErrUsage} }
 // Run reads a subcommand and the configuration from the command line, the
 // config files and the environment, and runs it: fit, validate, test or
 // predict the module that newModule returns on the data module that
-// newDataModule returns, export it as ONNX, or print-config. See the
+// newDataModule returns, export it as ONNX, serve it over HTTP, or
+// print-config. See the
 // package documentation.
 func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func() M, newDataModule func() D, opts ...Option) error {
 	st := newSettings(opts)
@@ -64,6 +65,8 @@ func Run[M volt.Module, D volt.DataModule](ctx context.Context, newModule func()
 		return inv.schema.writeConfig(st.stdout, st.program)
 	case cmdExport:
 		return runExport(inv, st, module)
+	case cmdServe:
+		return runServe(ctx, inv, st, module)
 	}
 	return inv.schema.run(ctx, inv.cmd, inv.rc, st, module, dataModule)
 }
@@ -84,6 +87,7 @@ type invocation struct {
 	rc     *runConfig
 	schema *schema
 	export *exportRequest // export's checked flags
+	serve  *serveRequest  // serve's checked flags
 }
 
 // load reads the subcommand and resolves its config onto module and
@@ -103,10 +107,19 @@ func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invoca
 		return nil, usageError{err}
 	}
 	if cl.help {
-		rc.trainer = effectiveTrainer(rc.trainer) // the defaults shown are the ones in effect
-		if cmd == cmdExport {
+		// The defaults shown are the program's: its default configs
+		// applied (a broken one is reported when the command runs), then
+		// the values in effect (max_epochs 0 shows 1000).
+		for _, d := range st.defaults {
+			_ = s.loadYAML(d.name, d.text)
+		}
+		rc.trainer = effectiveTrainer(rc.trainer)
+		switch cmd {
+		case cmdExport:
 			exportUsage(st.stderr, st.program)
-		} else {
+		case cmdServe:
+			serveUsage(st.stderr, st.program)
+		default:
 			fmt.Fprintf(st.stderr, "Usage: %s %s [--config FILE]... [--KEY=VALUE]...\n\n", st.program, cmd)
 		}
 		writeUsage(st.stderr, fs, usageWidth())
@@ -120,14 +133,18 @@ func load(st *settings, module volt.Module, dataModule volt.DataModule) (*invoca
 		return &invocation{cmd: cmdPrintConfig, rc: rc, schema: s}, nil
 	}
 	inv := &invocation{cmd: cmd, rc: rc, schema: s}
-	if cl.export != nil {
+	if cl.export != nil || cl.serve != nil {
 		// The flags, the config and the checkpoint are checked together,
 		// so that one run reports every problem.
 		var flagErr error
-		inv.export, flagErr = cl.export.request()
+		if cl.export != nil {
+			inv.export, flagErr = cl.export.request()
+		} else {
+			inv.serve, flagErr = cl.serve.request()
+		}
 		errs := []error{flagErr, err}
 		if err == nil || rc.ckptPath != "" {
-			errs = append(errs, checkCheckpoint(rc.ckptPath, st.program))
+			errs = append(errs, checkCheckpoint(rc.ckptPath, st.program, cmd))
 		}
 		err = errors.Join(errs...)
 	}
@@ -312,6 +329,8 @@ Subcommands:
   predict       run the prediction loop
   export        write the predict step as an ONNX model
                 (--onnx model.onnx --input-shape 784 FILE.ckpt)
+  serve         serve the predict step over HTTP until SIGINT/SIGTERM
+                (--input-shape 784 --addr 127.0.0.1:8080 FILE.ckpt)
   print-config  print the resolved config (feed it back with --config)
 
 Values come from, lowest first: the program's defaults, environment

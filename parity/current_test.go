@@ -45,6 +45,9 @@ var caseScripts = map[string][]string{
 // can move by 1e-3 on another CPU's kernels), while the losses and batches
 // already catch a changed case.
 func TestCasesAreCurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: regenerates every parity case (about 2.5 minutes on 2 cores)")
+	}
 	python := "/usr/bin/python3"
 	if p := os.Getenv("VOLT_LIGHTNING_PYTHON"); p != "" {
 		python = p

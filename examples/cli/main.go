@@ -7,6 +7,7 @@
 //	GOEXPERIMENT=simd go run ./examples/cli test --ckpt-path volt_logs/version_0/checkpoints/last.ckpt
 //	GOEXPERIMENT=simd go run ./examples/cli print-config --model.hidden='[512]'
 //	GOEXPERIMENT=simd go run ./examples/cli export --onnx mnist.onnx --input-shape 784 volt_logs/version_0/checkpoints/epoch=0-val_acc=0.9612.ckpt
+//	GOEXPERIMENT=simd go run ./examples/cli serve --input-shape 784 volt_logs/version_0/checkpoints/epoch=0-val_acc=0.9612.ckpt
 //	GOEXPERIMENT=simd go run ./examples/cli fit --help
 package main
 

@@ -88,7 +88,7 @@ func TestFirstHourCtrlC(t *testing.T) {
 	lines := bufio.NewScanner(stderr)
 	for lines.Scan() { // the first finished epoch: Fit is under way
 		log.WriteString(lines.Text() + "\n")
-		if strings.HasPrefix(lines.Text(), "epoch 0/") {
+		if strings.HasPrefix(lines.Text(), "epoch 0 ") {
 			break
 		}
 	}

@@ -41,6 +41,9 @@ func valAcc(t *testing.T, dir string, extra ...string) float64 {
 // with the training images under random class folders stays near chance:
 // the threshold catches a pipeline that loses the labels.
 func TestImageFolderCNNLearns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains the CNN on a folder of PNGs")
+	}
 	const threshold = 0.7
 	if acc := valAcc(t, t.TempDir()); acc < threshold {
 		t.Errorf("val_acc %v, want >= %v (chance is 0.1)", acc, threshold)

@@ -21,7 +21,7 @@ func TestExampleTrainsAFewSteps(t *testing.T) {
 		wantStderr string // a line start stderr must have ("" none)
 		absent     string // text stdout must not have ("" none)
 	}{
-		{"progress", nil, "test_loss=", "epoch 0/0 step 120 train_loss=", ""},
+		{"progress", nil, "test_loss=", "epoch 0 step 120 train_loss=", ""},
 		// MaxSteps ends the epoch before its validation: no val_ values to print.
 		{"progress=false", []string{"-progress=false"}, "epoch 0: step 120 train_loss=", "", "val_loss="},
 		{"timing", []string{"-timing"}, "test_loss=", "timing: first_step_s=", ""},

@@ -15,6 +15,9 @@ import (
 // blocks, batch normalization and their gradients work end to end through
 // volt on the default backend.
 func TestResNetLearns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains the ResNet example")
+	}
 	var out bytes.Buffer
 	args := []string{"-train-batches", "20", "-eval-batches", "5", "-progress=false", "-root", t.TempDir()}
 	var err error

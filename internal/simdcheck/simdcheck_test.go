@@ -19,6 +19,9 @@ import (
 // GOEXPERIMENT=simd, and checks its stderr: the warning once, with the fix,
 // without simd; nothing with simd or when silenced.
 func TestWarningOfABuildWithoutSIMD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds volt again without GOEXPERIMENT=simd (about a minute on 2 cores)")
+	}
 	if runtime.GOARCH != "amd64" {
 		t.Skipf("GoMLX's Go backend has SIMD kernels on amd64 only; this is %s", runtime.GOARCH)
 	}

@@ -133,6 +133,9 @@ func checkReport(t *testing.T, r onnxcheck.Report, output string, outDims []any,
 // argmax is the example module's Trainer.Predict. Neither runtime has
 // ArgMax, so the class models are checked by the checker only.
 func TestExportONNXDigits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains and exports the MNIST models")
+	}
 	const n, batch = 24, 8
 	xs, ys := images(n, 7)
 	for _, tc := range []struct {

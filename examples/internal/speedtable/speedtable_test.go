@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 // time and ratio per model (PyTorch from Debian's python3-torch), and the
 // PyTorch setting that won, one of those tried.
 func TestTableRunsBothSides(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: trains every zoo model on both sides (about 2 minutes on 2 cores)")
+	}
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import torch").CombinedOutput(); err != nil {
 		testenv.Missing(t, "/usr/bin/python3 cannot import torch: "+strings.TrimSpace(string(out)), "apt-get install python3-torch")
 	}
