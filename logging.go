@@ -58,6 +58,11 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	if err := t.record(m, value, t.run.batchSize); err != nil {
 		t.sayOnce("log-sync-"+key, "volt: "+err.Error())
 	}
+	// Logged in an epoch-end hook: the monitors that follow in the same
+	// hook (EarlyStopping, ModelCheckpoint) read the new epoch value.
+	if t.run.res.ended {
+		m.epochValueTo(t.logs.callbackMetrics, nil, t.logs.progressBarMetrics)
+	}
 }
 
 // recordOutputs records the logged values a compiled step returned:
@@ -161,6 +166,7 @@ func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
 		return err
 	}
 	res.epochValues(t.logs.callbackMetrics, nil, t.logs.progressBarMetrics)
+	res.ended = true
 	return nil
 }
 
