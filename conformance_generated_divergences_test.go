@@ -88,6 +88,8 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool {
 			return slices.Contains(tr.Spec.Stages, "resume") && tr.Error != nil && strings.Contains(*tr.Error, "conditioned on metric")
 		}},
+	{divergenceClass{ID: "resume-after-its-epoch-end", Reason: "resumed from a checkpoint saved in OnTrainEpochEnd of an epoch that ran no validation, volt starts the next epoch; Lightning 2.2.5 goes back into that epoch and trains one more batch",
+		Guide: "goes back into that epoch and trains one more batch"}, nil, lightningReentersEndedEpoch},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
 		Guide: "goes on after that validation"}, nil, lightningRepeatsValidation},
 	{divergenceClass{ID: "resumed-at-its-end", Reason: "a resumed Fit with nothing left to train ends with the counters of the run it resumes; Lightning reports the epoch its checkpoint was saved in",
@@ -162,6 +164,30 @@ func lightningReplaysBatch(tr *generatedTrace) bool {
 		}
 	}
 	return false
+}
+
+// lightningReentersEndedEpoch reports whether Lightning's resumed Fit trains
+// its first batch in an epoch whose on_train_epoch_end its first run had
+// reached: resumed from a checkpoint saved there, its restarted epoch loop
+// waits for a validation that never runs (_is_validation_done) and trains a
+// batch past the epoch's end.
+func lightningReentersEndedEpoch(tr *generatedTrace) bool {
+	run := resumedRun(tr)
+	first := slices.IndexFunc(run, func(e traceEvent) bool { return e.Who == "Callback" && e.Hook == "on_train_batch_start" })
+	if first < 0 {
+		return false
+	}
+	before := tr.Events[:len(tr.Events)-len(run)]
+	end := slices.IndexFunc(before, func(e traceEvent) bool {
+		return e.Who == "Callback" && e.Hook == "on_train_epoch_end" && e.Epoch == run[first].Epoch
+	})
+	lastSave := -1
+	for i, e := range before {
+		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
+			lastSave = i
+		}
+	}
+	return end >= 0 && lastSave > end && !lightningRepeatsValidation(tr)
 }
 
 // stopInsideWindow reports whether the spec asks for a stop in

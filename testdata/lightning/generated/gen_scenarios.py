@@ -13,6 +13,7 @@ same specs, runs them in volt and compares.
 Usage (Debian's python3 with python3-torch, Lightning 2.2.5 on PYTHONPATH):
   PYTHONPATH=<lsite>:<dir of torch_py311_shim.py> /usr/bin/python3 gen_scenarios.py \
       --first 0 --count 300 --out traces.json.gz
+  (or --seeds 20052,... for the seeds found beyond the fixed set: found-v<N>.json.gz)
 """
 import argparse
 import contextlib
@@ -438,6 +439,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--count", type=int, default=300)
+    ap.add_argument("--seeds", help="comma-separated seeds to record instead of --first/--count (found-v<N>.json.gz)")
     ap.add_argument("--out", required=True, help="a .json.gz file: one trace per line")
     ap.add_argument("--specs-only", action="store_true", help="write the specs, run nothing")
     args = ap.parse_args()
@@ -446,7 +448,10 @@ def main():
     logging.getLogger("lightning").setLevel(logging.ERROR)
     # mtime=0: the same traces give the same bytes, so the cache diffs cleanly.
     with open(args.out + ".tmp", "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-        for seed in range(args.first, args.first + args.count):
+        seeds = range(args.first, args.first + args.count)
+        if args.seeds:
+            seeds = [int(x) for x in args.seeds.split(",")]
+        for seed in seeds:
             sp = spec(seed)
             if args.specs_only:
                 out = {"spec": sp}
