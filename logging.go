@@ -194,6 +194,21 @@ func (t *Trainer) sendEndedEpochLogs() error {
 	return t.sendTrainEpochRows(max(t.CurrentEpoch()-1, 0))
 }
 
+// sendResumedEpochLogs sends, once, the rows of the epoch whose
+// OnTrainEpochEnd took the checkpoint this Fit resumed from: that
+// checkpoint comes before the epoch's values reached the loggers, whose
+// files the resumed run cut back to it. They go before the next epoch, or
+// before the resumed Fit ends when it has nothing left to train (a run
+// resumed after it finished), so that no row the run logged is lost.
+func (t *Trainer) sendResumedEpochLogs() error {
+	r := t.ckpt.resume
+	if r == nil || !r.EpochLogs {
+		return nil
+	}
+	r.EpochLogs = false
+	return t.sendEndedEpochLogs()
+}
+
 // sendTrainEpochRows sends the training step values logged since the last
 // row, then the epoch values, as rows of epoch, flushing the loggers after
 // each.
