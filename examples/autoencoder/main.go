@@ -33,6 +33,7 @@ import (
 	"github.com/voltml/volt/examples/autoencoder/ae"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/internal/epochs"
 )
 
 func main() { cmdexit.Exit("autoencoder", run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -41,7 +42,7 @@ func main() { cmdexit.Exit("autoencoder", run(os.Args[1:], os.Stdout, os.Stderr)
 // the results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("autoencoder", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 2, "training epochs")
+	maxEpochs := flags.Int("epochs", 2, "training epochs")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	code := flags.Int("code", 32, "width of the code")
@@ -50,6 +51,9 @@ func run(args []string, out, errOut io.Writer) error {
 	progress := flags.Bool("progress", true, "show progress on stderr")
 	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if err := epochs.Check(*maxEpochs, false); err != nil {
 		return err
 	}
 	if *code < 1 {
@@ -61,7 +65,7 @@ func run(args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+	cfg := volt.Config{MaxEpochs: *maxEpochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
 		EnableProgressBar: volt.Ptr(*progress)}
 	if *trainBatches > 0 {
 		cfg.LimitTrainBatches = volt.Batches(*trainBatches)

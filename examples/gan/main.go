@@ -31,6 +31,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
+	"github.com/voltml/volt/examples/internal/epochs"
 )
 
 func main() {
@@ -43,7 +44,7 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("gan", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 80, "training epochs")
+	maxEpochs := flags.Int("epochs", 80, "training epochs")
 	examples := flags.Int("examples", 2048, "real points per epoch")
 	batch := flags.Int("batch", 64, "batch size (per rank with -devices)")
 	lr := flags.Float64("lr", 2e-3, "Adam learning rate of both networks")
@@ -53,6 +54,12 @@ func run(args []string, out io.Writer) error {
 	outDir := flags.String("out", "", "write each rank's losses per batch and final weights to DIR/rank<r>.json")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	if err := epochs.Check(*maxEpochs, false); err != nil {
+		return err
+	}
+	if *examples < 1 || *batch < 1 || *hidden < 1 {
+		return fmt.Errorf("-examples, -batch and -hidden must be positive, got %d, %d, %d", *examples, *batch, *hidden)
 	}
 	if *devices > 1 && *union > 0 {
 		return errors.New("-union reproduces -devices in one process; give one of them")
@@ -67,7 +74,7 @@ func run(args []string, out io.Writer) error {
 		Val:   []data.Loader{&data.DataLoader{Dataset: fixedRing(512, 2), BatchSize: 512}},
 	}
 	rec := &recorder{}
-	trainer, err := volt.NewTrainer(volt.Config{MaxEpochs: *epochs, Devices: *devices, DisableLoggers: true,
+	trainer, err := volt.NewTrainer(volt.Config{MaxEpochs: *maxEpochs, Devices: *devices, DisableLoggers: true,
 		Log: slog.New(slog.DiscardHandler), Callbacks: []volt.Callback{rec}})
 	if err != nil {
 		return err

@@ -31,6 +31,7 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/internal/epochs"
 )
 
 func main() { cmdexit.Exit("imagefolder", run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -42,7 +43,7 @@ func run(args []string, out, errOut io.Writer) error {
 	dir := flags.String("dir", "", "folder to write the images to and keep (new, empty or written by this example); empty: a temporary folder, removed at the end")
 	perClass := flags.Int("train-per-class", 600, "training images per digit")
 	valPerClass := flags.Int("val-per-class", 100, "validation images per digit (from MNIST's test set)")
-	epochs := flags.Int("epochs", 2, "training epochs")
+	maxEpochs := flags.Int("epochs", 2, "training epochs")
 	batch := flags.Int("batch", 64, "batch size")
 	workers := flags.Int("workers", 2, "loader goroutines decoding and transforming images")
 	seed := flags.Uint64("seed", 42, "seed for weights, shuffling and crops")
@@ -51,6 +52,9 @@ func run(args []string, out, errOut io.Writer) error {
 	shuffleLabels := flags.Bool("shuffle-labels", false, "a control: write each training image under a random digit (val_acc should fall to chance, 0.1)")
 	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if err := epochs.Check(*maxEpochs, false); err != nil {
 		return err
 	}
 	if *perClass < 1 || *valPerClass < 1 {
@@ -92,7 +96,7 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 
 	volt.SeedEverything(*seed)
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+	cfg := volt.Config{MaxEpochs: *maxEpochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
 		EnableProgressBar: volt.Ptr(*progress)}
 	if *progress {
 		bar := callback.NewProgressBar(callback.ProgressBarConfig{Writer: errOut})
@@ -110,7 +114,7 @@ func run(args []string, out, errOut io.Writer) error {
 	if err := trainer.Fit(ctx, &digits.CNN{LR: 1e-3}, dm); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "trained %d epochs on %d images (%d classes) in %.1fs\n", *epochs, train.Len(), len(train.Classes), time.Since(start).Seconds())
+	fmt.Fprintf(out, "trained %d epochs on %d images (%d classes) in %.1fs\n", *maxEpochs, train.Len(), len(train.Classes), time.Since(start).Seconds())
 	fmt.Fprintf(out, "val_acc=%.4f\n", trainer.CallbackMetrics()["val_acc"])
 	return nil
 }

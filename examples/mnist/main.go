@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/internal/epochs"
 	"io"
 	"os"
 	"os/signal"
@@ -51,7 +52,7 @@ func main() {
 // to out and progress and logs to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("mnist", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 3, "training epochs")
+	maxEpochs := flags.Int("epochs", 3, "training epochs (-1: no limit; -max-steps or Ctrl-C ends training)")
 	batch := flags.Int("batch", 64, "batch size")
 	lr := flags.Float64("lr", 1e-3, "Adam learning rate")
 	workers := flags.Int("workers", 2, "goroutines preparing batches")
@@ -68,6 +69,9 @@ func run(args []string, out, errOut io.Writer) error {
 	timing := flags.Bool("timing", false, "print to stderr, at the end, the time from the process start to the first training step, the median step time and the wall time")
 	flags.SetOutput(errOut)
 	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if err := epochs.Check(*maxEpochs, true); err != nil {
 		return err
 	}
 
@@ -105,7 +109,7 @@ func run(args []string, out, errOut io.Writer) error {
 		valInterval = volt.Batches(*valEvery)
 	}
 	trainer, err := volt.NewTrainer(volt.Config{
-		MaxEpochs:        *epochs,
+		MaxEpochs:        *maxEpochs,
 		Devices:          *devices,
 		MaxSteps:         *maxSteps,
 		ValCheckInterval: valInterval,

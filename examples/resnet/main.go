@@ -27,6 +27,7 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/internal/epochs"
 	"github.com/voltml/volt/examples/resnet/resnet"
 )
 
@@ -36,7 +37,7 @@ func main() { cmdexit.Exit("resnet", run(os.Args[1:], os.Stdout, os.Stderr)) }
 // results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("resnet", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 1, "training epochs")
+	maxEpochs := flags.Int("epochs", 1, "training epochs")
 	trainBatches := flags.Int("train-batches", 300, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	root := flags.String("root", ".", "where volt_logs/ is written")
@@ -45,12 +46,15 @@ func run(args []string, out, errOut io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	if err := epochs.Check(*maxEpochs, false); err != nil {
+		return err
+	}
 	volt.SeedEverything(42)
 	dm, err := digits.Loaders(64, 2)
 	if err != nil {
 		return err
 	}
-	cfg := volt.Config{MaxEpochs: *epochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
+	cfg := volt.Config{MaxEpochs: *maxEpochs, DefaultRootDir: *root, Log: slog.New(slog.NewTextHandler(errOut, nil)),
 		EnableProgressBar: volt.Ptr(*progress)}
 	if *trainBatches > 0 {
 		cfg.LimitTrainBatches = volt.Batches(*trainBatches)

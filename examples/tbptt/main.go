@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/voltml/volt/examples/internal/cmdexit"
+	"github.com/voltml/volt/examples/internal/epochs"
 	"io"
 	"log/slog"
 	"math"
@@ -45,12 +46,18 @@ func sines(n, steps int, seed uint64) data.Slice {
 
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("tbptt", flag.ContinueOnError)
-	epochs := flags.Int("epochs", 5, "training epochs")
+	maxEpochs := flags.Int("epochs", 5, "training epochs")
 	split := flags.Int("split", 12, "time steps per truncated-BPTT split")
 	hidden := flags.Int("hidden", 16, "hidden units")
 	examples := flags.Int("examples", 512, "training sequences")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	if err := epochs.Check(*maxEpochs, false); err != nil {
+		return err
+	}
+	if *hidden < 1 || *examples < 1 {
+		return fmt.Errorf("-hidden and -examples must be positive, got %d, %d", *hidden, *examples)
 	}
 	volt.SeedEverything(1)
 	dm := volt.Loaders{
@@ -58,7 +65,7 @@ func run(args []string, out io.Writer) error {
 		Val:   []data.Loader{&data.DataLoader{Dataset: sines(128, 48, 2), BatchSize: 64}},
 	}
 	trainer, err := volt.NewTrainer(volt.Config{
-		MaxEpochs:          *epochs,
+		MaxEpochs:          *maxEpochs,
 		TruncatedBPTTSteps: *split,
 		DisableLoggers:     true,
 		Log:                slog.New(slog.DiscardHandler),

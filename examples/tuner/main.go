@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/voltml/volt/examples/internal/cmdexit"
+	"github.com/voltml/volt/examples/internal/epochs"
 	"io"
 	"log/slog"
 	"os"
@@ -39,7 +40,7 @@ func run(args []string, out, errOut io.Writer) error {
 	lrSteps := flags.Int("lr-steps", 100, "optimization steps of the learning-rate sweep")
 	minLR := flags.Float64("min-lr", 1e-6, "smallest learning rate of the sweep")
 	maxLR := flags.Float64("max-lr", 1, "largest learning rate of the sweep")
-	epochs := flags.Int("epochs", 1, "training epochs at the suggested rate")
+	maxEpochs := flags.Int("epochs", 1, "training epochs at the suggested rate")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	batch := flags.Int("batch", 64, "batch size")
@@ -49,13 +50,16 @@ func run(args []string, out, errOut io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	if err := epochs.Check(*maxEpochs, false); err != nil {
+		return err
+	}
 	volt.SeedEverything(*seed)
 	dm, err := digits.Loaders(*batch, 2)
 	if err != nil {
 		return err
 	}
 	cfg := volt.Config{
-		MaxEpochs:            *epochs,
+		MaxEpochs:            *maxEpochs,
 		DefaultRootDir:       *root,
 		DisableCheckpointing: true,
 		Log:                  slog.New(slog.NewTextHandler(errOut, nil)),
