@@ -40,7 +40,9 @@ func (m *accuracyClassifier) ValidationStep(s *volt.Step, b volt.Batch) {
 	s.Log("val_loss", m.step(s, b, "val_acc"))
 }
 
-func (m *accuracyClassifier) ConfigureOptimizers() volt.Optimizers { return volt.Optimize(optim.SGD(0.1)) }
+func (m *accuracyClassifier) ConfigureOptimizers() volt.Optimizers {
+	return volt.Optimize(optim.SGD(0.1))
+}
 
 // TestMulticlassMetricRefusesOutOfRangeTargets: a class index out of a
 // logged multiclass metric's classes (GoMLX's one-hot counts it nowhere, so
