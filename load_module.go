@@ -63,6 +63,9 @@ func readModule(path string, m Module) (*moduleWeights, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := badVoltVersion(path, f.VoltVersion); err != nil {
+		return nil, err
+	}
 	st, err := decodeModuleState(f.State)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)

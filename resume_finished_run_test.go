@@ -1,12 +1,17 @@
 package volt_test
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
+	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // epochLossModule is the boring model also logging its loss per epoch.
@@ -66,5 +71,38 @@ func TestResumingAFinishedRunKeepsItsLogs(t *testing.T) {
 				t.Errorf("metrics.csv after a Fit resumed from the finished run's last.ckpt:\n%s\nthe finished run wrote:\n%s", after, before)
 			}
 		})
+	}
+}
+
+// TestResumeSaysWhenTheCheckpointHasNoLoggerPositions: a checkpoint whose
+// "logs" part is missing resumes with the logs started afresh, and says so,
+// naming the file (it continued nothing, silently).
+func TestResumeSaysWhenTheCheckpointHasNoLoggerPositions(t *testing.T) {
+	root := t.TempDir()
+	cfg := quiet(volt.Config{MaxEpochs: 1, DefaultRootDir: root})
+	cfg.DisableLoggers = false
+	tr := testutil.Fit(t, cfg, &epochLossModule{}, boringData())
+	saved := filepath.Join(root, "saved.ckpt")
+	if err := tr.SaveCheckpoint(saved, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(*checkpoint.File, map[string]any)
+		want bool
+	}{
+		{"intact", func(*checkpoint.File, map[string]any) {}, false},
+		{"no logs", func(_ *checkpoint.File, s map[string]any) { delete(s, "logs") }, true},
+	} {
+		path := filepath.Join(t.TempDir(), "edited.ckpt")
+		editCheckpoint(t, saved, path, tc.edit)
+		var said bytes.Buffer
+		rcfg := volt.Config{MaxEpochs: 2, DefaultRootDir: root, DisableModelSummary: true, EnableProgressBar: volt.Ptr(false),
+			Log: slog.New(slog.NewTextHandler(&said, nil))}
+		testutil.Fit(t, rcfg, &epochLossModule{}, boringData(), volt.FromCheckpoint(path))
+		got := strings.Contains(said.String(), "the checkpoint holds no logger positions") && strings.Contains(said.String(), path)
+		if got != tc.want {
+			t.Errorf("%s: said the logs start afresh: %v, want %v; the trainer said:\n%s", tc.name, got, tc.want, said.String())
+		}
 	}
 }
