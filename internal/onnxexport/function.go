@@ -44,6 +44,29 @@ func (t *Trace) Outputs() []shapes.Shape {
 // Done reports whether the function returned (its graph is complete).
 func (t *Trace) Done() bool { return t.done }
 
+// UnusedParams returns, in order, the indices of the parameters that no
+// output depends on.
+func (t *Trace) UnusedParams() []int {
+	seen := map[*value]bool{}
+	stack := slices.Clone(t.outputs)
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		stack = append(stack, v.inputs...)
+	}
+	var unused []int
+	for i, p := range t.params {
+		if !seen[p] {
+			unused = append(unused, i)
+		}
+	}
+	return unused
+}
+
 // lowerFn writes the ONNX nodes of v (its inputs are emitted through e)
 // and returns the name of the tensor holding v.
 type lowerFn func(e *emitter, v *value) string
