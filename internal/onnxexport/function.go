@@ -113,11 +113,11 @@ func (f *function) Builder() compute.Builder { return f.builder }
 // Parent implements compute.Function.
 func (f *function) Parent() compute.Function { return nil }
 
-// Closure implements compute.Function: closures (While, If, Sort, custom
-// reductions) are not exported.
-func (f *function) Closure() (compute.Function, error) {
-	return nil, &UnsupportedOpError{Op: "Closure", Detail: "control flow and custom reductions (While, If, Sort) have no ONNX lowering in volt"}
-}
+// Closure implements compute.Function: a closure is built on the wrapped
+// function, unrecorded, so that GoMLX goes on to the op that takes it
+// (Sort, which TopK uses, While, If), which has no lowering and is refused
+// by its name.
+func (f *function) Closure() (compute.Function, error) { return f.inner.Closure() }
 
 // Shape implements compute.Function.
 func (f *function) Shape(v compute.Value) (shapes.Shape, error) { return f.inner.Shape(v) }
