@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -63,12 +64,23 @@ type csvColumn struct {
 	index int
 }
 
+// skipByteOrderMark returns r without the UTF-8 byte-order mark it may
+// start with (Excel's "CSV UTF-8" writes one), which would otherwise be
+// part of the first column's name or first value.
+func skipByteOrderMark(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
+	return br
+}
+
 // readCSV implements ReadCSV over r.
 func readCSV(r io.Reader, path string, opts CSVOptions) (*CSVDataset, error) {
 	if len(opts.Inputs) == 0 {
 		return nil, errors.New("CSVOptions.Inputs: select at least one input column")
 	}
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(skipByteOrderMark(r))
 	if opts.Comma != 0 {
 		cr.Comma = opts.Comma
 	}

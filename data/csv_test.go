@@ -36,6 +36,11 @@ func TestReadCSV(t *testing.T) {
 		{"no header, semicolons", "1;2;3\n4;5;6\n", CSVOptions{NoHeader: true, Inputs: []string{"0", "2"}, Labels: []string{"1", "0"}, IntLabels: true, Comma: ';'},
 			[][]float32{{1, 3}, {4, 6}}, []any{[]int32{2, 1}, []int32{5, 4}}},
 		{"no labels", "p\nNaN\n", CSVOptions{Inputs: []string{"p"}}, nil, []any{nil}},
+		// A UTF-8 byte-order mark (Excel's "CSV UTF-8") is no part of the first column's name or value.
+		{"byte-order mark, header", "\ufeffa,y\n1,2\n", CSVOptions{Inputs: []string{"a"}, Labels: []string{"y"}, IntLabels: true},
+			[][]float32{{1}}, []any{int32(2)}},
+		{"byte-order mark, no header", "\ufeff7,2\n", CSVOptions{NoHeader: true, Inputs: []string{"0"}, Labels: []string{"1"}, IntLabels: true},
+			[][]float32{{7}}, []any{int32(2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds, err := ReadCSV(writeCSV(t, tc.text), tc.opts)
