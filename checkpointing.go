@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/voltml/volt/internal/engine"
 	"maps"
+	"path/filepath"
 	"strings"
 
 	"github.com/gomlx/gomlx/core/tensors"
@@ -119,6 +120,7 @@ type trainerState struct {
 // every rank returns once it is complete.
 func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
 	defer t.profile(actSaveCheckpoint)()
+	t.sayStaleTemps(filepath.Dir(path))
 	if t.ddp.on {
 		return t.saveCheckpointOnRankZero(path, weightsOnly)
 	}
