@@ -30,7 +30,7 @@ import (
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
-	generatorVersion = 3
+	generatorVersion = 4
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
 	generatedSeeds = 1000
 )
