@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/voltml/volt/internal/engine"
 	"maps"
+	"path/filepath"
 	"strings"
 
 	"github.com/gomlx/gomlx/core/tensors"
@@ -119,6 +120,7 @@ type trainerState struct {
 // every rank returns once it is complete.
 func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
 	defer t.profile(actSaveCheckpoint)()
+	t.sayStaleTemps(filepath.Dir(path))
 	if t.ddp.on {
 		return t.saveCheckpointOnRankZero(path, weightsOnly)
 	}
@@ -414,7 +416,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 				return fmt.Errorf("checkpoint %s: creating %s: %w", path, ct.Name, err)
 			}
 		} else if !val.Shape().Equal(v.Shape()) {
-			mismatched = append(mismatched, fmt.Sprintf("%s (checkpoint %s, module %s)", ct.Name, val.Shape(), v.Shape()))
+			mismatched = append(mismatched, mismatch(ct.Name, val.Shape().String(), v.Shape().String()))
 			continue
 		} else if err := v.SetValue(val); err != nil {
 			return fmt.Errorf("checkpoint %s: setting %s: %w", path, ct.Name, err)
@@ -423,7 +425,7 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 		l.loaded[ct.Name] = true
 	}
 	if len(mismatched) > 0 {
-		return fmt.Errorf("checkpoint %s does not fit the module: shape mismatch: %s", path, strings.Join(mismatched, "; "))
+		return fmt.Errorf("checkpoint %s does not fit the module: %s", path, strings.Join(mismatched, "; "))
 	}
 	t.ckpt.loaded, t.ckpt.restoredFrom = l, l
 	if fn != StageFit {

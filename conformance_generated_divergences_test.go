@@ -88,6 +88,15 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool {
 			return slices.Contains(tr.Spec.Stages, "resume") && tr.Error != nil && strings.Contains(*tr.Error, "conditioned on metric")
 		}},
+	{divergenceClass{ID: "stop-carries-into-next-fit", Reason: "a Fit after one that stopped starts with no stop request and trains; Lightning's should_stop carries into it, which trains nothing",
+		Guide: "a second `fit` on that trainer trains nothing"}, nil, lightningSkipsLaterFit},
+	{divergenceClass{ID: "no-negative-step", Reason: "an epoch that took no optimizer step sends its epoch row at step 0; Lightning 2.2.5 at step -1",
+		Guide: "at step 0; Lightning 2.2.5 writes it at step -1"}, []string{"logged"},
+		func(tr *generatedTrace) bool {
+			return slices.ContainsFunc(tr.Logged, func(r loggedRow) bool { return r.Step < 0 })
+		}},
+	{divergenceClass{ID: "resume-after-its-epoch-end", Reason: "resumed from a checkpoint saved in OnTrainEpochEnd of an epoch that ran no validation, volt starts the next epoch; Lightning 2.2.5 goes back into that epoch and trains one more batch",
+		Guide: "goes back into that epoch and trains one more batch"}, nil, lightningReentersEndedEpoch},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
 		Guide: "goes on after that validation"}, nil, lightningRepeatsValidation},
 	{divergenceClass{ID: "resumed-at-its-end", Reason: "a resumed Fit with nothing left to train ends with the counters of the run it resumes; Lightning reports the epoch its checkpoint was saved in",
@@ -162,6 +171,48 @@ func lightningReplaysBatch(tr *generatedTrace) bool {
 		}
 	}
 	return false
+}
+
+// lightningSkipsLaterFit reports whether the spec fits more than once on
+// one Trainer and Lightning's last fit trained nothing (no on_train_start)
+// with should_stop still set from an earlier run.
+func lightningSkipsLaterFit(tr *generatedTrace) bool {
+	fits := 0
+	for _, st := range tr.Spec.Stages {
+		if st == "fit" {
+			fits++
+		}
+	}
+	b := runBounds(tr.Events)
+	if fits < 2 || len(b) == 0 || tr.Final == nil || !tr.Final.ShouldStop {
+		return false
+	}
+	last := tr.Events[b[len(b)-1]:]
+	return !slices.ContainsFunc(last, func(e traceEvent) bool { return e.Hook == "on_train_start" })
+}
+
+// lightningReentersEndedEpoch reports whether Lightning's resumed Fit trains
+// its first batch in an epoch whose on_train_epoch_end its first run had
+// reached: resumed from a checkpoint saved there, its restarted epoch loop
+// waits for a validation that never runs (_is_validation_done) and trains a
+// batch past the epoch's end.
+func lightningReentersEndedEpoch(tr *generatedTrace) bool {
+	run := resumedRun(tr)
+	first := slices.IndexFunc(run, func(e traceEvent) bool { return e.Who == "Callback" && e.Hook == "on_train_batch_start" })
+	if first < 0 {
+		return false
+	}
+	before := tr.Events[:len(tr.Events)-len(run)]
+	end := slices.IndexFunc(before, func(e traceEvent) bool {
+		return e.Who == "Callback" && e.Hook == "on_train_epoch_end" && e.Epoch == run[first].Epoch
+	})
+	lastSave := -1
+	for i, e := range before {
+		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
+			lastSave = i
+		}
+	}
+	return end >= 0 && lastSave > end && !lightningRepeatsValidation(tr)
 }
 
 // stopInsideWindow reports whether the spec asks for a stop in

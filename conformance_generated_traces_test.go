@@ -26,19 +26,28 @@ import (
 // failure; VOLT_LIGHTNING_PYTHON names another python3 than /usr/bin/python3;
 // VOLT_GENERATED_SEEDS=first:count explores other seeds (recorded, not
 // cached: a difference found there becomes a fixed test once its seed is in
-// the fixed set or a focused test).
+// foundSeeds or a focused test).
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
-	generatorVersion = 3
+	generatorVersion = 4
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
 	generatedSeeds = 1000
 )
 
 var generatedDir = filepath.Join("testdata", "lightning", "generated")
 
+// foundSeeds are seeds outside 0 .. generatedSeeds-1 where an exploration
+// (VOLT_GENERATED_SEEDS) found a difference: part of the fixed set from then
+// on, their traces cached in found-v<N>.json.gz.
+var foundSeeds = []int{20052}
+
 func generatedCachePath() string {
 	return filepath.Join(generatedDir, fmt.Sprintf("traces-v%d.json.gz", generatorVersion))
+}
+
+func foundCachePath() string {
+	return filepath.Join(generatedDir, fmt.Sprintf("found-v%d.json.gz", generatorVersion))
 }
 
 // generatedTrace is one line of the cache: a spec and what Lightning did.
@@ -128,15 +137,30 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 		if v := testenv.Required("VOLT_REQUIRE_LIGHTNING"); v != "" {
 			t.Fatalf("%s=1 and Lightning cannot run here: %s", v, why)
 		}
-		t.Logf("Lightning cannot run here (%s); checking the cached traces %s", why, cache)
+		t.Logf("Lightning cannot run here (%s); checking the cached traces %s and %s", why, cache, foundCachePath())
+	}
+	traces = fixedTraces(t, run, cache, generatedSeeds, "--first", "0", "--count", fmt.Sprint(generatedSeeds))
+	traces = append(traces, fixedTraces(t, run, foundCachePath(), len(foundSeeds), "--seeds", joinInts(foundSeeds))...)
+	if !ok {
+		return traces, "cache " + cache + " and " + foundCachePath()
+	}
+	return traces, "Lightning 2.2.5, recorded now"
+}
+
+// fixedTraces returns the traces of a part of the fixed set, count
+// scenarios that gen_scenarios.py records with args: from the cache when
+// run is nil (Lightning cannot run here), else recorded now and checked
+// against the cache (or written there with VOLT_LIGHTNING_UPDATE=1).
+func fixedTraces(t *testing.T, run func(args ...string) error, cache string, count int, args ...string) []generatedTrace {
+	if run == nil {
 		b, err := os.ReadFile(cache)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return decodeGeneratedTraces(t, cache, b, generatedSeeds), "cache " + cache
+		return decodeGeneratedTraces(t, cache, b, count)
 	}
 	fresh := filepath.Join(t.TempDir(), "traces.json.gz")
-	if err := run(filepath.Join(generatedDir, "gen_scenarios.py"), "--first", "0", "--count", fmt.Sprint(generatedSeeds), "--out", fresh); err != nil {
+	if err := run(append([]string{filepath.Join(generatedDir, "gen_scenarios.py"), "--out", fresh}, args...)...); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(fresh)
@@ -161,7 +185,16 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 			t.Logf("%s differs from what Lightning records now only in the last digits of some values (another CPU); comparing with the values recorded now", cache)
 		}
 	}
-	return decodeGeneratedTraces(t, fresh, got, generatedSeeds), "Lightning 2.2.5, recorded now"
+	return decodeGeneratedTraces(t, fresh, got, count)
+}
+
+// joinInts writes ns as gen_scenarios.py's --seeds wants them: 1,2,3.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ",")
 }
 
 func gunzip(b []byte) ([]byte, error) {

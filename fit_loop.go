@@ -290,6 +290,9 @@ func (l *fitLoop) run(ctx context.Context) error {
 		// loop skips, with no OnTrainStart or OnTrainEnd. A run resumed
 		// inside an epoch finishes that epoch first (its end hooks).
 		t.cfg.Log.Info("volt: Fit stopped: " + reason)
+		if err := t.sendResumedEpochLogs(); err != nil {
+			return err
+		}
 		return t.emit(hookOnFitEnd, hookArgs{})
 	}
 	if err := t.emit(hookOnTrainStart, hookArgs{}); err != nil {

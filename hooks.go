@@ -42,7 +42,9 @@ type OnTrainEnd interface{ OnTrainEnd(t *Trainer) error }
 type OnTrainEpochStart interface{ OnTrainEpochStart(t *Trainer) error }
 
 // OnTrainEpochEnd is called at the end of each training epoch, after the
-// epoch's validation.
+// epoch's validation. A value t.Log records here is in t.CallbackMetrics at
+// once: the monitoring callbacks, which run after the module in this hook,
+// read it.
 type OnTrainEpochEnd interface{ OnTrainEpochEnd(t *Trainer) error }
 
 // OnTrainBatchStart is called before each training batch. Calling

@@ -19,7 +19,10 @@ import (
 // snake case, LR → lr, HiddenSize → hidden_size, or a `volt:"name"` tag).
 // A struct field, or a non-nil pointer to one, becomes a map of its own
 // fields by the same rule, which LoadModule fills key by key; a struct that
-// encodes itself (a json.Marshaler) stays a value. Unexported fields,
+// encodes itself (a json.Marshaler) stays a value. The exported fields of
+// an embedded struct of an unexported type, which Go promotes, are recorded
+// as the outer struct's own (unless it has a field of the same key).
+// Unexported fields,
 // fields tagged `volt:"-"`, and functions and channels (which no
 // checkpoint can hold) are left out. Values are copied as they are, not
 // deep-copied: slices and maps are shared with m.
@@ -43,6 +46,16 @@ func structHParams(v reflect.Value) map[string]any {
 	out := map[string]any{}
 	for i := range v.NumField() {
 		f := v.Type().Field(i)
+		if promotesFields(f) {
+			// Go promotes its exported fields, as encoding/json does:
+			// they are the outer struct's, unless it has its own.
+			for k, val := range structHParams(v.Field(i)) {
+				if _, own := out[k]; !own {
+					out[k] = val
+				}
+			}
+			continue
+		}
 		key, _, skip, _ := fieldkey.Of(f)
 		if skip {
 			continue
@@ -60,6 +73,15 @@ func structHParams(v reflect.Value) map[string]any {
 		}
 	}
 	return out
+}
+
+// promotesFields reports whether f is an embedded struct of an unexported
+// type, untagged: a field with no key of its own (unexported), whose
+// exported fields Go promotes to the outer struct. (An embedded struct of
+// an exported type is a field named after its type, a map of its own.)
+func promotesFields(f reflect.StructField) bool {
+	_, tagged := f.Tag.Lookup("volt")
+	return f.Anonymous && !f.IsExported() && !tagged && f.Type.Kind() == reflect.Struct
 }
 
 var jsonMarshaler = reflect.TypeFor[json.Marshaler]()

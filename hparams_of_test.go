@@ -109,3 +109,38 @@ func TestHParamsOfLoadModule(t *testing.T) {
 		t.Errorf("LoadModule set %+v, want %+v", *got, want)
 	}
 }
+
+// embeddedNet embeds hpNet, whose type is unexported: its exported fields
+// are promoted (Go's rule, and encoding/json's), so they are hyper-parameters
+// of embeddedNet's own, under their own keys, next to Depth.
+type embeddedNet struct {
+	hpNet
+	Depth int
+}
+
+func (m *embeddedNet) HParams() map[string]any { return volt.HParamsOf(m) }
+
+// TestHParamsOfEmbeddedUnexportedStruct: the promoted fields of an embedded
+// struct of an unexported type are recorded at the top level (they were
+// dropped silently), and LoadModule sets them back.
+func TestHParamsOfEmbeddedUnexportedStruct(t *testing.T) {
+	m := &embeddedNet{hpNet: hpNet{Hidden: 6, LR: 0.05, Activation: "tanh", Warmup: warmup{Steps: 4, Factor: 0.25}, Seen: 3}, Depth: 2}
+	want := map[string]any{"hidden": 6, "lr": 0.05, "act": "tanh", "warmup": map[string]any{"steps": 4, "start_factor": 0.25}, "depth": 2}
+	if got := volt.HParamsOf(m); !reflect.DeepEqual(got, want) {
+		t.Fatalf("HParamsOf = %#v\nwant %#v", got, want)
+	}
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), m, fixedData())
+	path := filepath.Join(t.TempDir(), "embedded.ckpt")
+	if err := tr.SaveCheckpoint(path, false); err != nil {
+		t.Fatal(err)
+	}
+	got, err := volt.LoadModule(path, &embeddedNet{hpNet: hpNet{Seen: 11}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantModule := *m
+	wantModule.Seen = 11
+	if !reflect.DeepEqual(*got, wantModule) {
+		t.Errorf("LoadModule set %+v, want %+v", *got, wantModule)
+	}
+}

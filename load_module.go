@@ -63,6 +63,9 @@ func readModule(path string, m Module) (*moduleWeights, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := badVoltVersion(path, f.VoltVersion); err != nil {
+		return nil, err
+	}
 	st, err := decodeModuleState(f.State)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
@@ -116,8 +119,13 @@ func decodeModuleState(state []byte) (*moduleState, error) {
 // names, to the fields; keys lists the config keys.
 func fieldsByKey(t reflect.Type) (byKey map[string]reflect.StructField, keys []string) {
 	byKey = map[string]reflect.StructField{}
+	var promoted []reflect.StructField
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if promotesFields(f) {
+			promoted = append(promoted, f)
+			continue
+		}
 		key, skip := hparamKey(f)
 		if skip {
 			continue
@@ -126,6 +134,20 @@ func fieldsByKey(t reflect.Type) (byKey map[string]reflect.StructField, keys []s
 		keys = append(keys, key)
 		if _, taken := byKey[f.Name]; !taken {
 			byKey[f.Name] = f // what encoding/json writes for an untagged struct
+		}
+	}
+	// The promoted fields of embedded structs of unexported types
+	// (HParamsOf), by their index path, unless the outer struct has the key.
+	for _, e := range promoted {
+		inner, innerKeys := fieldsByKey(e.Type)
+		for _, k := range innerKeys {
+			if _, own := byKey[k]; own {
+				continue
+			}
+			f := inner[k]
+			f.Index = append([]int{e.Index[0]}, f.Index...)
+			byKey[k] = f
+			keys = append(keys, k)
 		}
 	}
 	return byKey, keys

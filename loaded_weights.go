@@ -1,6 +1,7 @@
 package volt
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -127,7 +128,7 @@ func (t *Trainer) initFromLoadedModule(m Module, opts runOptions) error {
 		if v == nil {
 			v, err = store.CreateVariable(ct.Name, val)
 		} else if !val.Shape().Equal(v.Shape()) {
-			err = fmt.Errorf("shape mismatch: checkpoint %s, module %s", val.Shape(), v.Shape())
+			err = errors.New(mismatch(ct.Name, val.Shape().String(), v.Shape().String()))
 		} else {
 			err = v.SetValue(val)
 		}

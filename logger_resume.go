@@ -100,10 +100,17 @@ func (t *Trainer) resumeLoggers(opts *runOptions) error {
 	var st struct {
 		Logs []loggerMark `json:"logs"`
 	}
-	if json.Unmarshal(h.State(), &st) != nil || len(st.Logs) == 0 {
+	if json.Unmarshal(h.State(), &st) != nil {
 		return nil
 	}
 	leaves := leafLoggers(t.logs.loggers)
+	if len(st.Logs) == 0 {
+		if slices.ContainsFunc(leaves, func(l logger.Logger) bool { _, ok := l.(logger.Resumable); return ok }) {
+			t.cfg.Log.Info("volt: resuming; the checkpoint holds no logger positions (its run had no loggers, or its \"logs\" part is missing), so this run's logs start afresh instead of continuing the run it resumes",
+				"checkpoint", path)
+		}
+		return nil
+	}
 	if len(st.Logs) != len(leaves) {
 		t.cfg.Log.Info("volt: resuming; the checkpoint was saved with other loggers, so this run's logs start afresh",
 			"checkpoint", path, "loggers", len(leaves), "checkpoint_loggers", len(st.Logs))

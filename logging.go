@@ -58,6 +58,11 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	if err := t.record(m, value, t.run.batchSize); err != nil {
 		t.sayOnce("log-sync-"+key, "volt: "+err.Error())
 	}
+	// Logged in an epoch-end hook: the monitors that follow in the same
+	// hook (EarlyStopping, ModelCheckpoint) read the new epoch value.
+	if t.run.res.ended {
+		m.epochValueTo(t.logs.callbackMetrics, nil, t.logs.setProgressBar)
+	}
 }
 
 // recordOutputs records the logged values a compiled step returned:
@@ -161,6 +166,7 @@ func (t *Trainer) publishEpochValues(res *results, table *metricTable) error {
 		return err
 	}
 	res.epochValues(t.logs.callbackMetrics, nil, t.logs.setProgressBar)
+	res.ended = true
 	return nil
 }
 
@@ -186,6 +192,21 @@ func (t *Trainer) sendEndedEpochLogs() error {
 		return err
 	}
 	return t.sendTrainEpochRows(max(t.CurrentEpoch()-1, 0))
+}
+
+// sendResumedEpochLogs sends, once, the rows of the epoch whose
+// OnTrainEpochEnd took the checkpoint this Fit resumed from: that
+// checkpoint comes before the epoch's values reached the loggers, whose
+// files the resumed run cut back to it. They go before the next epoch, or
+// before the resumed Fit ends when it has nothing left to train (a run
+// resumed after it finished), so that no row the run logged is lost.
+func (t *Trainer) sendResumedEpochLogs() error {
+	r := t.ckpt.resume
+	if r == nil || !r.EpochLogs {
+		return nil
+	}
+	r.EpochLogs = false
+	return t.sendEndedEpochLogs()
 }
 
 // sendTrainEpochRows sends the training step values logged since the last

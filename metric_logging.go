@@ -94,6 +94,7 @@ func (s *Step) logMetricSource(src *metricSource, preds, target *graph.Node) {
 			panic(fmt.Sprintf("%s: state %q grows with the data (ReduceCat); training steps carry fixed-size states only (a checkpoint saves them mid-epoch): log it in a validation or test step, or use the binned form (thresholds) of curve metrics", what, spec.Name))
 		}
 	}
+	s.checkMetricTargets(src, target)
 	carry := s.metrics.carry
 	src.carry, src.specs = carry, specs
 	g := s.graph
@@ -149,6 +150,31 @@ func (s *Step) logMetricSource(src *metricSource, preds, target *graph.Node) {
 	s.metricSrcs = append(s.metricSrcs, src)
 	gid := g.GraphId()
 	s.metrics.logs[gid] = append(s.metrics.logs[gid], src)
+}
+
+// checkMetricTargets adds a check of target against the classes of every
+// multiclass task of src's metrics (metrics.Classifier), when its targets
+// are class indices: an out-of-range class fails the step, naming the
+// metric and the batch.
+func (s *Step) checkMetricTargets(src *metricSource, target *graph.Node) {
+	cl, ok := src.updater.(metrics.Classifier)
+	if !ok || target == nil || !target.DType().IsInt() {
+		return
+	}
+	what := fmt.Sprintf("logged metric %q", src.names[0])
+	if len(src.names) > 1 {
+		what = fmt.Sprintf("logged metrics %q", src.names)
+	}
+	for _, task := range cl.Tasks() {
+		if task.Kind != metrics.MulticlassTask {
+			continue
+		}
+		var ignore *int
+		if task.HasIgnoreIndex {
+			ignore = &task.IgnoreIndex
+		}
+		s.addLabelCheck(target, task.NumClasses, ignore, what)
+	}
 }
 
 // slotKey names a carry slot: "state/val_f1/tp".

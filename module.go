@@ -37,6 +37,9 @@ type PredictStepper interface {
 // OptimizerConfigurer is implemented by modules that choose their
 // optimizers (Lightning's configure_optimizers); most return
 // volt.Optimize(optim.Adam(lr)). Without it volt uses optim.Adam(1e-3).
+// As in Lightning, every Fit calls it, a second Fit on the same Trainer too,
+// and trains with fresh optimizers and schedulers (their state restored
+// from the checkpoint when the Fit resumes one).
 type OptimizerConfigurer interface {
 	ConfigureOptimizers() Optimizers
 }

@@ -154,6 +154,14 @@ func ExportONNX(w io.Writer, path string, m Module, inputs []InputSpec, opts ...
 		}
 		traces = append(traces, t)
 	}
+	if unused := traces[0].UnusedParams(); len(unused) > 0 {
+		var what []string
+		for _, i := range unused {
+			what = append(what, fmt.Sprintf("input %d (%q, %s %v after the batch axis)", i, o.inputNames[i], inputs[i].DType, inputs[i].Dims))
+		}
+		return fail(fmt.Errorf("%T.PredictStep computes its outputs without reading %s, of the %d inputs declared; declare one InputSpec (--input-shape) per input the step reads, in the order of the batch's inputs",
+			m, strings.Join(what, ", "), len(inputs)))
+	}
 	if n := len(traces[0].Outputs()); n != len(o.outputNames) {
 		return fail(fmt.Errorf("the step has %d outputs, %d names given", n, len(o.outputNames)))
 	}

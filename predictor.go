@@ -3,6 +3,7 @@ package volt
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -267,6 +268,9 @@ func (p *Predictor) Predict(inputs ...any) (*tensors.Tensor, error) {
 			}
 			ts[i] = x
 		default:
+			if err := emptyInput(in); err != nil {
+				return nil, fmt.Errorf("volt.Predictor.Predict: input %d (%T) %w", i, in, err)
+			}
 			t, err := tensors.FromAnyValue(in)
 			if err != nil {
 				return nil, fmt.Errorf("volt.Predictor.Predict: input %d (%T) is neither a *tensors.Tensor nor a Go slice of numbers: %w", i, in, err)
@@ -298,6 +302,25 @@ func (p *Predictor) Predict(inputs ...any) (*tensors.Tensor, error) {
 		out = engine.ToFloat32(out)
 	}
 	return out, nil
+}
+
+// emptyInput reports a Go slice input with no example, or whose first
+// example is empty along some axis (the dimensions so far), which
+// tensors.FromAnyValue cannot give a shape to.
+func emptyInput(in any) error {
+	v := reflect.ValueOf(in)
+	var dims []string
+	for v.Kind() == reflect.Slice || v.Kind() == reflect.Array {
+		dims = append(dims, fmt.Sprintf("[%d]", v.Len()))
+		if v.Len() == 0 {
+			if len(dims) == 1 {
+				return errors.New("is empty: a batch holds one or more examples")
+			}
+			return fmt.Errorf("has an empty example: %s (every axis after the batch needs one or more values)", strings.Join(dims, ""))
+		}
+		v = v.Index(0)
+	}
+	return nil
 }
 
 // checkInputs checks a call's inputs against the declared ones, or the

@@ -268,6 +268,9 @@ func TestPredictorBadInput(t *testing.T) {
 		{"batch sizes differ", nil, nil, []any{x, [][]float32{{1}}}, []string{"input 1 has batch size 1", "input 0 has 8"}},
 		{"not a tensor", nil, nil, []any{"hello"}, []string{"input 0 (string) is neither a *tensors.Tensor nor a Go slice"}},
 		{"nil tensor", nil, nil, []any{(*tensors.Tensor)(nil)}, []string{"input 0 is a nil tensor"}},
+		{"empty batch", nil, nil, []any{[][]float32{}}, []string{"input 0 ([][]float32) is empty: a batch holds one or more examples"}},
+		{"empty example", nil, nil, []any{[][]float32{{}}}, []string{"input 0 ([][]float32) has an empty example: [1][0]"}},
+		{"nil slice", nil, nil, []any{[][]float32(nil)}, []string{"input 0 ([][]float32) is empty"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := volt.LoadPredictor(path, &hpNet{}, tc.opts...)

@@ -95,6 +95,11 @@ type results struct {
 	// stepLogged says some metric goes to the loggers per step, so an
 	// evaluation loop has step rows to send after each batch.
 	stepLogged bool
+	// ended is set once the epoch's values are published to the epoch-end
+	// hooks (Trainer.publishEpochValues) until the next reset: an epoch
+	// value logged then is published at once (Trainer.Log), as Lightning
+	// computes epoch values whenever callback_metrics is read.
+	ended bool
 }
 
 // newResults returns an empty result collection.
@@ -152,6 +157,7 @@ func (r *results) stepValues(out map[string]float64) error {
 // reset forgets the values of an epoch; entries stay so compiled steps can
 // keep pointers to them.
 func (r *results) reset() {
+	r.ended = false
 	for _, m := range r.order {
 		m.seen, m.fresh = false, false
 		if m.src != nil {
@@ -166,20 +172,26 @@ func (r *results) reset() {
 // (either may be nil), in logging order.
 func (r *results) epochValues(out map[string]float64, forLogger map[string]float64, progBar func(key string, v float64)) {
 	for _, m := range r.order {
-		if !m.seen || !m.opts.onEpoch {
-			continue
-		}
-		v := m.epochValue()
-		out[m.epochKey] = v
-		if m.opts.onStep {
-			out[m.key] = v
-		}
-		if forLogger != nil && m.opts.logger {
-			forLogger[m.epochKey] = v
-		}
-		if progBar != nil && m.opts.progBar {
-			progBar(m.epochKey, v)
-		}
+		m.epochValueTo(out, forLogger, progBar)
+	}
+}
+
+// epochValueTo adds m's epoch value to out, forLogger and progBar as
+// results.epochValues does, if m has one.
+func (m *metric) epochValueTo(out, forLogger map[string]float64, progBar func(key string, v float64)) {
+	if !m.seen || !m.opts.onEpoch {
+		return
+	}
+	v := m.epochValue()
+	out[m.epochKey] = v
+	if m.opts.onStep {
+		out[m.key] = v
+	}
+	if forLogger != nil && m.opts.logger {
+		forLogger[m.epochKey] = v
+	}
+	if progBar != nil && m.opts.progBar {
+		progBar(m.epochKey, v)
 	}
 }
 

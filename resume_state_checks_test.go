@@ -2,6 +2,7 @@ package volt_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
@@ -62,6 +63,7 @@ func TestResumeRejectsOrSaysIncompleteState(t *testing.T) {
 		accumulate int
 		wantErr    string   // "" for a run that must succeed
 		wantWarn   []string // in one warning line, in any order
+		steps      int64    // the resumed run's last global step; 0 means 8
 	}{
 		{name: "intact"},
 		{name: "no progress", edit: func(_ *checkpoint.File, s map[string]any) { delete(s, "progress") },
@@ -82,6 +84,30 @@ func TestResumeRejectsOrSaysIncompleteState(t *testing.T) {
 			wantWarn: []string{"does not say which volt wrote it"}},
 		{name: "other AccumulateGradBatches", accumulate: 3,
 			wantWarn: []string{"Config.AccumulateGradBatches=2, this Config has 3", "accumulating 2 batches"}},
+		// What cannot be true is refused, naming the part and what is valid.
+		{name: "volt_version -1", edit: func(f *checkpoint.File, _ map[string]any) { f.VoltVersion = "-1" },
+			wantErr: `volt_version "-1" is not a version (MAJOR.MINOR.PATCH, as this volt writes "` + volt.Version + `")`},
+		{name: "volt_version null", edit: func(f *checkpoint.File, _ map[string]any) { f.VoltVersion = "null" },
+			wantErr: `volt_version "null" is not a version`},
+		{name: "accumulation 0", edit: func(_ *checkpoint.File, s map[string]any) { s["accumulate_grad_batches"] = 0 },
+			wantErr: `"accumulate_grad_batches" is 0; a run accumulates 1 or more batches per optimizer step`},
+		{name: "accumulation -4", edit: func(_ *checkpoint.File, s map[string]any) { s["accumulate_grad_batches"] = -4 },
+			wantErr: `"accumulate_grad_batches" is -4`},
+		{name: "no accumulation", edit: func(_ *checkpoint.File, s map[string]any) { delete(s, "accumulate_grad_batches") },
+			wantErr: `the trainer state has no "accumulate_grad_batches"`},
+		{name: "its Config's accumulation -1", edit: func(_ *checkpoint.File, s map[string]any) { s["config_accumulate_grad_batches"] = -1 },
+			wantErr: `"config_accumulate_grad_batches" is -1`},
+		{name: "no seed", edit: func(_ *checkpoint.File, s map[string]any) { delete(s, "seed") },
+			wantErr: `the trainer state has no "seed"`},
+		{name: "no resume point", edit: func(_ *checkpoint.File, s map[string]any) { delete(s, "resume") },
+			wantErr: `the trainer state has no "resume"`},
+		{name: "resume at batch -2", edit: func(_ *checkpoint.File, s map[string]any) { s["resume"].(map[string]any)["batch"] = -2 },
+			wantErr: `"resume" has batch -2`},
+		{name: "resume at epoch -1", edit: func(_ *checkpoint.File, s map[string]any) { s["resume"].(map[string]any)["epoch"] = -1 },
+			wantErr: `"resume" has epoch -1`},
+		// What changed is said: an accumulation its Config did not set.
+		{name: "accumulation 2^40", edit: func(_ *checkpoint.File, s map[string]any) { s["accumulate_grad_batches"] = int64(1) << 40 },
+			steps: 5, wantWarn: []string{"accumulated 1099511627776 batches per optimizer step", "its Config.AccumulateGradBatches was 2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,8 +137,9 @@ func TestResumeRejectsOrSaysIncompleteState(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.GlobalStep() != 8 { // 4 restored + 4 (8 batches, accumulating 2)
-				t.Errorf("resumed run ends at step %d, want 8", r.GlobalStep())
+			want := cmp.Or(tc.steps, 8) // 4 restored + 4 (8 batches, accumulating 2)
+			if r.GlobalStep() != want {
+				t.Errorf("resumed run ends at step %d, want %d", r.GlobalStep(), want)
 			}
 			var warnings []string
 			for line := range strings.Lines(said.String()) {
@@ -169,5 +196,40 @@ func editCheckpoint(t *testing.T, src, dst string, edit func(f *checkpoint.File,
 	}
 	if err := checkpoint.Save(dst, f); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLoadModuleRefusesAVoltVersionThatIsNone: LoadModule and
+// LoadPredictor refuse a checkpoint whose volt_version is no version, as a
+// resumed Fit does, naming the file and what volt writes; a newer or absent
+// one loads.
+func TestLoadModuleRefusesAVoltVersionThatIsNone(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.ckpt")
+	tr := testutil.Fit(t, quiet(volt.Config{MaxEpochs: 1}), &adamBoring{}, resumeData())
+	if err := tr.SaveCheckpoint(base, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		version string
+		want    string // "" for no error
+	}{
+		{"-1", `volt_version "-1" is not a version (MAJOR.MINOR.PATCH, as this volt writes "` + volt.Version + `")`},
+		{"null", `volt_version "null" is not a version`},
+		{"99.0.0", ""},
+		{"", ""},
+	} {
+		path := filepath.Join(t.TempDir(), "edited.ckpt")
+		editCheckpoint(t, base, path, func(f *checkpoint.File, _ map[string]any) { f.VoltVersion = tc.version })
+		_, errModule := volt.LoadModule(path, &adamBoring{})
+		_, errPredictor := volt.LoadPredictor(path, &adamBoring{})
+		for name, err := range map[string]error{"LoadModule": errModule, "LoadPredictor": errPredictor} {
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("volt_version %q: %s: %v", tc.version, name, err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path)):
+				t.Errorf("volt_version %q: %s error = %v, want one naming %s and saying %q", tc.version, name, err, path, tc.want)
+			}
+		}
 	}
 }

@@ -31,17 +31,38 @@ func (s *Step) ClassLabels(labels *Node, numClasses int) *Node {
 	if !labels.DType().IsInt() {
 		panic(fmt.Sprintf("volt.Step.ClassLabels: labels are %s; class indices are integers", labels.Shape()))
 	}
-	flat := graph.ConvertDType(graph.Reshape(labels, labels.Shape().Size()), dtypes.Int64)
-	bounds := graph.Concatenate([]*graph.Node{graph.Reshape(graph.ReduceAllMin(flat), 1), graph.Reshape(graph.ReduceAllMax(flat), 1)}, 0)
-	s.labelChecks = append(s.labelChecks, labelCheck{numClasses: numClasses, bounds: bounds})
+	s.addLabelCheck(labels, numClasses, nil, "")
 	return labels
 }
 
-// labelCheck is one ClassLabels check of a traced training step: the
-// labels' [min, max], an output of the step.
+// addLabelCheck makes the step check, on every batch, that every class
+// index in labels (but ignore, when not nil) is in [0, numClasses). metric
+// names the logged metric whose task gives the classes ("" for
+// ClassLabels).
+func (s *Step) addLabelCheck(labels *Node, numClasses int, ignore *int, metric string) {
+	for _, c := range s.labelChecks {
+		if c.numClasses == numClasses && c.labels == labels && c.metric == metric {
+			return
+		}
+	}
+	g := labels.Graph()
+	flat := graph.ConvertDType(graph.Reshape(labels, labels.Shape().Size()), dtypes.Int64)
+	if ignore != nil {
+		// An ignored target counts as class 0, which is always valid.
+		flat = graph.Where(graph.Equal(flat, graph.Scalar(g, dtypes.Int64, *ignore)), graph.ZerosLike(flat), flat)
+	}
+	bounds := graph.Concatenate([]*graph.Node{graph.Reshape(graph.ReduceAllMin(flat), 1), graph.Reshape(graph.ReduceAllMax(flat), 1)}, 0)
+	s.labelChecks = append(s.labelChecks, labelCheck{numClasses: numClasses, bounds: bounds, labels: labels, ignore: ignore, metric: metric})
+}
+
+// labelCheck is one check of class indices of a traced step: their
+// [min, max], an output of the step.
 type labelCheck struct {
 	numClasses int
 	bounds     *graph.Node
+	labels     *Node  // the checked node
+	ignore     *int   // a target value that is no class (metrics.Task.IgnoreIndex)
+	metric     string // the logged metric whose task gives the classes; "" for Step.ClassLabels
 }
 
 // labelCheckOutputs returns the nodes of the step's label checks, which
@@ -56,6 +77,11 @@ func (s *Step) labelCheckOutputs() []*graph.Node {
 
 // checkLabels reads the label checks' outputs of a step; the caller says
 // which batch (the evaluation loops' StepError does).
+//
+// A multiclass metric logged by the step (Step.LogMetric, LogMetrics,
+// UpdateMetric) checks its integer targets so, whatever DetectAnomaly:
+// GoMLX's one-hot encoding would count an out-of-range class nowhere, where
+// PyTorch and torchmetrics raise.
 func checkLabels(checks []labelCheck, bounds []*tensors.Tensor) error {
 	for i, c := range checks {
 		b := tensors.MustCopyFlatData[int64](bounds[i])
@@ -63,10 +89,19 @@ func checkLabels(checks []labelCheck, bounds []*tensors.Tensor) error {
 		if bad >= 0 {
 			bad = b[1]
 		}
-		if bad < 0 || bad >= int64(c.numClasses) {
+		if bad >= 0 && bad < int64(c.numClasses) {
+			continue
+		}
+		if c.metric == "" {
 			return fmt.Errorf("volt: DetectAnomaly: class label %d is out of bounds for %d classes (Step.ClassLabels: valid labels are 0 to %d)",
 				bad, c.numClasses, c.numClasses-1)
 		}
+		valid := fmt.Sprintf("0 to %d", c.numClasses-1)
+		if c.ignore != nil {
+			valid += fmt.Sprintf(", or the ignored %d", *c.ignore)
+		}
+		return fmt.Errorf("volt: %s: target class %d is out of bounds for its task's %d classes (metrics.Multiclass(%d): valid targets are %s)",
+			c.metric, bad, c.numClasses, c.numClasses, valid)
 	}
 	return nil
 }

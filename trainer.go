@@ -186,6 +186,26 @@ func (t *Trainer) ensureEngine(m Module) error {
 	return nil
 }
 
+// dropOptimizers forgets the previous Fit's optimizers, their state in the
+// store (learning rates, step counters, moments) and the training programs
+// built with them: as Lightning, every Fit calls ConfigureOptimizers and
+// trains with fresh optimizers (a checkpoint it resumes from then restores
+// their state).
+func (t *Trainer) dropOptimizers() error {
+	if t.optimization == nil {
+		return nil
+	}
+	for i := range t.optimization.opts {
+		if err := t.eng.Store.DeleteVariablesInScope(optim.StatePrefix(i)); err != nil {
+			return fmt.Errorf("clearing optimizer %d's state: %w", i, err)
+		}
+	}
+	t.optimization = nil
+	t.logs.trainMetrics = newMetricTable()
+	t.logs.trainRes = newResults()
+	return nil
+}
+
 // lifecycle is what is shared by Fit, Validate, Test and Predict: setup,
 // body, OnException on failure, then teardown (always; the data module's
 // first, then the callbacks' and the module's in their usual order, as
@@ -272,6 +292,11 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	// no run starts with an earlier run's values, which a callback would
 	// otherwise monitor. A resumed Fit gets its checkpoint's back below.
 	t.logs.resetMetrics()
+	if fn == StageFit {
+		if err := t.dropOptimizers(); err != nil {
+			return fmt.Errorf("volt: %w", err)
+		}
+	}
 	if freshEngine {
 		if err := t.initFromLoadedModule(m, opts); err != nil {
 			return fmt.Errorf("volt: %w", err)

@@ -33,13 +33,8 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		// the validation it resumes with) records the same.
 		l.lastStepped = stepped
 	} else {
-		// A checkpoint taken in OnTrainEpochEnd comes before that epoch's
-		// values reached the loggers: send them first.
-		if r := t.ckpt.resume; r != nil && r.EpochLogs {
-			if err := t.sendEndedEpochLogs(); err != nil {
-				return err
-			}
-			r.EpochLogs = false
+		if err := t.sendResumedEpochLogs(); err != nil {
+			return err
 		}
 		if l.reloadTrainDue() {
 			if err := l.loadData(true, false); err != nil {

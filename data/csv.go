@@ -1,6 +1,7 @@
 package data
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -25,6 +26,11 @@ type CSVOptions struct {
 	// IntLabels parses the labels as integers (class indices): a scalar
 	// int32 label for one column, else []int32.
 	IntLabels bool
+	// NumClasses, with IntLabels, is the number of classes: every label
+	// must be in [0, NumClasses), or ReadCSV fails naming the cell (a
+	// class out of range would otherwise train silently: GoMLX's one-hot
+	// encoding counts it nowhere). 0 checks nothing.
+	NumClasses int
 	// Comma is the field separator; 0 means ','.
 	Comma rune
 }
@@ -63,12 +69,29 @@ type csvColumn struct {
 	index int
 }
 
+// skipByteOrderMark returns r without the UTF-8 byte-order mark it may
+// start with (Excel's "CSV UTF-8" writes one), which would otherwise be
+// part of the first column's name or first value.
+func skipByteOrderMark(r io.Reader) io.Reader {
+	br := bufio.NewReader(r)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
+	return br
+}
+
 // readCSV implements ReadCSV over r.
 func readCSV(r io.Reader, path string, opts CSVOptions) (*CSVDataset, error) {
 	if len(opts.Inputs) == 0 {
 		return nil, errors.New("CSVOptions.Inputs: select at least one input column")
 	}
-	cr := csv.NewReader(r)
+	switch {
+	case opts.NumClasses < 0:
+		return nil, fmt.Errorf("CSVOptions.NumClasses: %d; want the number of classes (0: not checked)", opts.NumClasses)
+	case opts.NumClasses > 0 && !opts.IntLabels:
+		return nil, fmt.Errorf("CSVOptions.NumClasses: %d needs IntLabels (class indices)", opts.NumClasses)
+	}
+	cr := csv.NewReader(skipByteOrderMark(r))
 	if opts.Comma != 0 {
 		cr.Comma = opts.Comma
 	}
@@ -132,6 +155,10 @@ func readCSV(r io.Reader, path string, opts CSVOptions) (*CSVDataset, error) {
 				if err != nil {
 					line, col := cr.FieldPos(c.index)
 					return fmt.Errorf("%s:%d:%d: column %q (number %d): %q is not an int32 label (IntLabels: a class index such as 0, 1, 2)", path, line, col, c.name, c.index, cell)
+				}
+				if n := int64(opts.NumClasses); n > 0 && (v < 0 || v >= n) {
+					line, col := cr.FieldPos(c.index)
+					return fmt.Errorf("%s:%d:%d: column %q (number %d): class %d is out of range for CSVOptions.NumClasses %d (valid classes: 0 to %d)", path, line, col, c.name, c.index, v, n, n-1)
 				}
 				out[i] = int32(v)
 			}

@@ -36,6 +36,11 @@ func TestReadCSV(t *testing.T) {
 		{"no header, semicolons", "1;2;3\n4;5;6\n", CSVOptions{NoHeader: true, Inputs: []string{"0", "2"}, Labels: []string{"1", "0"}, IntLabels: true, Comma: ';'},
 			[][]float32{{1, 3}, {4, 6}}, []any{[]int32{2, 1}, []int32{5, 4}}},
 		{"no labels", "p\nNaN\n", CSVOptions{Inputs: []string{"p"}}, nil, []any{nil}},
+		// A UTF-8 byte-order mark (Excel's "CSV UTF-8") is no part of the first column's name or value.
+		{"byte-order mark, header", "\ufeffa,y\n1,2\n", CSVOptions{Inputs: []string{"a"}, Labels: []string{"y"}, IntLabels: true},
+			[][]float32{{1}}, []any{int32(2)}},
+		{"byte-order mark, no header", "\ufeff7,2\n", CSVOptions{NoHeader: true, Inputs: []string{"0"}, Labels: []string{"1"}, IntLabels: true},
+			[][]float32{{7}}, []any{int32(2)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ds, err := ReadCSV(writeCSV(t, tc.text), tc.opts)
@@ -81,11 +86,19 @@ func TestReadCSVBadFiles(t *testing.T) {
 		{"bad quote", "a\n\"1\n", CSVOptions{Inputs: []string{"a"}}, "extraneous or missing \" in quoted-field"},
 		{"empty file", "", CSVOptions{Inputs: []string{"a"}}, "the file is empty"},
 		{"no inputs", "a\n1\n", CSVOptions{}, "CSVOptions.Inputs: select at least one input column"},
+		{"class out of range", "a,y\n1,2\n2,3\n", CSVOptions{Inputs: []string{"a"}, Labels: []string{"y"}, IntLabels: true, NumClasses: 3},
+			`:3:3: column "y" (number 1): class 3 is out of range for CSVOptions.NumClasses 3 (valid classes: 0 to 2)`},
+		{"negative class", "a,y\n1,-1\n", CSVOptions{Inputs: []string{"a"}, Labels: []string{"y"}, IntLabels: true, NumClasses: 3},
+			`:2:3: column "y" (number 1): class -1 is out of range for CSVOptions.NumClasses 3`},
+		{"classes without int labels", "a,y\n1,1\n", CSVOptions{Inputs: []string{"a"}, Labels: []string{"y"}, NumClasses: 3},
+			"CSVOptions.NumClasses: 3 needs IntLabels (class indices)"},
+		{"negative class count", "a,y\n1,1\n", CSVOptions{Inputs: []string{"a"}, Labels: []string{"y"}, IntLabels: true, NumClasses: -2},
+			"CSVOptions.NumClasses: -2; want the number of classes (0: not checked)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeCSV(t, tc.text)
 			_, err := ReadCSV(path, tc.opts)
-			if err == nil || !strings.Contains(err.Error(), tc.want) || (tc.name != "no inputs" && !strings.Contains(err.Error(), path)) {
+			if err == nil || !strings.Contains(err.Error(), tc.want) || (!strings.HasPrefix(tc.want, "CSVOptions.") && !strings.Contains(err.Error(), path)) {
 				t.Errorf("error = %v, want one naming %s and %q", err, path, tc.want)
 			}
 		})

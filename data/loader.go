@@ -99,6 +99,14 @@ func (l *DataLoader) Validate() error {
 	if l.Sampler != nil && l.Shuffle {
 		errs = append(errs, errors.New("data.DataLoader.Shuffle: must be false with a Sampler, which chooses the order (as in torch)"))
 	}
+	// A sampler that checks its fields against the dataset does so now,
+	// before an epoch asks it for indices (an empty one would make an
+	// epoch of no batches).
+	if v, ok := l.Sampler.(interface{ validate(n int) error }); ok && l.Dataset != nil {
+		if err := v.validate(l.Dataset.Len()); err != nil {
+			errs = append(errs, fmt.Errorf("data.DataLoader.Sampler: %w", err))
+		}
+	}
 	if l.Workers < 0 {
 		errs = append(errs, fmt.Errorf("data.DataLoader.Workers: must be >= 0 (0 = inline), got %d", l.Workers))
 	}

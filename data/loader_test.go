@@ -31,6 +31,11 @@ func TestValidate(t *testing.T) {
 			[]string{"data.DataLoader.Workers: must be >= 0 (0 = inline), got -1"}},
 		{"negative prefetch", DataLoader{Dataset: ds, BatchSize: 1, Prefetch: -3},
 			[]string{"data.DataLoader.Prefetch: must be >= 0", "got -3"}},
+		{"empty weighted sampler", DataLoader{Dataset: ds, BatchSize: 2, Sampler: WeightedRandomSampler{}},
+			[]string{"data.DataLoader.Sampler: data.WeightedRandomSampler.Weights: must not be empty"}},
+		{"weighted sampler larger than the dataset", DataLoader{Dataset: ds, BatchSize: 2, Sampler: WeightedRandomSampler{Weights: make([]float64, 5)}},
+			[]string{"data.DataLoader.Sampler: data.WeightedRandomSampler.Weights: 5 weights for a dataset of 4 examples"}},
+		{"valid weighted sampler", DataLoader{Dataset: ds, BatchSize: 2, Sampler: WeightedRandomSampler{Weights: []float64{1, 0, 2, 1}}}, nil},
 		{"several errors at once", DataLoader{BatchSize: -1, Workers: -2},
 			[]string{"got neither", "BatchSize", "Workers"}},
 	}

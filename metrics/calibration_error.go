@@ -52,6 +52,9 @@ func NewCalibrationError(task Task, bins int, norm CalibrationNorm) (*Calibratio
 	return &CalibrationError{task: task, bins: bins, norm: norm}, nil
 }
 
+// Tasks implements Classifier.
+func (m *CalibrationError) Tasks() []Task { return []Task{m.task} }
+
 // States implements Updater: torchmetrics' bucketize puts a confidence of
 // exactly 1 in a bin of its own, hence bins+1 entries.
 func (m *CalibrationError) States() []StateSpec {

@@ -72,6 +72,17 @@ func NewCollection(metrics ...Named) (*Collection, error) {
 	return c, nil
 }
 
+// Tasks implements Classifier: the tasks of its classification metrics.
+func (c *Collection) Tasks() []Task {
+	var out []Task
+	for _, nm := range c.named {
+		if cl, ok := nm.Metric.(Classifier); ok {
+			out = append(out, cl.Tasks()...)
+		}
+	}
+	return out
+}
+
 // Names returns the metrics' names, in order.
 func (c *Collection) Names() []string {
 	out := make([]string, len(c.named))

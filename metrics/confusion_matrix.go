@@ -61,6 +61,9 @@ func (m *ConfusionMatrix) States() []StateSpec {
 	return []StateSpec{{Name: "confmat", DType: dtypes.Int64, Dims: m.dims(), Reduce: ReduceSum}}
 }
 
+// Tasks implements Classifier.
+func (m *ConfusionMatrix) Tasks() []Task { return []Task{m.task} }
+
 // StateKey implements Shared: normalisations of one task share the counts.
 func (m *ConfusionMatrix) StateKey() string { return "confusion_matrix/" + m.task.key() }
 

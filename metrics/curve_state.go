@@ -41,6 +41,9 @@ type curveState struct {
 	thresholds []float64
 }
 
+// Tasks implements Classifier.
+func (s curveState) Tasks() []Task { return []Task{s.task} }
+
 func newCurveState(name string, task Task, thresholds []float64) (curveState, error) {
 	if err := task.Validate(); err != nil {
 		return curveState{}, fmt.Errorf("%s: %w", name, err)

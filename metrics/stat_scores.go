@@ -60,6 +60,9 @@ func (s statScores) States() []StateSpec {
 	return []StateSpec{spec("tp"), spec("fp"), spec("tn"), spec("fn")}
 }
 
+// Tasks implements Classifier.
+func (s statScores) Tasks() []Task { return []Task{s.task} }
+
 // StateKey implements Shared: every stat-scores metric of one task shares
 // the counts, whatever its average.
 func (s statScores) StateKey() string { return "stat_scores/" + s.task.key() }

@@ -57,6 +57,15 @@ type Task struct {
 	HasIgnoreIndex bool
 }
 
+// Classifier is implemented by the classification metrics (Accuracy and the
+// other StatScoresMetric, ConfusionMatrix, CalibrationError, the curve
+// metrics) and by a Collection of them: the tasks whose targets they read.
+// The trainer checks a multiclass target against its task's classes, as
+// PyTorch refuses a class index out of bounds.
+type Classifier interface {
+	Tasks() []Task
+}
+
 // Binary returns the binary task with threshold 0.5.
 func Binary() Task { return Task{Kind: BinaryTask, NumClasses: 1, Threshold: 0.5, TopK: 1} }
 

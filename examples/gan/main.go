@@ -55,6 +55,9 @@ func run(args []string, out io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	if *examples < 1 || *batch < 1 || *hidden < 1 {
+		return fmt.Errorf("-examples, -batch and -hidden must be positive, got %d, %d, %d", *examples, *batch, *hidden)
+	}
 	if *devices > 1 && *union > 0 {
 		return errors.New("-union reproduces -devices in one process; give one of them")
 	}

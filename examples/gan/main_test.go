@@ -36,3 +36,21 @@ func TestGANExampleRuns(t *testing.T) {
 		t.Error("the generator did not change")
 	}
 }
+
+// TestFlagErrors: a flag volt would misread or a model could not be built
+// from is refused naming it (-hidden 0 was "integer divide by zero" from
+// the layer's initializer; -epochs 0 trained 1000 epochs).
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-hidden", "0"}, "-examples, -batch and -hidden must be positive, got 2048, 64, 0"},
+		{[]string{"-epochs", "0"}, "-epochs=0: 0 trains no epoch in Lightning"},
+	} {
+		err := run(tc.flags, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%v) = %v, want an error containing %q", tc.flags, err, tc.want)
+		}
+	}
+}

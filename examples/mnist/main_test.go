@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -114,5 +115,23 @@ func checkConfusion(t *testing.T, out string, acc float64) {
 	}
 	if got := float64(diagonal) / float64(total); math.Abs(got-acc) > 1e-4 {
 		t.Errorf("the confusion matrix's accuracy is %v, test_acc=%v", got, acc)
+	}
+}
+
+// TestEpochsFlagRefusesWhatVoltWouldMisread: -epochs 0 trained volt's
+// default, 1000 epochs, where Lightning's max_epochs=0 trains none: it is
+// refused, naming the flag and what is valid, as -5 is.
+func TestEpochsFlagRefusesWhatVoltWouldMisread(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-epochs", "0"}, "-epochs=0: 0 trains no epoch in Lightning, but volt reads 0 as its default (1000 epochs); give a positive number of epochs, or -1 for no limit"},
+		{[]string{"-epochs", "-5", "-max-steps", "3"}, "-epochs=-5: want a positive number of epochs, or -1 for no limit"},
+	} {
+		err := run(append(tc.flags, "-root", t.TempDir()), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%v) = %v, want an error containing %q", tc.flags, err, tc.want)
+		}
 	}
 }

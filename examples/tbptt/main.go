@@ -53,6 +53,9 @@ func run(args []string, out io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	if *hidden < 1 || *examples < 1 {
+		return fmt.Errorf("-hidden and -examples must be positive, got %d, %d", *hidden, *examples)
+	}
 	volt.SeedEverything(1)
 	dm := volt.Loaders{
 		Train: &data.DataLoader{Dataset: sines(*examples, 48, 1), BatchSize: 32, Shuffle: true},

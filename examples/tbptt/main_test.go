@@ -29,3 +29,21 @@ func TestTBPTTExampleLearns(t *testing.T) {
 		t.Errorf("validation loss did not improve: %v -> %v", before, after)
 	}
 }
+
+// TestFlagErrors: a flag volt would misread or a model could not be built
+// from is refused naming it (-hidden 0 was "integer divide by zero" from
+// the layer's initializer; -epochs 0 trained 1000 epochs).
+func TestFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		flags []string
+		want  string
+	}{
+		{[]string{"-hidden", "0"}, "-hidden and -examples must be positive, got 0, 512"},
+		{[]string{"-epochs", "0"}, "-epochs=0: 0 trains no epoch in Lightning"},
+	} {
+		err := run(tc.flags, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("run(%v) = %v, want an error containing %q", tc.flags, err, tc.want)
+		}
+	}
+}

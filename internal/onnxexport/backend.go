@@ -19,8 +19,9 @@ type Backend struct {
 func Wrap(inner compute.Backend) *Backend { return &Backend{Backend: inner} }
 
 // Capabilities are the wrapped backend's, less the ops the lowering does
-// not handle (GoMLX then decomposes fused ops into ones it does) and
-// without sub-functions.
+// not handle (GoMLX then decomposes fused ops into ones it does). Closures
+// are built (function.Closure), so that the op taking one is refused by
+// name; top-level sub-functions are refused (builder.NewFunction).
 func (b *Backend) Capabilities() compute.Capabilities {
 	c := b.Backend.Capabilities()
 	ops := map[compute.OpType]bool{}
@@ -30,7 +31,7 @@ func (b *Backend) Capabilities() compute.Capabilities {
 		}
 	}
 	c.Operations = ops
-	c.Functions = false
+	c.Functions = true
 	c.PreferConstantsForVariables = true
 	return c
 }

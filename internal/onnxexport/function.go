@@ -44,6 +44,29 @@ func (t *Trace) Outputs() []shapes.Shape {
 // Done reports whether the function returned (its graph is complete).
 func (t *Trace) Done() bool { return t.done }
 
+// UnusedParams returns, in order, the indices of the parameters that no
+// output depends on.
+func (t *Trace) UnusedParams() []int {
+	seen := map[*value]bool{}
+	stack := slices.Clone(t.outputs)
+	for len(stack) > 0 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[v] {
+			continue
+		}
+		seen[v] = true
+		stack = append(stack, v.inputs...)
+	}
+	var unused []int
+	for i, p := range t.params {
+		if !seen[p] {
+			unused = append(unused, i)
+		}
+	}
+	return unused
+}
+
 // lowerFn writes the ONNX nodes of v (its inputs are emitted through e)
 // and returns the name of the tensor holding v.
 type lowerFn func(e *emitter, v *value) string
@@ -90,11 +113,11 @@ func (f *function) Builder() compute.Builder { return f.builder }
 // Parent implements compute.Function.
 func (f *function) Parent() compute.Function { return nil }
 
-// Closure implements compute.Function: closures (While, If, Sort, custom
-// reductions) are not exported.
-func (f *function) Closure() (compute.Function, error) {
-	return nil, &UnsupportedOpError{Op: "Closure", Detail: "control flow and custom reductions (While, If, Sort) have no ONNX lowering in volt"}
-}
+// Closure implements compute.Function: a closure is built on the wrapped
+// function, unrecorded, so that GoMLX goes on to the op that takes it
+// (Sort, which TopK uses, While, If), which has no lowering and is refused
+// by its name.
+func (f *function) Closure() (compute.Function, error) { return f.inner.Closure() }
 
 // Shape implements compute.Function.
 func (f *function) Shape(v compute.Value) (shapes.Shape, error) { return f.inner.Shape(v) }

@@ -13,6 +13,7 @@ same specs, runs them in volt and compares.
 Usage (Debian's python3 with python3-torch, Lightning 2.2.5 on PYTHONPATH):
   PYTHONPATH=<lsite>:<dir of torch_py311_shim.py> /usr/bin/python3 gen_scenarios.py \
       --first 0 --count 300 --out traces.json.gz
+  (or --seeds 20052,... for the seeds found beyond the fixed set: found-v<N>.json.gz)
 """
 import argparse
 import contextlib
@@ -41,8 +42,9 @@ from lightning.pytorch.loggers.logger import Logger  # noqa: E402
 
 # Bump when spec() draws differently or record() records differently: the
 # cached traces are keyed by it.
-GENERATOR_VERSION = 3  # 2: a stop or failure is asked by the module or by a callback
+GENERATOR_VERSION = 4  # 2: a stop or failure is asked by the module or by a callback
 # 3: a logged value that turns non-finite (EarlyStopping's check_finite), two optimizers with frequencies
+# 4: a value logged in on_train_epoch_end (by the module or a callback), often monitored; a second fit
 
 # Hooks a stop (trainer.should_stop = True) or a failure (raise) may be
 # requested in, as (module hook, needs a batch index). training_step and
@@ -197,6 +199,28 @@ def spec(seed):
             es["check_finite"] = v3.choice([True, True, False])
     if v3.random() < 0.04:
         model["two_optimizers"] = [v3.randint(1, 3), v3.randint(1, 3)]
+
+    # Version 4 (issue 40), from a stream of its own so that the rest is
+    # version 3's: "epoch_end", a value logged in on_train_epoch_end by the
+    # module or by a callback (the Actor), often what EarlyStopping or
+    # ModelCheckpoint monitors in that same hook; and a second fit on the
+    # same Trainer (configure_optimizers again).
+    v4 = random.Random(seed * 32452843 + 4)
+    if v4.random() < 0.2:
+        model["epoch_end"] = {"by": v4.choice(["module", "callback"]),
+                              "values": [round(v4.uniform(0.1, 3.0), 3) for _ in range(8)]}
+        u = v4.random()
+        if u < 0.4:
+            es = callbacks.setdefault("early_stopping", {"patience": v4.randint(0, 2)})
+            es["monitor"], es["mode"] = "epoch_end", v4.choice(["min", "max"])
+            es.pop("stopping_threshold", None)
+            es.pop("divergence_threshold", None)
+        elif u < 0.7 and "checkpoint" in callbacks:
+            mc = callbacks["checkpoint"]
+            mc["monitor"], mc["mode"] = "epoch_end", v4.choice(["min", "max"])
+            mc["filename"] = "{epoch}-{epoch_end:.3f}"
+    if v4.random() < 0.1 and stages == ["fit"]:
+        stages = v4.choice([["fit", "fit"], ["fit", "validate", "test", "predict", "fit"]])
     return {"seed": seed, "generator_version": GENERATOR_VERSION, "n_train": n_train, "n_val_loaders": n_val,
             "trainer": tr, "model": model, "callbacks": callbacks, "stages": stages,
             "resume_max_epochs": resume_max_epochs}
@@ -222,12 +246,19 @@ def act(t, by, stop, fail, hook, batch_idx):
                 raise PlannedFailure("planned failure")
 
 
+def log_epoch_end(module, spec, by):
+    """Logs the spec's "epoch_end" value of the epoch when `by` logs it."""
+    if spec and spec["by"] == by:
+        module.log("epoch_end", spec["values"][min(module.trainer.current_epoch, 7)])
+
+
 class Actor(pl.Callback):
     """The callback that asks for the spec's stop or failure when its "by"
     is "callback"; it comes right after the Recorder."""
 
     def __init__(self, spec_model):
         self.stop, self.fail = spec_model.get("stop"), spec_model.get("fail")
+        self.epoch_end = spec_model.get("epoch_end")
 
     def on_train_start(self, trainer, pl_module):
         act(trainer, "callback", self.stop, self.fail, "on_train_start", None)
@@ -239,6 +270,7 @@ class Actor(pl.Callback):
         act(trainer, "callback", self.stop, self.fail, "on_train_batch_end", batch_idx)
 
     def on_train_epoch_end(self, trainer, pl_module):
+        log_epoch_end(pl_module, self.epoch_end, "callback")
         act(trainer, "callback", self.stop, self.fail, "on_train_epoch_end", None)
 
     def on_validation_epoch_end(self, trainer, pl_module):
@@ -259,6 +291,7 @@ class GenModel(th.Model):
         self.plateau_patience = spec_model.get("plateau_patience", 0)
         self.guard = spec_model.get("guard")
         self.two_optimizers = spec_model.get("two_optimizers")
+        self.epoch_end = spec_model.get("epoch_end")
         self.n_val = n_val
 
     def _act(self, hook, batch_idx=None):
@@ -300,6 +333,10 @@ class GenModel(th.Model):
     def on_train_batch_end(self, outputs, batch, batch_idx):
         super().on_train_batch_end(outputs, batch, batch_idx)
         self._act("on_train_batch_end", batch_idx)
+
+    def on_train_epoch_end(self):
+        super().on_train_epoch_end()
+        log_epoch_end(self, self.epoch_end, "module")
 
 
 def _acting(name, with_batch):
@@ -438,6 +475,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--first", type=int, default=0)
     ap.add_argument("--count", type=int, default=300)
+    ap.add_argument("--seeds", help="comma-separated seeds to record instead of --first/--count (found-v<N>.json.gz)")
     ap.add_argument("--out", required=True, help="a .json.gz file: one trace per line")
     ap.add_argument("--specs-only", action="store_true", help="write the specs, run nothing")
     args = ap.parse_args()
@@ -446,7 +484,10 @@ def main():
     logging.getLogger("lightning").setLevel(logging.ERROR)
     # mtime=0: the same traces give the same bytes, so the cache diffs cleanly.
     with open(args.out + ".tmp", "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as gz:
-        for seed in range(args.first, args.first + args.count):
+        seeds = range(args.first, args.first + args.count)
+        if args.seeds:
+            seeds = [int(x) for x in args.seeds.split(",")]
+        for seed in seeds:
             sp = spec(seed)
             if args.specs_only:
                 out = {"spec": sp}
