@@ -126,8 +126,8 @@ func TestEpochsFlagRefusesWhatVoltWouldMisread(t *testing.T) {
 		flags []string
 		want  string
 	}{
-		{[]string{"-epochs", "0"}, "-epochs=0: 0 trains no epoch in Lightning, but volt reads 0 as its default (1000 epochs); give a positive number of epochs, or -1 for no limit"},
-		{[]string{"-epochs", "-5", "-max-steps", "3"}, "-epochs=-5: want a positive number of epochs, or -1 for no limit"},
+		{[]string{"-epochs", "0"}, `invalid value "0" for flag -epochs: 0 trains no epoch in Lightning (max_epochs=0), but volt reads 0 as its default (1000 epochs); give a positive number, or -1 for no limit`},
+		{[]string{"-epochs", "-5", "-max-steps", "3"}, `invalid value "-5" for flag -epochs: want a positive number of epochs, or -1 for no limit`},
 	} {
 		err := run(append(tc.flags, "-root", t.TempDir()), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

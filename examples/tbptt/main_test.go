@@ -39,7 +39,7 @@ func TestFlagErrors(t *testing.T) {
 		want  string
 	}{
 		{[]string{"-hidden", "0"}, "-hidden and -examples must be positive, got 0, 512"},
-		{[]string{"-epochs", "0"}, "-epochs=0: 0 trains no epoch in Lightning"},
+		{[]string{"-epochs", "0"}, `invalid value "0" for flag -epochs: 0 trains no epoch in Lightning`},
 	} {
 		err := run(tc.flags, &bytes.Buffer{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
