@@ -55,25 +55,9 @@ for a in "tcmalloc:$lib/libtcmalloc_minimal.so.4" "jemalloc:$lib/libjemalloc.so.
 	fi
 done
 
-# measure NAME RUN CMD...: runs CMD on a pseudo-terminal under GNU time and
-# appends "wall first_step step_us rss_kib steps acc cpu" to $tmp/NAME.
-measure() {
-	local name="$1" run="$2"
-	shift 2
-	local out="$tmp/$name.$run.tty" tm="$tmp/$name.$run.time"
-	script -qfec "/usr/bin/time -v -o $tm $*" "$out" >/dev/null </dev/null
-	local timing rss cpu acc
-	timing="$(tr -d '\r' <"$out" | grep -o 'timing: .*' | tail -1)"
-	rss="$(awk -F': ' '/Maximum resident set size/ {print $2}' "$tm")"
-	cpu="$(awk -F': ' '/(User|System) time \(seconds\)/ {s += $2} END {print s}' "$tm")"
-	acc="$(tr -d '\r' <"$out" | grep -o 'test_acc=[0-9.]*' | tail -1 | cut -d= -f2)"
-	[[ -n "$timing" && -n "$rss" && -n "$acc" ]] || { echo "mnist_vs_lightning.sh: $name run $run failed:" >&2; tail -c 2000 "$out" >&2; exit 1; }
-	echo "$timing" | awk -v rss="$rss" -v acc="$acc" -v cpu="$cpu" '{
-		for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-		print v["wall_s"], v["first_step_s"], v["step_us"], rss, v["steps"], acc, cpu
-	}' >>"$tmp/$name"
-	echo "$name run $run: wall ${timing##*wall_s=} s, test_acc $acc" >&2
-}
+script_name=mnist_vs_lightning.sh
+# shellcheck source=bench/measure.sh
+source "$(dirname "$0")/measure.sh"
 
 volt_run() { measure volt "$1" "$tmp/mnist" -epochs "$epochs" -max-steps "$max_steps" -timing -root "$tmp/volt_root"; }
 lightning_runs() {
@@ -106,8 +90,6 @@ for run in $(seq "$runs"); do
 	fi
 done
 
-# median COLUMN FILE
-median() { cut -d' ' -f"$1" "$2" | sort -g | awk '{a[NR] = $1} END {print (a[int((NR + 1) / 2)] + a[int(NR / 2) + 1]) / 2}'; }
 echo "$runs paired rounds of $epochs epochs, $(date -u +%Y-%m-%d), $(nproc) cores:"
 printf '%-20s %8s %8s %14s %10s %10s %9s\n' program wall_s cpu_s first_step_s step_us rss_MiB test_acc
 for a in volt "${allocators[@]/#/lightning-}" lightning-best; do
