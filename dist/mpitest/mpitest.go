@@ -115,6 +115,20 @@ type Result struct {
 	TimedOut bool
 }
 
+// ownSessionDir gives cmd's mpirun a session directory of its own.
+// OpenMPI 4 creates /tmp/ompi.HOST.UID on first use, and two mpiruns
+// starting at once (go test runs dist's and ddptrainee's packages in
+// parallel) can both find it missing and one fail with "A call to mkdir
+// was unable to create the desired directory … File exists".
+func ownSessionDir(t testing.TB, cmd *exec.Cmd) {
+	dir, err := os.MkdirTemp("", "ompi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cmd.Env = append(cmd.Env, "OMPI_MCA_orte_tmpdir_base="+dir)
+}
+
 // Run runs `mpirun -np ranks bin args...` (dist.MPIRunCommand) and waits
 // for it, killing it after timeout.
 func Run(t testing.TB, timeout time.Duration, ranks int, bin string, args ...string) Result {
@@ -125,6 +139,7 @@ func Run(t testing.TB, timeout time.Duration, ranks int, bin string, args ...str
 	if err != nil {
 		t.Fatal(err)
 	}
+	ownSessionDir(t, cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
@@ -147,6 +162,7 @@ func RunWatching(t testing.TB, timeout time.Duration, ranks int, bin string, arg
 	if err != nil {
 		t.Fatal(err)
 	}
+	ownSessionDir(t, cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.WaitDelay = time.Second
