@@ -2,22 +2,16 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
 // EncoderLayerBuilder configures a torch.nn.TransformerEncoderLayer:
 // TransformerEncoderLayer starts it, Done applies it.
 type EncoderLayerBuilder struct {
-	scope          *model.Scope
+	layerParts
 	x              *graph.Node
-	heads, ff      int
-	dropout        float64
-	gelu           bool
-	normFirst      bool
 	causal         bool
 	attnMask       *graph.Node
 	keyPaddingMask *graph.Node
@@ -35,7 +29,7 @@ func TransformerEncoderLayer(scope *model.Scope, x *graph.Node, heads int) *Enco
 	if x.Rank() != 3 {
 		panic(fmt.Sprintf("nn.TransformerEncoderLayer: x must be [N, L, d_model] (batch first), got %s", x.Shape()))
 	}
-	return &EncoderLayerBuilder{scope: scope, x: x, heads: heads, ff: 2048, dropout: 0.1}
+	return &EncoderLayerBuilder{layerParts: newLayerParts(scope, heads), x: x}
 }
 
 // FeedForward is torch's dim_feedforward= (2048 by default).
@@ -86,10 +80,7 @@ func (b *EncoderLayerBuilder) KeyPaddingMask(mask *graph.Node) *EncoderLayerBuil
 
 // Done returns the layer's output [N, L, d_model].
 func (b *EncoderLayerBuilder) Done() *graph.Node {
-	if b.dropout < 0 || b.dropout >= 1 || b.ff < 1 {
-		panic(fmt.Sprintf("nn.TransformerEncoderLayer: dropout must be in [0, 1) and dim_feedforward positive, got %v and %d", b.dropout, b.ff))
-	}
-	d := b.x.Shape().Dim(2)
+	b.check("TransformerEncoderLayer")
 	selfAttention := func(x *graph.Node) *graph.Node {
 		a := MultiheadAttention(b.scope.In("self_attn"), x, x, x, b.heads)
 		if b.causal {
@@ -104,35 +95,6 @@ func (b *EncoderLayerBuilder) Done() *graph.Node {
 		out, _ := a.Done()
 		return b.drop("dropout1", out)
 	}
-	feedForward := func(x *graph.Node) *graph.Node {
-		h := TorchLinear(b.scope.In("linear1"), x, b.ff, true)
-		if b.gelu {
-			h = gelu(h)
-		} else {
-			h = ReLU(h)
-		}
-		h = b.drop("dropout", h)
-		return b.drop("dropout2", TorchLinear(b.scope.In("linear2"), h, d, true))
-	}
-	x := b.x
-	norm1, norm2 := b.scope.In("norm1"), b.scope.In("norm2")
-	if b.normFirst {
-		x = graph.Add(x, selfAttention(TorchLayerNorm(norm1, x)))
-		return graph.Add(x, feedForward(TorchLayerNorm(norm2, x)))
-	}
-	x = TorchLayerNorm(norm1, graph.Add(x, selfAttention(x)))
-	return TorchLayerNorm(norm2, graph.Add(x, feedForward(x)))
-}
-
-// drop is torch's Dropout(b.dropout) named name, nothing when it is 0.
-func (b *EncoderLayerBuilder) drop(name string, x *graph.Node) *graph.Node {
-	if b.dropout == 0 {
-		return x
-	}
-	return layers.DropoutStatic(b.scope.In("%s", name), x, b.dropout)
-}
-
-// gelu is torch's exact GELU: x·Φ(x) = 0.5·x·(1 + erf(x/√2)).
-func gelu(x *graph.Node) *graph.Node {
-	return graph.Mul(graph.MulScalar(x, 0.5), graph.OnePlus(graph.Erf(graph.MulScalar(x, 1/math.Sqrt2))))
+	feedForward := func(x *graph.Node) *graph.Node { return b.feedForward(x, "dropout2") }
+	return b.residuals(b.x, sublayer{"norm1", selfAttention}, sublayer{"norm2", feedForward})
 }

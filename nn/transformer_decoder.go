@@ -4,20 +4,17 @@ import (
 	"fmt"
 
 	"github.com/gomlx/gomlx/core/graph"
-	"github.com/gomlx/gomlx/ml/layers"
 	"github.com/gomlx/gomlx/ml/model"
 )
 
 // DecoderLayerBuilder configures a torch.nn.TransformerDecoderLayer:
 // TransformerDecoderLayer starts it, Done applies it.
 type DecoderLayerBuilder struct {
-	scope                   *model.Scope
-	x, memory               *graph.Node
-	heads, ff               int
-	dropout                 float64
-	gelu, normFirst, causal bool
-	tgtKeyPadding           *graph.Node
-	memoryKeyPadding        *graph.Node
+	layerParts
+	x, memory        *graph.Node
+	causal           bool
+	tgtKeyPadding    *graph.Node
+	memoryKeyPadding *graph.Node
 }
 
 // TransformerDecoderLayer is torch.nn.TransformerDecoderLayer(d_model =
@@ -32,7 +29,7 @@ func TransformerDecoderLayer(scope *model.Scope, x, memory *graph.Node, heads in
 	if x.Rank() != 3 || memory.Rank() != 3 {
 		panic(fmt.Sprintf("nn.TransformerDecoderLayer: x and memory must be [N, T, d_model] and [N, S, d_model] (batch first), got %s and %s", x.Shape(), memory.Shape()))
 	}
-	return &DecoderLayerBuilder{scope: scope, x: x, memory: memory, heads: heads, ff: 2048, dropout: 0.1}
+	return &DecoderLayerBuilder{layerParts: newLayerParts(scope, heads), x: x, memory: memory}
 }
 
 // FeedForward is torch's dim_feedforward= (2048 by default).
@@ -65,16 +62,7 @@ func (b *DecoderLayerBuilder) MemoryKeyPaddingMask(mask *graph.Node) *DecoderLay
 
 // Done returns the layer's output [N, T, d_model].
 func (b *DecoderLayerBuilder) Done() *graph.Node {
-	if b.dropout < 0 || b.dropout >= 1 || b.ff < 1 {
-		panic(fmt.Sprintf("nn.TransformerDecoderLayer: dropout must be in [0, 1) and dim_feedforward positive, got %v and %d", b.dropout, b.ff))
-	}
-	d := b.x.Shape().Dim(2)
-	drop := func(name string, x *graph.Node) *graph.Node {
-		if b.dropout == 0 {
-			return x
-		}
-		return layers.DropoutStatic(b.scope.In("%s", name), x, b.dropout)
-	}
+	b.check("TransformerDecoderLayer")
 	selfAttention := func(x *graph.Node) *graph.Node {
 		a := MultiheadAttention(b.scope.In("self_attn"), x, x, x, b.heads)
 		if b.causal {
@@ -84,7 +72,7 @@ func (b *DecoderLayerBuilder) Done() *graph.Node {
 			a.KeyPaddingMask(b.tgtKeyPadding)
 		}
 		out, _ := a.Done()
-		return drop("dropout1", out)
+		return b.drop("dropout1", out)
 	}
 	crossAttention := func(x *graph.Node) *graph.Node {
 		a := MultiheadAttention(b.scope.In("multihead_attn"), x, b.memory, b.memory, b.heads)
@@ -92,25 +80,8 @@ func (b *DecoderLayerBuilder) Done() *graph.Node {
 			a.KeyPaddingMask(b.memoryKeyPadding)
 		}
 		out, _ := a.Done()
-		return drop("dropout2", out)
+		return b.drop("dropout2", out)
 	}
-	feedForward := func(x *graph.Node) *graph.Node {
-		h := TorchLinear(b.scope.In("linear1"), x, b.ff, true)
-		if b.gelu {
-			h = gelu(h)
-		} else {
-			h = ReLU(h)
-		}
-		return drop("dropout3", TorchLinear(b.scope.In("linear2"), drop("dropout", h), d, true))
-	}
-	x := b.x
-	norm1, norm2, norm3 := b.scope.In("norm1"), b.scope.In("norm2"), b.scope.In("norm3")
-	if b.normFirst {
-		x = graph.Add(x, selfAttention(TorchLayerNorm(norm1, x)))
-		x = graph.Add(x, crossAttention(TorchLayerNorm(norm2, x)))
-		return graph.Add(x, feedForward(TorchLayerNorm(norm3, x)))
-	}
-	x = TorchLayerNorm(norm1, graph.Add(x, selfAttention(x)))
-	x = TorchLayerNorm(norm2, graph.Add(x, crossAttention(x)))
-	return TorchLayerNorm(norm3, graph.Add(x, feedForward(x)))
+	feedForward := func(x *graph.Node) *graph.Node { return b.feedForward(x, "dropout3") }
+	return b.residuals(b.x, sublayer{"norm1", selfAttention}, sublayer{"norm2", crossAttention}, sublayer{"norm3", feedForward})
 }
