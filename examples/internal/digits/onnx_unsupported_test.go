@@ -14,58 +14,71 @@ import (
 	"github.com/voltml/volt/internal/testutil"
 )
 
-// gatherLogits is the MLP with a PredictStep that gathers the first
-// example's scores: Gather has no ONNX lowering in volt.
-type gatherLogits struct {
+// headedLogits is the MLP with a PredictStep that ends in head, an op the
+// export has no lowering for.
+type headedLogits struct {
 	Hidden []int
 	LR     float64
+	head   func(logits *graph.Node) *graph.Node
 }
 
-func (m *gatherLogits) mlp() *mlpLogits { return &mlpLogits{Hidden: m.Hidden, LR: m.LR} }
+func (m *headedLogits) mlp() *mlpLogits { return &mlpLogits{Hidden: m.Hidden, LR: m.LR} }
 
 // TrainingStep implements volt.Module.
-func (m *gatherLogits) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
+func (m *headedLogits) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	return m.mlp().TrainingStep(s, b)
 }
 
 // ConfigureOptimizers implements volt.OptimizerConfigurer.
-func (m *gatherLogits) ConfigureOptimizers() volt.Optimizers { return m.mlp().ConfigureOptimizers() }
+func (m *headedLogits) ConfigureOptimizers() volt.Optimizers { return m.mlp().ConfigureOptimizers() }
 
 // HParams implements volt.HParamser.
-func (m *gatherLogits) HParams() map[string]any { return m.mlp().HParams() }
+func (m *headedLogits) HParams() map[string]any { return m.mlp().HParams() }
 
 // PredictStep implements volt.PredictStepper.
-func (m *gatherLogits) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
-	logits := m.mlp().PredictStep(s, b)
-	return graph.Gather(logits, graph.Const(logits.Graph(), [][]int32{{0}}))
+func (m *headedLogits) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return m.head(m.mlp().PredictStep(s, b))
 }
 
 // TestExportONNXNamesUnsupportedOp: a PredictStep with an op the export
-// cannot write fails with an error naming the op and the checkpoint, and
-// writes nothing.
+// cannot write fails with an *onnxexport.UnsupportedOpError naming the op
+// and the checkpoint, and writes nothing. Sort and TopK (which GoMLX
+// builds from a sort) name Sort, as the docs say, where they said
+// "backend "Go Backend" does not support functions (needed for closures)".
 func TestExportONNXNamesUnsupportedOp(t *testing.T) {
 	xs, ys := images(64, 3)
-	m := &gatherLogits{Hidden: []int{16}, LR: 1e-3}
-	tr := testutil.Fit(t, testutil.Quiet(volt.Config{MaxEpochs: 1, DisableCheckpointing: true}), m, rowLoaders(t, xs, ys, 32))
-	ckpt := filepath.Join(t.TempDir(), "gather.ckpt")
-	if err := tr.SaveCheckpoint(ckpt, true); err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	_, err := volt.ExportONNX(&buf, ckpt, m, []volt.InputSpec{{DType: dtypes.Float32, Dims: []int{784}}})
-	if err == nil {
-		t.Fatal("ExportONNX of a PredictStep with a Gather succeeded")
-	}
-	for _, want := range []string{"Gather", ckpt} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not name %q", err, want)
-		}
-	}
-	var unsupported *onnxexport.UnsupportedOpError
-	if !errors.As(err, &unsupported) || unsupported.Op != "Gather" {
-		t.Errorf("error %q is not an *onnxexport.UnsupportedOpError for Gather (got %+v)", err, unsupported)
-	}
-	if buf.Len() != 0 {
-		t.Errorf("a failed export wrote %d bytes", buf.Len())
+	for _, tc := range []struct {
+		name, op string
+		head     func(logits *graph.Node) *graph.Node
+	}{
+		{"gather", "Gather", func(l *graph.Node) *graph.Node { return graph.Gather(l, graph.Const(l.Graph(), [][]int32{{0}})) }},
+		{"sort", "Sort", func(l *graph.Node) *graph.Node { return graph.Sort(l, -1, false) }},
+		{"topk", "Sort", func(l *graph.Node) *graph.Node { values, _ := graph.TopK(l, 3, -1); return values }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &headedLogits{Hidden: []int{16}, LR: 1e-3, head: tc.head}
+			tr := testutil.Fit(t, testutil.Quiet(volt.Config{MaxEpochs: 1, DisableCheckpointing: true}), m, rowLoaders(t, xs, ys, 32))
+			ckpt := filepath.Join(t.TempDir(), tc.name+".ckpt")
+			if err := tr.SaveCheckpoint(ckpt, true); err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			_, err := volt.ExportONNX(&buf, ckpt, m, []volt.InputSpec{{DType: dtypes.Float32, Dims: []int{784}}})
+			if err == nil {
+				t.Fatalf("ExportONNX of a PredictStep with %s succeeded", tc.op)
+			}
+			for _, want := range []string{"op " + tc.op + " has no ONNX lowering in volt (supported: ", ckpt} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			var unsupported *onnxexport.UnsupportedOpError
+			if !errors.As(err, &unsupported) || unsupported.Op != tc.op {
+				t.Errorf("error %q is not an *onnxexport.UnsupportedOpError for %s (got %+v)", err, tc.op, unsupported)
+			}
+			if buf.Len() != 0 {
+				t.Errorf("a failed export wrote %d bytes", buf.Len())
+			}
+		})
 	}
 }
