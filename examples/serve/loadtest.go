@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/serve"
 )
 
 // loadRow is one row of the load test's table.
@@ -26,7 +27,7 @@ type loadRow struct {
 // loadTest serves p on a loopback port, without batching and with batches
 // of up to batch, and prints a row per number of clients (1, 8, 64) and mode.
 func loadTest(ctx context.Context, p *volt.Predictor, batch int, wait time.Duration, requests int, out io.Writer) error {
-	body, err := json.Marshal(request{Pixels: testImage(0)})
+	body, err := json.Marshal(request{Inputs: [][]float32{testImage(0)}})
 	if err != nil {
 		return err
 	}
@@ -57,9 +58,14 @@ func measure(ctx context.Context, p *volt.Predictor, batch int, wait time.Durati
 	if err != nil {
 		return loadRow{}, err
 	}
+	h, err := newHandler(p, batch, wait)
+	if err != nil {
+		ln.Close()
+		return loadRow{}, err
+	}
 	sctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- serve(sctx, ln, NewServer(p, batch, wait)) }()
+	go func() { done <- serve.Serve(sctx, ln, h) }()
 	url := "http://" + ln.Addr().String() + "/predict"
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}, Timeout: time.Minute}
 	// Warm up: compile the batch shapes outside the measurement.
@@ -124,10 +130,10 @@ func post(client *http.Client, url string, body []byte) (int32, error) {
 		return 0, fmt.Errorf("POST %s: %s: %s", url, resp.Status, raw)
 	}
 	var r response
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return 0, fmt.Errorf("POST %s: %q: %w", url, raw, err)
+	if err := json.Unmarshal(raw, &r); err != nil || len(r.Outputs) != 1 {
+		return 0, fmt.Errorf("POST %s: %q is not one output (%v)", url, raw, err)
 	}
-	return r.Class, nil
+	return r.Outputs[0], nil
 }
 
 // testImage is a deterministic image (pixels in [0, 1)) that differs by seed.

@@ -2,7 +2,7 @@
 // examples/mnist, through volt.LoadPredictor: no Trainer at serving time.
 //
 //	GOEXPERIMENT=simd go run ./examples/serve -ckpt model.ckpt -addr 127.0.0.1:8080
-//	curl -d '{"pixels": [0, 0, …784 numbers…]}' 127.0.0.1:8080/predict   # {"class":7}
+//	curl -d '{"inputs": [[0, 0, …784 numbers…]]}' 127.0.0.1:8080/predict   # {"outputs":[7]}
 //
 // Without -ckpt it first trains a checkpoint itself (-train-steps Adam steps
 // on MNIST, a few seconds) and saves it in a temporary directory.
@@ -10,46 +10,25 @@
 // -batch B (default 16) collects up to B requests, or those arriving within
 // -wait of the first (default 2ms), into one Predict call over the stacked
 // images and answers each request with its own row; -batch 1 calls the
-// predictor once per request. A bad body gets status 400 and
-// {"error": "..."} naming what would be valid ({"pixels": [784 numbers]}).
-// SIGINT or SIGTERM shuts down gracefully: new connections are refused, the
-// requests in flight finish, then the program exits 0.
+// predictor once per request. The server is package serve's (its Handler
+// and Serve): a bad body gets status 400 and {"error": "..."} naming what
+// would be valid, and SIGINT or SIGTERM shuts down gracefully: new
+// connections are refused, the requests in flight finish, then the program
+// exits 0.
 //
 // -loadtest serves on a loopback port and sends it -requests requests (of
 // one fixed image) from 1, 8 and 64 concurrent clients, without batching
 // (batch 1) and with it (-batch), and prints p50/p99 latency and requests
-// per second. Measured with the defaults (-batch 16 -wait 2ms -requests
-// 2000, checkpoint trained by the program) on the 2-core development
-// machine shared with other sessions; both modes run paired in one process,
-// so read the rows as ratios; a second run gave the same shape (64 clients:
-// 1619 against 2451 rps):
-//
-//	clients  batch  p50_ms  p99_ms     rps
-//	      1      1    0.48    1.48    1896
-//	      1     16    2.92    7.53     307
-//	      8      1    4.24   12.51    1789
-//	      8     16    4.42   16.71    1557
-//	     64      1   39.86   60.39    1566
-//	     64     16   16.40   49.37    3478
-//
-// A lone client pays the -wait of every batch (about 0.5 ms becomes 3 ms);
-// at 64 clients batching halves the median latency and doubles throughput.
-//
-// This server is written out for MNIST's request shape; package serve is
-// the same server for any module (POST /predict {"inputs": [rows]}), which
-// a program built on package cli runs as "PROGRAM serve --input-shape 784
-// FILE.ckpt" (examples/cli).
+// per second; package serve's TestLoad has the figures.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -60,6 +39,7 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/serve"
 )
 
 func main() {
@@ -110,36 +90,19 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) error {
 	if err != nil {
 		return err
 	}
+	h, err := newHandler(p, *batch, *wait)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	fmt.Fprintf(errOut, "serving %s on http://%s/predict (batch %d, wait %s)\n", path, ln.Addr(), *batch, *wait)
-	return serve(ctx, ln, NewServer(p, *batch, *wait))
+	return serve.Serve(ctx, ln, h)
 }
 
 // load reads an MLP checkpoint into a predictor for [batch, 784] images.
 func load(path string) (*volt.Predictor, error) {
 	return volt.LoadPredictor(path, &digits.MLP{}, volt.PredictorMaxShapes(64),
 		volt.PredictorInputs(volt.InputSpec{DType: dtypes.Float32, Dims: []int{Pixels}}))
-}
-
-// serve runs s on ln until ctx ends, then shuts down gracefully: the
-// listener closes, requests in flight finish, and serve returns nil.
-func serve(ctx context.Context, ln net.Listener, s *Server) error {
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		s.Close()
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err := hs.Shutdown(shutdown)
-	s.Close()
-	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
-		err = serr
-	}
-	return err
 }
 
 // train fits the examples' MLP (two hidden layers of 256) for steps Adam

@@ -16,6 +16,7 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/datasets/mnist"
+	"github.com/voltml/volt/serve"
 )
 
 // fixture is a checkpoint trained once for every test, a predictor of it,
@@ -63,9 +64,9 @@ func setup(t *testing.T) (*volt.Predictor, [][]float32) {
 	return fixture.p, fixture.images
 }
 
-// start serves s on a loopback port until the test ends; stop shuts it
-// down and returns serve's error.
-func start(t *testing.T, s *Server) (url string, stop func() error) {
+// start serves h (package serve's Serve) on a loopback port until the
+// test ends; stop shuts it down and returns Serve's error.
+func start(t *testing.T, h *serve.Handler) (url string, stop func() error) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -73,7 +74,7 @@ func start(t *testing.T, s *Server) (url string, stop func() error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, ln, s) }()
+	go func() { done <- serve.Serve(ctx, ln, h) }()
 	var once sync.Once
 	var serr error
 	stop = func() error {
@@ -82,6 +83,16 @@ func start(t *testing.T, s *Server) (url string, stop func() error) {
 	}
 	t.Cleanup(func() { stop() })
 	return "http://" + ln.Addr().String() + "/predict", stop
+}
+
+// handler is newHandler, failing the test on its error.
+func handler(t *testing.T, p *volt.Predictor, batch int, wait time.Duration) *serve.Handler {
+	t.Helper()
+	h, err := newHandler(p, batch, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
 
 // direct is the predictor's class for each image, in one call.
@@ -114,13 +125,12 @@ func TestEndpointEqualsPredictor(t *testing.T) {
 	}
 	for _, batch := range []int{1, 16} {
 		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
-			s := NewServer(p, batch, 20*time.Millisecond)
-			url, stop := start(t, s)
+			url, stop := start(t, handler(t, p, batch, 20*time.Millisecond))
 			got := make([]int32, len(images))
 			errs := make([]error, len(images))
 			var wg sync.WaitGroup
 			for i, img := range images {
-				body, _ := json.Marshal(request{Pixels: img})
+				body, _ := json.Marshal(request{Inputs: [][]float32{img}})
 				wg.Go(func() { got[i], errs[i] = post(http.DefaultClient, url, body) })
 			}
 			wg.Wait()
@@ -139,80 +149,23 @@ func TestEndpointEqualsPredictor(t *testing.T) {
 	}
 }
 
-// TestBadInput: each malformed body gets status 400 and a JSON error that
-// says what would be valid.
+// TestBadInput: an image of the wrong size gets status 400 and a JSON
+// error saying what would be valid (package serve's tests have every
+// other refusal).
 func TestBadInput(t *testing.T) {
 	p, _ := setup(t)
-	url, _ := start(t, NewServer(p, 4, time.Millisecond))
-	for _, tc := range []struct {
-		name, body, want string
-	}{
-		{"short", `{"pixels": [1, 2, 3]}`, `field "pixels": got 3 numbers, want 784`},
-		{"empty", `{}`, `field "pixels": got 0 numbers, want 784`},
-		{"strings", `{"pixels": ["a", "b"]}`, `field "pixels.0": got a JSON string, want 784 numbers`},
-		{"not array", `{"pixels": 3}`, `got a JSON number, want 784 numbers`},
-		{"not JSON", `pixels=1`, `body is not {"pixels": [784 numbers]}`},
-		{"unknown field", `{"image": [1]}`, `body is not {"pixels": [784 numbers]}: json: unknown field "image"`},
-		{"two values", `{"pixels": []} {}`, `more than one JSON value`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			resp, err := http.Post(url, "application/json", strings.NewReader(tc.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
-			var e errorResponse
-			if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
-				t.Fatal(err)
-			}
-			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, tc.want) {
-				t.Errorf("status %d, error %q; want 400 and %q", resp.StatusCode, e.Error, tc.want)
-			}
-		})
-	}
-	resp, err := http.Get(url)
+	url, _ := start(t, handler(t, p, 4, time.Millisecond))
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"inputs": [[1, 2, 3]]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("GET: status %d, want 405", resp.StatusCode)
+	defer resp.Body.Close()
+	var e struct{ Error string }
+	if err := json.NewDecoder(resp.Body).Decode(&e); err != nil {
+		t.Fatal(err)
 	}
-}
-
-// TestGracefulShutdown: a request waiting in a batch when the shutdown
-// starts gets its answer, serve returns nil, and new requests are refused.
-func TestGracefulShutdown(t *testing.T) {
-	p, images := setup(t)
-	want := direct(t, p, images[:1])
-	// A batch of up to 8 that waits 500ms: the one request is still in
-	// flight when stop is called.
-	s := NewServer(p, 8, 500*time.Millisecond)
-	url, stop := start(t, s)
-	body, _ := json.Marshal(request{Pixels: images[0]})
-	type answer struct {
-		class int32
-		err   error
-	}
-	got := make(chan answer, 1)
-	go func() {
-		c, err := post(&http.Client{}, url, body)
-		got <- answer{c, err}
-	}()
-	time.Sleep(100 * time.Millisecond) // the request reaches the batcher
-	t0 := time.Now()
-	if err := stop(); err != nil {
-		t.Fatalf("serve after shutdown: %v", err)
-	}
-	a := <-got
-	if a.err != nil || a.class != want[0] {
-		t.Fatalf("request in flight: class %d, error %v; want class %d", a.class, a.err, want[0])
-	}
-	if waited := time.Since(t0); waited < 200*time.Millisecond {
-		t.Errorf("shutdown took %s: it did not wait for the request in flight", waited)
-	}
-	if _, err := http.Post(url, "application/json", bytes.NewReader(body)); err == nil {
-		t.Error("a request after shutdown was answered, want the connection refused")
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, "784") {
+		t.Errorf("status %d, error %q; want 400 and an error naming the 784 values a row holds", resp.StatusCode, e.Error)
 	}
 }
 
