@@ -48,7 +48,8 @@ func TestFirstHourCommandLine(t *testing.T) {
 		want string // in stderr, once
 	}{
 		{[]string{"-h"}, 0, "Usage of "},
-		{[]string{"-epochs", "x"}, 2, `invalid value "x" for flag -epochs: parse error`},
+		{[]string{"-epochs", "x"}, 2, `invalid value "x" for flag -epochs: want a whole number of epochs`},
+		{[]string{"-epochs", "0"}, 2, `invalid value "0" for flag -epochs: 0 trains no epoch in Lightning (max_epochs=0)`},
 		{[]string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 	}
 	for _, tc := range tests {
@@ -111,7 +112,7 @@ func TestFirstHourCtrlC(t *testing.T) {
 	}
 	version := filepath.Join(dir, "volt_logs", "version_0")
 	interrupted := filepath.Join("volt_logs", "version_0", "checkpoints", "interrupted.ckpt")
-	if !strings.Contains(log.String(), "firsthour: volt: Fit interrupted by interrupt at epoch ") ||
+	if !strings.Contains(log.String(), filepath.Base(os.Args[0])+": volt: Fit interrupted by interrupt at epoch ") ||
 		!strings.Contains(log.String(), "resumable checkpoint saved to "+interrupted) {
 		t.Errorf("stderr does not say that Fit was interrupted and where its checkpoint is:\n%s", log.String())
 	}
