@@ -178,3 +178,23 @@ func TestFirstHourTwiceAtOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstHourError: an error after the flags (here, a -dir under a file,
+// where no log directory can be made) ends the program as an exception
+// ends the Lightning script: "PROGRAM: error" on stderr, exit 1.
+func TestFirstHourError(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := program(dir, "-epochs", "1", "-n", "100", "-dir", filepath.Join("file", "logs"))
+	cmd.Stderr = &stderr
+	if got := exitCode(t, cmd.Run()); got != 1 {
+		t.Errorf("exit status %d, want 1; stderr:\n%s", got, stderr.String())
+	}
+	prefix := filepath.Base(os.Args[0]) + ": " // volt.ExitOnError's; NewTrainer's error lists its problems on the lines below
+	if out := stderr.String(); !strings.HasPrefix(out, prefix) || !strings.Contains(out, filepath.Join("file", "logs", "volt_logs")+": not a directory") {
+		t.Errorf("stderr is\n%s\nwant %q first and the error naming the path", out, prefix)
+	}
+}
