@@ -6,7 +6,8 @@
 # are apart; prints each run's val_loss after every epoch and the mean of
 # the train_loss values logged in it (every 50 steps), per image, and the
 # differences. Needs /usr/bin/python3 with python3-torch and torchvision.
-# About 4 minutes an epoch on a loaded 2-core machine.
+# About 3 minutes an epoch (the three runs) on a loaded 2-core machine;
+# tools/vae/result.txt is a 10-epoch run.
 #
 #   sh tools/vae/compare.sh [EPOCHS]
 set -eu
