@@ -24,9 +24,8 @@ import (
 // EpochPredictions at the end of the run; "both" writes both. Files are
 // written to a temporary name and renamed, so a reader never sees half a file.
 type PredictionWriter struct {
-	invalid error // the bad fields of the configuration (NewPredictionWriter), or nil
-	cfg     PredictionWriterConfig
-	epoch   EpochPredictions
+	configured[PredictionWriterConfig]
+	epoch EpochPredictions
 }
 
 // PredictionWriterConfig configures PredictionWriter.
@@ -103,23 +102,16 @@ type EpochPredictions struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewPredictionWriter(cfg PredictionWriterConfig) *PredictionWriter {
-	w, err := newPredictionWriter(cfg)
-	if err != nil {
-		return &PredictionWriter{cfg: cfg, invalid: err}
-	}
-	return w
+	return newCallback(cfg, newPredictionWriter)
 }
-
-// Validate reports the bad fields of the configuration NewPredictionWriter was given,
-// as NewTrainer does, or nil.
-func (w *PredictionWriter) Validate() error { return w.invalid }
 
 // Config returns the configuration in effect: NewPredictionWriter's, with the defaults
 // its zero values stand for filled in (print-config shows it).
 func (w *PredictionWriter) Config() PredictionWriterConfig { return w.cfg }
 
-// newPredictionWriter builds the callback for cfg, or reports cfg's bad fields.
-func newPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) {
+// newPredictionWriter builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newPredictionWriter(cfg *PredictionWriterConfig) (*PredictionWriter, error) {
 	switch cfg.WriteInterval {
 	case "":
 		cfg.WriteInterval = "batch"
@@ -130,7 +122,7 @@ func newPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) 
 	if cfg.Dir == "" {
 		cfg.Dir = "predictions"
 	}
-	return &PredictionWriter{cfg: cfg}, nil
+	return &PredictionWriter{}, nil
 }
 
 // BatchFile returns the path of a batch's file.
