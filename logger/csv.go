@@ -22,9 +22,8 @@ const (
 // [Resumable]). It is safe for concurrent use.
 type CSVLogger struct {
 	mu         sync.Mutex
-	cfg        CSVConfig  // as given, with the defaults its zero values stand for
-	dir        VersionDir // pinned; fixed once claimed
-	claimed    bool       // dir is claimed (created)
+	cfg        CSVConfig // as given, with the defaults its zero values stand for
+	dir        *RunDir
 	flushEvery int
 	cadence    flushCadence
 	metrics    *metricsFile
@@ -46,7 +45,7 @@ func NewCSV(cfg CSVConfig) (*CSVLogger, error) {
 	}
 	return &CSVLogger{
 		cfg:        cfg,
-		dir:        dir,
+		dir:        NewRunDir(dir),
 		flushEvery: cfg.FlushEvery,
 		cadence:    flushCadence{every: int64(cfg.FlushEvery)},
 		metrics:    newMetricsFile(filepath.Join(dir.Path(), MetricsFileName)),
@@ -62,19 +61,11 @@ func (l *CSVLogger) Config() CSVConfig { return l.cfg }
 // (or SaveDir/Name/VersionName). A chosen version_N that another program
 // claimed first moves on to the next free number when the logger claims its
 // directory; a resumed run continues the directory of the run it resumes.
-func (l *CSVLogger) LogDir() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Path()
-}
+func (l *CSVLogger) LogDir() string { return l.dir.Path() }
 
 // Version returns the resolved version number N of the version_N directory,
 // or -1 when CSVConfig.VersionName named the directory.
-func (l *CSVLogger) Version() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Number()
-}
+func (l *CSVLogger) Version() int { return l.dir.Number() }
 
 // ClaimDir creates the log directory, claiming a new version_N atomically
 // when the version was chosen as the next free one.
@@ -104,13 +95,18 @@ func (l *CSVLogger) Mark() (Position, error) {
 func (l *CSVLogger) Resume(pos Position) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.claimed || len(l.metrics.pending) > 0 || !l.dir.MayResume(pos.Dir) {
+	if len(l.metrics.pending) > 0 {
 		return false, nil
 	}
-	if pos.Offset < 0 || (pos.File != "" && pos.File != MetricsFileName) {
-		return false, fmt.Errorf("logger: cannot resume %s at %d rows of %q: the CSV logger writes %s", pos.Dir, pos.Offset, pos.File, MetricsFileName)
+	moved, err := l.dir.Resume(pos.Dir, func() error {
+		if pos.Offset < 0 || (pos.File != "" && pos.File != MetricsFileName) {
+			return fmt.Errorf("logger: cannot resume %s at %d rows of %q: the CSV logger writes %s", pos.Dir, pos.Offset, pos.File, MetricsFileName)
+		}
+		return nil
+	})
+	if !moved {
+		return false, err
 	}
-	l.dir = VersionDirAt(pos.Dir)
 	l.metrics = newMetricsFile(filepath.Join(l.dir.Path(), MetricsFileName))
 	l.metrics.resumeAt(pos.Offset)
 	return true, nil
@@ -194,20 +190,14 @@ func (l *CSVLogger) rewriteLocked() error {
 	return l.metrics.flushAll()
 }
 
-// ensureDirLocked claims the log directory once; l.mu must be held.
+// ensureDirLocked claims the log directory once, moving metrics.csv into
+// the directory claimed; l.mu must be held.
 func (l *CSVLogger) ensureDirLocked() error {
-	if l.claimed {
-		return nil
-	}
 	dir, err := l.dir.Claim()
-	if err != nil {
-		return err
+	if err == nil {
+		l.metrics.path = filepath.Join(dir, MetricsFileName)
 	}
-	if dir.Path() != l.dir.Path() {
-		l.metrics.path = filepath.Join(dir.Path(), MetricsFileName)
-	}
-	l.dir, l.claimed = dir, true
-	return nil
+	return err
 }
 
 // CSVLogger implements Logger, Direr, Resumable and DirClaimer.

@@ -25,10 +25,9 @@ import (
 type JSONLLogger struct {
 	mu      sync.Mutex
 	cfg     JSONLConfig // as given, SaveDir and Name defaulted
-	dir     VersionDir  // pinned; fixed once claimed
-	path    string      // metrics.jsonl
-	dirMade bool
-	started bool // metrics.jsonl was created (truncated) by this logger
+	dir     *RunDir
+	path    string // metrics.jsonl
+	started bool   // metrics.jsonl was created (truncated) by this logger
 	size    int64
 	resume  int64 // >= 0: the bytes of a killed run's file to keep (Resume)
 	f       *os.File
@@ -45,7 +44,7 @@ func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
 		return nil, err
 	}
 	cfg.SaveDir, cfg.Name = dir.SaveDir, dir.Name
-	return &JSONLLogger{cfg: cfg, dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
+	return &JSONLLogger{cfg: cfg, dir: NewRunDir(dir), path: filepath.Join(dir.Path(), JSONLMetricsFileName),
 		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}, nil
 }
 
@@ -56,19 +55,11 @@ func (l *JSONLLogger) Config() JSONLConfig { return l.cfg }
 
 // LogDir returns the directory files are written to (see
 // [CSVLogger.LogDir]).
-func (l *JSONLLogger) LogDir() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Path()
-}
+func (l *JSONLLogger) LogDir() string { return l.dir.Path() }
 
 // Version returns N of the version_N directory, or -1 when
 // JSONLConfig.VersionName named it.
-func (l *JSONLLogger) Version() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Number()
-}
+func (l *JSONLLogger) Version() int { return l.dir.Number() }
 
 // ClaimDir creates the log directory, claiming a new version_N atomically
 // when the version was chosen as the next free one.
@@ -99,13 +90,18 @@ func (l *JSONLLogger) Mark() (Position, error) {
 func (l *JSONLLogger) Resume(pos Position) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.dirMade || l.started || !l.dir.MayResume(pos.Dir) {
+	if l.started {
 		return false, nil
 	}
-	if pos.Offset < 0 || (pos.File != "" && pos.File != JSONLMetricsFileName) {
-		return false, fmt.Errorf("logger: cannot resume %s at byte %d of %q: the JSONL logger writes %s", pos.Dir, pos.Offset, pos.File, JSONLMetricsFileName)
+	moved, err := l.dir.Resume(pos.Dir, func() error {
+		if pos.Offset < 0 || (pos.File != "" && pos.File != JSONLMetricsFileName) {
+			return fmt.Errorf("logger: cannot resume %s at byte %d of %q: the JSONL logger writes %s", pos.Dir, pos.Offset, pos.File, JSONLMetricsFileName)
+		}
+		return nil
+	})
+	if !moved {
+		return false, err
 	}
-	l.dir = VersionDirAt(pos.Dir)
 	l.path = filepath.Join(l.dir.Path(), JSONLMetricsFileName)
 	l.resume = pos.Offset
 	return true, nil
@@ -265,17 +261,14 @@ func (l *JSONLLogger) flushLocked() error {
 	return nil
 }
 
-// ensureDirLocked claims the log directory once; l.mu must be held.
+// ensureDirLocked claims the log directory once, moving metrics.jsonl
+// into the directory claimed; l.mu must be held.
 func (l *JSONLLogger) ensureDirLocked() error {
-	if l.dirMade {
-		return nil
-	}
 	dir, err := l.dir.Claim()
-	if err != nil {
-		return err
+	if err == nil {
+		l.path = filepath.Join(dir, JSONLMetricsFileName)
 	}
-	l.dir, l.path, l.dirMade = dir, filepath.Join(dir.Path(), JSONLMetricsFileName), true
-	return nil
+	return err
 }
 
 // jsonFloat returns v, or its Python spelling ("nan", "inf", "-inf") when
