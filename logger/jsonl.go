@@ -283,28 +283,17 @@ func jsonFloat(v float64) any {
 // jsonSafe returns a copy of v with non-finite float64 and float32 values,
 // at any depth of maps and slices, replaced by their Python spellings.
 func jsonSafe(v any) any {
-	switch t := v.(type) {
-	case float64:
-		return jsonFloat(t)
-	case float32:
-		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
-			return formatFloat(float64(t))
+	return mapLeaves(v, func(leaf any) any {
+		switch t := leaf.(type) {
+		case float64:
+			return jsonFloat(t)
+		case float32:
+			if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+				return formatFloat(float64(t))
+			}
 		}
-		return t
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = jsonSafe(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = jsonSafe(e)
-		}
-		return out
-	}
-	return v
+		return leaf
+	})
 }
 
 // JSONLLogger implements Logger, Direr, Resumable and DirClaimer.
