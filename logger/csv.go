@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 )
 
 // File names written into the log directory.
@@ -21,9 +20,8 @@ const (
 // a run resumed from a checkpoint continues the checkpoint's files (see
 // [Resumable]). It is safe for concurrent use.
 type CSVLogger struct {
-	mu         sync.Mutex
+	fileLogger
 	cfg        CSVConfig // as given, with the defaults its zero values stand for
-	dir        *RunDir
 	flushEvery int
 	cadence    flushCadence
 	metrics    *metricsFile
@@ -43,37 +41,20 @@ func NewCSV(cfg CSVConfig) (*CSVLogger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CSVLogger{
+	l := &CSVLogger{
 		cfg:        cfg,
-		dir:        NewRunDir(dir),
 		flushEvery: cfg.FlushEvery,
 		cadence:    flushCadence{every: int64(cfg.FlushEvery)},
 		metrics:    newMetricsFile(filepath.Join(dir.Path(), MetricsFileName)),
-	}, nil
+	}
+	l.fileLogger = fileLogger{dir: NewRunDir(dir), moveTo: func(dir string) { l.metrics.path = filepath.Join(dir, MetricsFileName) }}
+	return l, nil
 }
 
 // Config returns the configuration NewCSV was given with the defaults its
 // zero values stand for filled in (SaveDir ".", Name "volt_logs",
 // FlushEvery 100); a chosen version stays unset (print-config shows it).
 func (l *CSVLogger) Config() CSVConfig { return l.cfg }
-
-// LogDir returns the directory files are written to: SaveDir/Name/version_N
-// (or SaveDir/Name/VersionName). A chosen version_N that another program
-// claimed first moves on to the next free number when the logger claims its
-// directory; a resumed run continues the directory of the run it resumes.
-func (l *CSVLogger) LogDir() string { return l.dir.Path() }
-
-// Version returns the resolved version number N of the version_N directory,
-// or -1 when CSVConfig.VersionName named the directory.
-func (l *CSVLogger) Version() int { return l.dir.Number() }
-
-// ClaimDir creates the log directory, claiming a new version_N atomically
-// when the version was chosen as the next free one.
-func (l *CSVLogger) ClaimDir() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ensureDirLocked()
-}
 
 // Mark writes the buffered rows to metrics.csv, syncs it and returns the
 // number of data rows it holds for the run.
@@ -138,7 +119,7 @@ func (l *CSVLogger) LogHyperparams(params map[string]any) error {
 	if err != nil {
 		return err
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	if err := writeHparams(filepath.Join(l.dir.Path(), HparamsFileName), merged); err != nil {
@@ -175,7 +156,7 @@ func (l *CSVLogger) flushLocked() error {
 	if len(l.metrics.pending) == 0 {
 		return nil
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	return l.metrics.flush()
@@ -184,20 +165,10 @@ func (l *CSVLogger) flushLocked() error {
 // rewriteLocked writes metrics.csv afresh from the rows it holds for the
 // run; l.mu must be held.
 func (l *CSVLogger) rewriteLocked() error {
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	return l.metrics.flushAll()
-}
-
-// ensureDirLocked claims the log directory once, moving metrics.csv into
-// the directory claimed; l.mu must be held.
-func (l *CSVLogger) ensureDirLocked() error {
-	dir, err := l.dir.Claim()
-	if err == nil {
-		l.metrics.path = filepath.Join(dir, MetricsFileName)
-	}
-	return err
 }
 
 // CSVLogger implements Logger, Direr, Resumable and DirClaimer.

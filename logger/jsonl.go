@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 )
 
 // JSONLLogger writes metrics to LogDir/metrics.jsonl, one JSON object
@@ -23,11 +22,10 @@ import (
 // starts or on the first write, as CSVLogger's, and a resumed run continues
 // the checkpoint's file (see [Resumable]). It is safe for concurrent use.
 type JSONLLogger struct {
-	mu      sync.Mutex
+	fileLogger
 	cfg     JSONLConfig // as given, SaveDir and Name defaulted
-	dir     *RunDir
-	path    string // metrics.jsonl
-	started bool   // metrics.jsonl was created (truncated) by this logger
+	path    string      // metrics.jsonl
+	started bool        // metrics.jsonl was created (truncated) by this logger
 	size    int64
 	resume  int64 // >= 0: the bytes of a killed run's file to keep (Resume)
 	f       *os.File
@@ -44,30 +42,16 @@ func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
 		return nil, err
 	}
 	cfg.SaveDir, cfg.Name = dir.SaveDir, dir.Name
-	return &JSONLLogger{cfg: cfg, dir: NewRunDir(dir), path: filepath.Join(dir.Path(), JSONLMetricsFileName),
-		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}, nil
+	l := &JSONLLogger{cfg: cfg, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
+		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}
+	l.fileLogger = fileLogger{dir: NewRunDir(dir), moveTo: func(dir string) { l.path = filepath.Join(dir, JSONLMetricsFileName) }}
+	return l, nil
 }
 
 // Config returns the configuration NewJSONL was given with the defaults its
 // zero values stand for filled in (SaveDir ".", Name "volt_logs"); a chosen
 // version stays unset (print-config shows it).
 func (l *JSONLLogger) Config() JSONLConfig { return l.cfg }
-
-// LogDir returns the directory files are written to (see
-// [CSVLogger.LogDir]).
-func (l *JSONLLogger) LogDir() string { return l.dir.Path() }
-
-// Version returns N of the version_N directory, or -1 when
-// JSONLConfig.VersionName named it.
-func (l *JSONLLogger) Version() int { return l.dir.Number() }
-
-// ClaimDir creates the log directory, claiming a new version_N atomically
-// when the version was chosen as the next free one.
-func (l *JSONLLogger) ClaimDir() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ensureDirLocked()
-}
 
 // Mark writes the buffered lines to metrics.jsonl, syncs it and returns its
 // length in bytes.
@@ -159,7 +143,7 @@ func (l *JSONLLogger) LogHyperparams(params map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("logger: encode %s: %w", JSONLHparamsFileName, err)
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	path := filepath.Join(l.dir.Path(), JSONLHparamsFileName)
@@ -209,7 +193,7 @@ func (l *JSONLLogger) openLocked() error {
 	if l.f != nil {
 		return nil
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -259,16 +243,6 @@ func (l *JSONLLogger) flushLocked() error {
 		return fmt.Errorf("logger: sync %s: %w", l.path, err)
 	}
 	return nil
-}
-
-// ensureDirLocked claims the log directory once, moving metrics.jsonl
-// into the directory claimed; l.mu must be held.
-func (l *JSONLLogger) ensureDirLocked() error {
-	dir, err := l.dir.Claim()
-	if err == nil {
-		l.path = filepath.Join(dir, JSONLMetricsFileName)
-	}
-	return err
 }
 
 // jsonFloat returns v, or its Python spelling ("nan", "inf", "-inf") when
