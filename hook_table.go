@@ -163,7 +163,7 @@ var hookTable = withHooksGoRows([numHooks]hookSpec{
 	hookStepOutputReader: {iface: reflect.TypeFor[StepOutputReader](), when: markerOnly, on: onCallback | onModule},
 })
 
-//go:generate go run ./internal/hookgen/genhooks hooks.go hook_table_gen.go
+//go:generate go run ./internal/hookgen/genhooks
 
 // withHooksGoRows returns table with hooksGoRows in their places.
 func withHooksGoRows(table [numHooks]hookSpec) [numHooks]hookSpec {

@@ -95,15 +95,15 @@ func TestHookNames(t *testing.T) {
 // TestHookTableIsCurrent: hook_table_gen.go is what internal/hookgen
 // writes from hooks.go now; run "go generate ." after changing hooks.go.
 func TestHookTableIsCurrent(t *testing.T) {
-	src, err := os.ReadFile("hooks.go")
+	src, err := os.ReadFile(hookgen.Source)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := hookgen.Generate("hooks.go", src)
+	want, err := hookgen.Generate(hookgen.Source, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("hook_table_gen.go")
+	got, err := os.ReadFile(hookgen.Output)
 	if err != nil {
 		t.Fatal(err)
 	}

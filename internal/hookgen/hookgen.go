@@ -20,6 +20,8 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -171,6 +173,12 @@ func Render(hooks []Hook) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
+// The files of volt's root package that hookgen reads and writes.
+const (
+	Source = "hooks.go"
+	Output = "hook_table_gen.go"
+)
+
 // Generate returns hook_table_gen.go for the source of hooks.go.
 func Generate(filename string, src []byte) ([]byte, error) {
 	hooks, err := Parse(filename, src)
@@ -178,4 +186,17 @@ func Generate(filename string, src []byte) ([]byte, error) {
 		return nil, err
 	}
 	return Render(hooks)
+}
+
+// Write writes Output in dir (volt's root) from Source there.
+func Write(dir string) error {
+	src, err := os.ReadFile(filepath.Join(dir, Source))
+	if err != nil {
+		return err
+	}
+	out, err := Generate(Source, src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, Output), out, 0o644)
 }
