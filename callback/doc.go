@@ -31,8 +31,8 @@
 //
 // # Adding a callback to this package
 //
-// A callback built from a configuration embeds configured[XConfig] and
-// its constructor is newCallback(cfg, newX) (configured.go); its hooks are
+// A callback built from a configuration embeds configured (with its Config
+// type) and its constructor calls newCallback (configured.go); its hooks are
 // volt's interfaces (volt's hooks.go). It is also listed in package cli's
 // builtinRegistry (cli/registry.go) under Lightning's class name in snake
 // case, so that a config file can name it: cli's
