@@ -149,13 +149,15 @@
 //	                last_checkpoint.go, stream_resume.go, json_float.go,
 //	                load_module.go, loaded_weights.go
 //	  trainerState    what a checkpoint holds besides the weights;
-//	                  checkpointState the trainer's side of saving and
-//	                  resuming; defaultCheckpoint the checkpoint Fit keeps
-//	                  when no ModelCheckpoint is configured.
+//	                  checkpointState what the trainer knows of checkpoints
+//	                  between runs; defaultCheckpoint the latest-epoch
+//	                  checkpoint Fit keeps when no Checkpointer is configured.
 //	Data            datamodule.go, loaders.go
 //	  DataModule      the loaders of each stage (Loaders for given ones).
 //	Distributed     distributed*.go, manual_distributed.go
-//	  ddpState        ranks, gradient reduction, rank-0-only logging.
+//	  ddpState        the trainer's place in a data-parallel job; these
+//	                  files reduce gradients, agree across ranks and keep
+//	                  logging to rank 0.
 //	Inference       predictor.go, predictor_module.go, onnx_export.go
 //	  Predictor       a checkpoint's module compiled for serving.
 //
