@@ -29,12 +29,7 @@ func TestGraphStats(t *testing.T) {
 		{"a fused dense layer", "dense", DefaultRules(), GraphStats{Matmuls: 1, MatmulMACs: 256 * 128 * 64}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inner, err := compute.NewWithConfig("go")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer inner.Finalize()
-			b := WrapWith(inner, tc.rules, Lowering{}).(*Backend)
+			b := newGoBackend(t, tc.rules)
 			var got GraphStats
 			b.SetRunCounter(func(graph GraphStats) *atomic.Int32 { got = graph; return nil })
 			compileSmallGraph(t, b, tc.graph)
@@ -64,12 +59,7 @@ func TestRunCounterRaisedWhileRunning(t *testing.T) {
 		{"none set", false, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inner, err := compute.NewWithConfig("go")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer inner.Finalize()
-			b := WrapWith(inner, DefaultRules(), Lowering{}).(*Backend)
+			b := newGoBackend(t, DefaultRules())
 			var counter atomic.Int32
 			if tc.set {
 				b.SetRunCounter(func(GraphStats) *atomic.Int32 {
@@ -97,6 +87,17 @@ func TestRunCounterRaisedWhileRunning(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newGoBackend wraps a Go backend of its own, finalized when t ends.
+func newGoBackend(t *testing.T, rules Rules) *Backend {
+	t.Helper()
+	inner, err := compute.NewWithConfig("go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(inner.Finalize)
+	return WrapWith(inner, rules, Lowering{}).(*Backend)
 }
 
 // compileSmallGraph compiles on b, for x [2, 5, 5, 3]: tanh(x) ("tanh");
