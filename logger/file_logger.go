@@ -35,6 +35,9 @@ func (l *fileLogger) ClaimDir() error {
 // claimLocked claims the log directory once, moving the metrics file into
 // the directory claimed; l.mu must be held.
 func (l *fileLogger) claimLocked() error {
+	if l.dir.Claimed() {
+		return nil // every flush asks: no path to build again
+	}
 	dir, err := l.dir.Claim()
 	if err == nil {
 		l.moveTo(dir)
