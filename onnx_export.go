@@ -13,7 +13,7 @@ import (
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 	"github.com/voltml/volt/internal/onnxexport"
 	"google.golang.org/protobuf/proto"
 )
@@ -127,7 +127,7 @@ func ExportONNX(w io.Writer, path string, m Module, inputs []InputSpec, opts ...
 	if err != nil {
 		return fail(err)
 	}
-	if fb, ok := backend.(*fastconv.Backend); ok {
+	if fb, ok := backend.(*golower.Backend); ok {
 		backend = fb.Inner() // convolutions and pooling stay ops of their own
 	}
 	rec := onnxexport.Wrap(backend)

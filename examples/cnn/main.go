@@ -2,7 +2,7 @@
 // conv 3×3 32 + ReLU, 2×2 max-pool, conv 3×3 64 + ReLU, 2×2 max-pool,
 // dense 128, dense 10; Adam 1e-3, batch 64 (package examples/cnn/cnn). On
 // the pure-Go backend volt runs convolutions and max-pooling through the
-// backend's matmul (internal/fastconv), so an epoch takes about a minute on
+// backend's matmul (internal/golower), so an epoch takes about a minute on
 // 2 cores instead of half an hour.
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn

@@ -4,7 +4,7 @@
 // PyTorch's BatchNorm2d (package batchnorm), ReLU, global average pooling,
 // dense 10; Adam 1e-3, batch 64). On the pure-Go backend the engine lowers
 // the convolutions onto the matmul and batch normalization onto reductions
-// (internal/fastconv).
+// (internal/golower).
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/resnet
 //

@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/pyfloat"
 	"github.com/voltml/volt/optim"
 )
 
@@ -359,8 +360,8 @@ func gradNorms(grads []Gradient, p float64, trace *UpdateTrace) []*graph.Node {
 
 // pythonFloat formats p as Python's str(float) does: 2.0, 0.5, inf.
 func pythonFloat(p float64) string {
-	if math.IsInf(p, 1) {
-		return "inf"
+	if math.IsInf(p, 0) || math.IsNaN(p) {
+		return pyfloat.Format(p, -1)
 	}
 	s := strconv.FormatFloat(p, 'f', -1, 64)
 	if p == math.Trunc(p) {
