@@ -128,7 +128,7 @@ func TestKernelsEqualTracedUpdate(t *testing.T) {
 			o := tc.opt()
 			params := randomSlices(rng, sizes, 1)
 			traced := newTracedUpdate(t, o, params)
-			kinds := fusedupdate.StateKinds(o)
+			kinds := o.StateKinds()
 			state := make([][][]float32, len(sizes))
 			for i, n := range sizes {
 				for range kinds {

@@ -17,26 +17,12 @@ func Supported(o *optim.Optimizer) bool {
 	return false
 }
 
-// StateKinds returns the names of the per-parameter state o keeps, in the
-// order Apply takes them: the suffixes of optim's state variables.
-func StateKinds(o *optim.Optimizer) []string {
-	switch o.Kind {
-	case optim.KindAdam, optim.KindAdamW:
-		return []string{"exp_avg", "exp_avg_sq"}
-	case optim.KindSGD:
-		if o.Momentum != 0 {
-			return []string{"momentum_buffer"}
-		}
-	}
-	return nil
-}
-
 // Apply runs step t (the optimizer's step counter after this step: 1 for
 // the first) of o on one parameter in place: lr is its learning rate (a
 // parameter group's scale applied, rounded to float32 as the traced update
-// rounds it), weightDecay its weight decay, state its StateKinds slices.
+// rounds it), weightDecay its weight decay, state its state slices in o.StateKinds() order.
 func Apply(o *optim.Optimizer, t int64, lr float32, weightDecay float64, param, grad []float32, state [][]float32) {
-	if want := len(StateKinds(o)); len(state) != want {
+	if want := len(o.StateKinds()); len(state) != want {
 		panic(fmt.Sprintf("fusedupdate.Apply: %s takes %d state slices, got %d", o.Kind, want, len(state)))
 	}
 	switch o.Kind {
