@@ -8,7 +8,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 	"github.com/voltml/volt/internal/fusedupdate"
 )
 
@@ -47,7 +47,7 @@ type hostUpdate struct {
 // memory that the update may change in place: the pure-Go backend, unless
 // HostUpdateEnvVar is "off".
 func (e *Engine) hostUpdates() bool {
-	if _, ok := e.Backend.(*fastconv.Backend); !ok {
+	if _, ok := e.Backend.(*golower.Backend); !ok {
 		return false
 	}
 	return os.Getenv(HostUpdateEnvVar) != "off"
