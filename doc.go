@@ -162,8 +162,9 @@
 //	  Predictor       a checkpoint's module compiled for serving.
 //
 // Outside the root: internal/engine builds every GoMLX executor (backend,
-// precision, programs); internal/golower lowers ops onto the pure-Go
-// backend's fast ones; packages callback, logger, data, metrics, optim and
+// precision, programs, and on the pure-Go backend the optimizer step on the
+// host through internal/fusedupdate's in-place kernels); internal/golower
+// lowers ops onto the pure-Go backend's fast ones; packages callback, logger, data, metrics, optim and
 // cli hold what a run is configured with.
 //
 // Extension points, and every place each one touches:
