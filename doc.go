@@ -95,14 +95,15 @@
 // and files grouped by concern. Each group has an object that owns its
 // state; the others reach that state through it. Separation of concerns:
 //
-//	Configuration   config.go, limits.go, log_options.go, precision.go
+//	Configuration   config.go, limits.go, log_options.go, precision.go,
+//	                epochs_flag.go
 //	  resolved        the Config NewTrainer validated (every bad field
 //	                  named), with what it implies computed once.
 //	Module          module.go
 //	  Module          the user's: TrainingStep, and the optional steppers
 //	                  and optimizer setup volt asks it for.
 //	Lifecycle       trainer.go, run_state.go, state.go, progress.go,
-//	                trainer_info.go, signals.go, errors.go
+//	                trainer_info.go, signals.go, errors.go, exit_on_error.go
 //	  Trainer         what outlives a run: module, engine, compiled programs,
 //	                  loops, loggers' state, Progress; lifecycle() wraps every
 //	                  Fit/Validate/Test/Predict (Setup, Teardown, OnException).
