@@ -179,3 +179,12 @@ func (e *emitter) rename(from, to string) bool {
 	}
 	return found
 }
+
+// scalar adds a scalar initializer of dtype dt and returns its name.
+func (e *emitter) scalar(dt dtypes.DType, x float64) string {
+	raw, err := encode(dt, []float64{x})
+	if err != nil {
+		panic(err) // callers pass the float and integer dtypes encode writes
+	}
+	return e.initializer(dt, []int{}, raw)
+}
