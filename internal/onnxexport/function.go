@@ -111,7 +111,7 @@ type function struct {
 
 func newFunction(bld *builder, inner compute.Function) *function {
 	f := &function{inner: inner, builder: bld, trace: bld.trace}
-	f.Function.ErrFn = func(op compute.OpType) error { return &UnsupportedOpError{Op: op.String()} }
+	f.Function.ErrFn = func(op compute.OpType) error { return refuse(op.String(), "") }
 	return f
 }
 
