@@ -43,6 +43,23 @@ func ORTInstall() string {
 		ORTVersion, ORTVersion, ORTModuleVar)
 }
 
+// RequireORT returns the paths of node and of the onnxruntime-node
+// package; where either is missing it skips t, or fails it under
+// VOLT_REQUIRE_TOOLS=1. Tests call it before the work whose result ONNX
+// Runtime checks.
+func RequireORT(t testing.TB) (node, module string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, "Node.js (node) is not on PATH, and ONNX Runtime's tests run onnxruntime-node in it", "apt-get install nodejs npm")
+	}
+	module = ORTModuleDir()
+	if _, err := os.Stat(filepath.Join(module, "package.json")); err != nil {
+		testenv.Missing(t, fmt.Sprintf("onnxruntime-node is not installed at %s", module), ORTInstall())
+	}
+	return node, module
+}
+
 // ortTypes are the dtypes ortrun.js reads and writes, by ONNX Runtime's name.
 var ortTypes = map[dtypes.DType]string{dtypes.Float32: "float32", dtypes.Float64: "float64", dtypes.Int32: "int32", dtypes.Int64: "int64"}
 
@@ -60,14 +77,7 @@ type ORTRun struct {
 // VOLT_REQUIRE_TOOLS=1; a model ONNX Runtime refuses is an error.
 func ORT(t testing.TB, modelPath string, names []string, inputs []*tensors.Tensor) (*ORTRun, error) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		testenv.Missing(t, "Node.js (node) is not on PATH, and ONNX Runtime's tests run onnxruntime-node in it", "apt-get install nodejs")
-	}
-	module := ORTModuleDir()
-	if _, err := os.Stat(filepath.Join(module, "package.json")); err != nil {
-		testenv.Missing(t, fmt.Sprintf("onnxruntime-node is not installed at %s", module), ORTInstall())
-	}
+	node, module := RequireORT(t)
 	if len(names) != len(inputs) {
 		return nil, fmt.Errorf("ORT: %d names for %d inputs", len(names), len(inputs))
 	}
