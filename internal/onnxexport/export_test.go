@@ -17,6 +17,7 @@ import (
 	"github.com/voltml/volt/internal/fastconv"
 	"github.com/voltml/volt/internal/onnxcheck"
 	"github.com/voltml/volt/internal/onnxexport"
+	"github.com/voltml/volt/nn"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -69,6 +70,7 @@ type exportCase struct {
 // The gathers take indices past both ends of their axes: GoMLX clamps
 // them, and so must the model.
 func TestLoweringsRunInONNXRuntime(t *testing.T) {
+	onnxcheck.RequireORT(t)
 	table := make([]float32, 10*4)
 	for i := range table {
 		table[i] = float32(i)/8 - 2
@@ -115,6 +117,13 @@ func TestLoweringsRunInONNXRuntime(t *testing.T) {
 		{"softmax", func(x *graph.Node) *graph.Node { return graph.Softmax(x) }, func(rng *rand.Rand, b int) *tensors.Tensor {
 			return tensors.FromFlatDataAndDimensions(floats(rng, b*7), b, 7)
 		}, []string{"Exp", "ReduceMax", "ReduceSum"}},
+		{"avg_pool_without_padding_counted", func(x *graph.Node) *graph.Node {
+			// torch's AvgPool2d(3, 2, 1, count_include_pad=False): sum
+			// pools of x and of ones.
+			return nn.AvgPool2d(x, 3).Stride(2).Padding(1).CountIncludePad(false).Done()
+		}, func(rng *rand.Rand, b int) *tensors.Tensor {
+			return tensors.FromFlatDataAndDimensions(floats(rng, b*2*7*7), b, 2, 7, 7)
+		}, []string{"AveragePool"}},
 		{"batch_norm_for_inference", func(x *graph.Node) *graph.Node {
 			g := x.Graph()
 			return graph.InternalBatchNormForInference(x, feature(1.5, -0.5, 2)(g), feature(0.1, 0.2, -0.3)(g),
