@@ -141,10 +141,14 @@ func TestLoweringsRunInONNXRuntime(t *testing.T) {
 // within tolerance.
 func checkLowering(t *testing.T, tc exportCase, tolerance float64) {
 	rng := rand.New(rand.NewPCG(39, 1))
-	// The variables are drawn on the Go backend first: the recording one
-	// has no random numbers (RNGBitGenerator).
+	// The variables are drawn on volt's Go backend first: the recording
+	// one has no random numbers (RNGBitGenerator).
+	be, err := engine.Backend("go")
+	if err != nil {
+		t.Fatal(err)
+	}
 	store := model.NewStore()
-	initial, err := model.NewExec1(goBackend(t), store, tc.fn)
+	initial, err := model.NewExec1(be, store, tc.fn)
 	if err != nil {
 		t.Fatal(err)
 	}
