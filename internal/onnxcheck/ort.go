@@ -147,8 +147,8 @@ func ORT(t testing.TB, modelPath string, names []string, inputs []*tensors.Tenso
 			return nil, err
 		}
 		s := shapes.Make(dt, o.Dims...)
-		if uintptr(len(raw)) != s.Memory() {
-			return nil, fmt.Errorf("ONNX Runtime on %s: output %q holds %d bytes, not the %d of %s", modelPath, o.Name, len(raw), s.Memory(), s)
+		if int64(len(raw)) != s.ByteSize() {
+			return nil, fmt.Errorf("ONNX Runtime on %s: output %q holds %d bytes, not the %d of %s", modelPath, o.Name, len(raw), s.ByteSize(), s)
 		}
 		x := tensors.FromShape(s)
 		if err := x.MutableBytes(func(b []byte) { copy(b, raw) }); err != nil {

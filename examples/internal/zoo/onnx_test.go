@@ -41,13 +41,11 @@ const onnxTolerance = 1e-5
 // checkpointed, exported, and run in ONNX Runtime against Trainer.Predict.
 type onnxCase struct {
 	name, output string
-	// train returns the module trained and checkpointed, and its
-	// configuration; export returns a fresh module for ExportONNX and
-	// Predict (the same one when nil).
-	train  func() volt.Module
-	export func() volt.Module
-	cfg    volt.Config
-	batch  int // training batch size
+	// train returns a fresh module: the one trained (in the model's first
+	// row), exported and predicted; cfg and batch are its training's.
+	train func() volt.Module
+	cfg   volt.Config
+	batch int
 	// examples returns n examples of the module's input.
 	examples func(n int, rng *rand.Rand) data.Slice
 	inputs   []volt.InputSpec
