@@ -67,7 +67,7 @@ func place() string {
 		switch {
 		case strings.HasPrefix(fn, "github.com/gomlx/"), strings.HasPrefix(fn, "runtime."),
 			strings.HasPrefix(fn, "github.com/voltml/volt/internal/onnxexport."),
-			strings.HasPrefix(fn, "github.com/voltml/volt/internal/fastconv."):
+			strings.HasPrefix(fn, "github.com/voltml/volt/internal/golower."):
 			if len(parts) > 0 {
 				more = false // back in GoMLX below the model (the graph's builder)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 	"github.com/voltml/volt/internal/onnxcheck"
 	"github.com/voltml/volt/internal/onnxexport"
 	"github.com/voltml/volt/nn"
@@ -30,7 +30,7 @@ func goBackend(t *testing.T) compute.Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fb, ok := be.(*fastconv.Backend); ok {
+	if fb, ok := be.(*golower.Backend); ok {
 		be = fb.Inner()
 	}
 	return be
