@@ -4,13 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/voltml/volt/internal/engine"
 	"maps"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/checkpoint"
+	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/internal/jsonfloat"
 )
 
@@ -135,88 +137,33 @@ func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
 	return nil
 }
 
-// snapshot captures the trainer's state.
+// snapshot captures the trainer's state: the module's variables (all of
+// them, or the module's only when weightsOnly), the checkpoint's metadata
+// and, in a full checkpoint, every part's state (stateParts).
 func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, ConfigAccumulate: max(t.cfg.AccumulateGradBatches, 1),
-		WeightsOnly: weightsOnly, LogDir: t.logDir()}
-	if h, ok := t.module.(HParamser); ok {
-		st.HParams = maps.Clone(h.HParams())
-	}
-	if h, ok := t.dataModule.(HParamser); ok {
-		st.DataModuleHParams = maps.Clone(h.HParams())
-	}
-	if !weightsOnly {
-		st.Progress = t.progress
-		st.Resume = t.resumePointNow()
-		st.Progress.settle()
-		if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
-			return nil, err
-		}
-		for _, m := range t.logs.trainRes.order {
-			// A metric object's step value is computed when it is sent: one
-			// still to be sent (a checkpoint taken in OnTrainBatchEnd) is
-			// computed now, from the batch's state, which the checkpoint does
-			// not hold.
-			if m.src != nil && m.fresh && m.opts.onStep {
-				if err := m.computeStepValue(); err != nil {
-					return nil, err
-				}
-			}
-			st.TrainMetrics = append(st.TrainMetrics, metricState{
-				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
-				Step: jsonfloat.Float(m.step), Sum: jsonfloat.Float(m.sum), Weight: jsonfloat.Float(m.weight), Min: jsonfloat.Float(m.min), Max: jsonfloat.Float(m.max),
-			})
-		}
-		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackMetrics), toJSONFloats(t.logs.loggedMetrics), toJSONFloats(t.logs.progressBarMetrics)
-		st.Callbacks = map[string][]byte{}
-		for _, tg := range t.hooks.by[hookStateful] {
-			s := tg.value.(Stateful)
-			key := s.StateKey()
-			if _, dup := st.Callbacks[key]; dup {
-				return nil, fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
-			}
-			b, err := s.State()
-			if err != nil {
-				return nil, fmt.Errorf("%s.State: %w", tg.name, err)
-			}
-			st.Callbacks[key] = b
-		}
-		if s, ok := t.dataModule.(DataStateful); ok {
-			b, err := s.State()
-			if err != nil {
-				return nil, fmt.Errorf("%T.State: %w", t.dataModule, err)
-			}
-			st.DataModule = b
-		}
-		var err error
-		if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
-			return nil, err
-		}
-		if t.scaler != nil {
-			if st.Scaler, err = t.scaler.State(); err != nil {
-				return nil, fmt.Errorf("loss scaler: %w", err)
-			}
-		}
-	}
-	// Every row logged so far reaches the files before the checkpoint is
-	// published.
-	marks, err := t.markLoggers()
-	if err != nil {
+	st := t.newStateDoc("")
+	if err := t.saveMetadata(st, weightsOnly); err != nil {
 		return nil, err
 	}
-	if !weightsOnly {
-		st.Logs = marks
-	}
-	f := &checkpoint.File{VoltVersion: Version}
-	for v := range t.eng.Store.IterVariables() {
-		if !v.Trainable && engine.ModuleVariable(v.Path()) {
-			st.Frozen = append(st.Frozen, v.Path())
+	if weightsOnly {
+		// Every row logged so far reaches the files before the checkpoint
+		// is published (the logger marks part does so in a full one).
+		if _, err := t.markLoggers(); err != nil {
+			return nil, err
 		}
 	}
+	for _, p := range t.stateParts() {
+		if weightsOnly {
+			break
+		}
+		if err := p.save(st); err != nil {
+			return nil, err
+		}
+	}
+	f := &checkpoint.File{VoltVersion: Version}
 	for v := range t.eng.Store.IterVariables() {
 		if weightsOnly && !engine.ModuleVariable(v.Path()) {
 			continue
@@ -234,17 +181,156 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		}
 		f.Tensors = append(f.Tensors, ct)
 	}
-	if !weightsOnly {
-		if err := t.appendMetricState(f); err != nil {
-			return nil, err
+	if err := st.addTensors(f); err != nil {
+		return nil, err
+	}
+	var err error
+	if f.State, err = st.encode(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// saveMetadata adds what describes the checkpoint to st: whether it holds
+// the weights only, the log directory of the run, the module's and data
+// module's hyperparameters (what LoadModule sets) and the frozen variables.
+func (t *Trainer) saveMetadata(st *stateDoc, weightsOnly bool) error {
+	var hp, dmHP map[string]any
+	if h, ok := t.module.(HParamser); ok {
+		hp = maps.Clone(h.HParams())
+	}
+	if h, ok := t.dataModule.(HParamser); ok {
+		dmHP = maps.Clone(h.HParams())
+	}
+	var frozen []string
+	for v := range t.eng.Store.IterVariables() {
+		if !v.Trainable && engine.ModuleVariable(v.Path()) {
+			frozen = append(frozen, v.Path())
 		}
 	}
-	state, err := json.Marshal(st)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the trainer state: %w", err)
+	for _, m := range []struct {
+		member string
+		value  any
+	}{{"weights_only", weightsOnly}, {"log_dir", t.logDir()}, {"hparams", hp}, {"datamodule_hparams", dmHP}, {"frozen", frozen}} {
+		if err := st.putNonEmpty(m.member, m.value); err != nil {
+			return err
+		}
 	}
-	f.State = state
-	return f, nil
+	return nil
+}
+
+// legacyPart is, while the parts are being separated, every part's state
+// as the trainer used to save and load it (trainerState).
+type legacyPart struct{ t *Trainer }
+
+func (legacyPart) stateKey() string { return "trainer" }
+
+func (legacyPart) members() []string {
+	var ms []string
+	ty := reflect.TypeFor[trainerState]()
+	for i := range ty.NumField() {
+		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
+		if !slices.Contains(metadataMembers, name) {
+			ms = append(ms, name)
+		}
+	}
+	return ms
+}
+
+func (p legacyPart) save(doc *stateDoc) error {
+	t := p.t
+	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, ConfigAccumulate: max(t.cfg.AccumulateGradBatches, 1)}
+	st.Progress = t.progress
+	st.Resume = t.resumePointNow()
+	st.Progress.settle()
+	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
+		return err
+	}
+	for _, m := range t.logs.trainRes.order {
+		// A metric object's step value is computed when it is sent: one
+		// still to be sent (a checkpoint taken in OnTrainBatchEnd) is
+		// computed now, from the batch's state, which the checkpoint does
+		// not hold.
+		if m.src != nil && m.fresh && m.opts.onStep {
+			if err := m.computeStepValue(); err != nil {
+				return err
+			}
+		}
+		st.TrainMetrics = append(st.TrainMetrics, metricState{
+			Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
+			Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
+			Step: jsonfloat.Float(m.step), Sum: jsonfloat.Float(m.sum), Weight: jsonfloat.Float(m.weight), Min: jsonfloat.Float(m.min), Max: jsonfloat.Float(m.max),
+		})
+	}
+	st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackMetrics), toJSONFloats(t.logs.loggedMetrics), toJSONFloats(t.logs.progressBarMetrics)
+	st.Callbacks = map[string][]byte{}
+	for _, tg := range t.hooks.by[hookStateful] {
+		s := tg.value.(Stateful)
+		key := s.StateKey()
+		if _, dup := st.Callbacks[key]; dup {
+			return fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
+		}
+		b, err := s.State()
+		if err != nil {
+			return fmt.Errorf("%s.State: %w", tg.name, err)
+		}
+		st.Callbacks[key] = b
+	}
+	if s, ok := t.dataModule.(DataStateful); ok {
+		b, err := s.State()
+		if err != nil {
+			return fmt.Errorf("%T.State: %w", t.dataModule, err)
+		}
+		st.DataModule = b
+	}
+	var err error
+	if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
+		return err
+	}
+	if t.scaler != nil {
+		if st.Scaler, err = t.scaler.State(); err != nil {
+			return fmt.Errorf("loss scaler: %w", err)
+		}
+	}
+	// Every row logged so far reaches the files before the checkpoint is
+	// published.
+	if st.Logs, err = t.markLoggers(); err != nil {
+		return err
+	}
+	for key, val := range t.metricStateTensors() {
+		doc.tensors[metricStatePrefix+key] = val
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encoding the trainer state: %w", err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(b, &members); err != nil {
+		return err
+	}
+	for _, m := range p.members() {
+		if v, ok := members[m]; ok {
+			doc.members[m] = v
+		}
+	}
+	return nil
+}
+
+func (p legacyPart) load(doc *stateDoc) error {
+	var st trainerState
+	if err := doc.decode(&st); err != nil {
+		return err
+	}
+	metricState := map[string]*tensors.Tensor{}
+	for name, val := range doc.tensors {
+		if key, ok := strings.CutPrefix(name, metricStatePrefix); ok {
+			metricState[key] = val
+		}
+	}
+	if err := p.t.logs.trainMetrics.carry.Restore(metricState); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", doc.path, err)
+	}
+	return p.t.restoreLegacy(doc.path, &st)
 }
 
 // resumePointNow says where a run restored from a checkpoint taken now
@@ -380,34 +466,40 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if err != nil {
 		return err
 	}
-	var st trainerState
-	if err := json.Unmarshal(f.State, &st); err != nil {
-		return fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
-	}
-	if err := t.takeRankMetrics(path, f, &st); err != nil {
+	st, err := t.decodeStateDoc(path, f.State)
+	if err != nil {
 		return err
 	}
-	if fn == StageFit && st.WeightsOnly {
+	if err := t.takeRankMetrics(path, f, st); err != nil {
+		return err
+	}
+	var meta struct {
+		WeightsOnly bool     `json:"weights_only"`
+		Frozen      []string `json:"frozen"`
+	}
+	if err := st.decode(&meta); err != nil {
+		return err
+	}
+	if fn == StageFit && meta.WeightsOnly {
 		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit from its weights with volt.LoadModule)", path)
 	}
-	if err := t.checkState(path, f.VoltVersion, f.State, &st, fn); err != nil {
+	if err := t.checkState(path, f.VoltVersion, st, fn); err != nil {
 		return err
 	}
 	frozen := map[string]bool{}
-	for _, p := range st.Frozen {
+	for _, p := range meta.Frozen {
 		frozen[p] = true
 	}
 	l := &loadCheck{path: path, loaded: map[string]bool{}, strict: !opts.nonStrict}
 	store := t.eng.Store
 	var mismatched []string
-	metricState := map[string]*tensors.Tensor{}
 	for _, ct := range f.Tensors {
 		val, err := ct.ToGoMLX()
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: tensor %s: %w", path, ct.Name, err)
 		}
-		if key, ok := strings.CutPrefix(ct.Name, metricStatePrefix); ok {
-			metricState[key] = val
+		if strings.HasPrefix(ct.Name, metricStatePrefix) {
+			st.tensors[ct.Name] = val // a part's (the training metrics')
 			continue
 		}
 		v := store.GetVariable(ct.Name)
@@ -431,14 +523,22 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if fn != StageFit {
 		return nil
 	}
-	if err := t.logs.trainMetrics.carry.Restore(metricState); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	return t.restoreState(path, &st)
+	return t.restoreState(st)
 }
 
-// restoreState puts a checkpoint's loop state back.
-func (t *Trainer) restoreState(path string, st *trainerState) error {
+// restoreState gives every part its state back from st, the trainer state
+// of the checkpoint a Fit resumes from.
+func (t *Trainer) restoreState(st *stateDoc) error {
+	for _, p := range t.stateParts() {
+		if err := p.load(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreLegacy puts a checkpoint's loop state back.
+func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
