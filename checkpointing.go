@@ -79,8 +79,6 @@ type metricState struct {
 type trainerState struct {
 	Progress        Progress                   `json:"progress"`
 	Resume          *resumePoint               `json:"resume,omitempty"`
-	Seed            uint64                     `json:"seed"`
-	Accumulate      int                        `json:"accumulate_grad_batches"`
 	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
 	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
 	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
@@ -104,10 +102,6 @@ type trainerState struct {
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
-	// ConfigAccumulate is Config.AccumulateGradBatches of the saving run;
-	// Accumulate, the factor in use, may differ (SetAccumulateGradBatches, a
-	// scheduler).
-	ConfigAccumulate int `json:"config_accumulate_grad_batches,omitempty"`
 	// Logs says how far each logger's files went (markLoggers): a resumed
 	// Fit continues them from there.
 	Logs []loggerMark `json:"logs,omitempty"`
@@ -239,7 +233,7 @@ func (legacyPart) members() []string {
 
 func (p legacyPart) save(doc *stateDoc) error {
 	t := p.t
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, ConfigAccumulate: max(t.cfg.AccumulateGradBatches, 1)}
+	var st trainerState
 	st.Progress = t.progress
 	st.Resume = t.resumePointNow()
 	st.Progress.settle()
@@ -543,10 +537,6 @@ func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
 	}
-	if st.Seed != t.cfg.seed {
-		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", t.cfg.seed)
-		t.cfg.seed = st.Seed
-	}
 	t.progress = st.Progress
 	t.ckpt.resume = st.Resume
 	t.restoreStreamState(st.Resume)
@@ -561,13 +551,6 @@ func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 		}
 		t.progress.Epoch.Current = t.progress.Epoch.Total
 	}
-	if c, mine := st.ConfigAccumulate, max(t.cfg.AccumulateGradBatches, 1); c != 0 && c != mine {
-		t.warnOnce("accumulate-"+path, fmt.Sprintf("volt: the checkpoint's run had Config.AccumulateGradBatches=%d, this Config has %d; "+
-			"the resumed run goes on as the saved one did (accumulating %d batches, the same optimizer steps), its accumulators hold sums of that many; "+
-			"to change it from an epoch on, call Trainer.SetAccumulateGradBatches in OnTrainEpochStart (callback.GradientAccumulationScheduler)",
-			c, mine, max(st.Accumulate, 1)), "checkpoint", path)
-	}
-	t.cfg.accumulate = max(st.Accumulate, 1)
 	t.logs.trainRes = newResults()
 	for _, ms := range st.TrainMetrics {
 		m, err := t.logs.trainRes.entry(ms.Key, logOptions{onStep: ms.OnStep, onEpoch: ms.OnEpoch, progBar: ms.ProgBar, logger: ms.Logger, reduce: ms.Reduce})
