@@ -19,41 +19,6 @@ import (
 // Version is volt's version, recorded in every checkpoint.
 const Version = "0.1.0"
 
-// resumePoint says where a resumed Fit continues: at batch Batch of epoch
-// Epoch, with the validation that followed batch Batch-1 already done or not.
-// LastBatchDone says that batch Batch-1 was the epoch's last: only the
-// epoch's end remains (its validation if not done, OnTrainEpochEnd, the
-// plateau schedulers' step), which a loader of unknown length cannot tell.
-// Stepped says whether batch Batch-1 stepped the optimizer (nil in older
-// checkpoints: taken as stepped), ValidationPending that a due validation
-// waits for the end of the accumulation window: with them the resumed run
-// validates after the same batch as the uninterrupted one.
-type resumePoint struct {
-	Epoch             int   `json:"epoch"`
-	Batch             int   `json:"batch"`
-	ValidationDone    bool  `json:"validation_done"`
-	LastBatchDone     bool  `json:"last_batch_done,omitempty"`
-	Stepped           *bool `json:"stepped,omitempty"`
-	ValidationPending bool  `json:"validation_pending,omitempty"`
-	// StepLogs is set for a checkpoint taken in OnTrainBatchEnd, before
-	// the batch's step values went to the loggers: true when they were due
-	// (the resumed run sends them first), false when they were to be
-	// dropped (not at the LogEveryNSteps cadence).
-	StepLogs *bool `json:"step_logs,omitempty"`
-	// EpochLogs is set for a checkpoint taken in OnTrainEpochEnd, before
-	// the epoch's values went to the loggers: the resumed run sends them
-	// before the next epoch.
-	EpochLogs bool `json:"epoch_logs,omitempty"`
-	// StreamState is the training stream's position after Batch batches
-	// (data.Batch.StreamState; rank 0's in a data-parallel job), for a
-	// data.StatefulIterable to resume at once.
-	StreamState []byte `json:"stream_state,omitempty"`
-}
-
-// inEpoch reports whether the run continues inside epoch Epoch (some of its
-// batches or a validation done) rather than at its start.
-func (r *resumePoint) inEpoch() bool { return r.Batch > 0 || r.ValidationDone }
-
 // metricState is a metric's epoch accumulator, saved so that a run resumed
 // mid-epoch logs the same epoch values as one that never stopped.
 type metricState struct {
@@ -77,8 +42,6 @@ type metricState struct {
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
 type trainerState struct {
-	Progress        Progress                   `json:"progress"`
-	Resume          *resumePoint               `json:"resume,omitempty"`
 	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
 	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
 	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
@@ -234,9 +197,6 @@ func (legacyPart) members() []string {
 func (p legacyPart) save(doc *stateDoc) error {
 	t := p.t
 	var st trainerState
-	st.Progress = t.progress
-	st.Resume = t.resumePointNow()
-	st.Progress.settle()
 	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
 		return err
 	}
@@ -325,60 +285,6 @@ func (p legacyPart) load(doc *stateDoc) error {
 		return fmt.Errorf("checkpoint %s: %w", doc.path, err)
 	}
 	return p.t.restoreLegacy(doc.path, &st)
-}
-
-// resumePointNow says where a run restored from a checkpoint taken now
-// should continue, from the point the last run recorded: inside a Fit's
-// training epoch, at the next unseen batch (after or before the validation
-// it scheduled); at or after a training epoch's end, with the next epoch;
-// anywhere else (before training, after it, in another kind of run), with
-// the epoch after the last completed one.
-func (t *Trainer) resumePointNow() *resumePoint {
-	p := &t.progress
-	switch {
-	case t.state.Fn != StageFit:
-	case t.ckpt.resume != nil:
-		// A resumed Fit that has not reached its restored point yet (its
-		// OnFitStart, sanity check, OnTrainStart, the resumed epoch's
-		// OnTrainEpochStart) continues from that point.
-		r := *t.ckpt.resume
-		return &r
-	case p.At == PointTrainEpochEnd:
-		// The epoch's batches are processed; its completion may or may
-		// not be counted yet.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Processed), EpochLogs: t.run.epochEndLogs}
-	case p.At.inTrainEpoch():
-		// The epoch is not completed: Completed is its index.
-		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
-		r.StreamState = t.streamStateAt(r.Epoch, r.Batch)
-		if l := t.run.fit; l != nil {
-			stepped := l.lastStepped
-			// Pending: a due validation waits for the window's end, or
-			// the cadence runs one right after this batch (decided before
-			// OnTrainBatchEnd, where the checkpoint is taken).
-			pending := l.valDue || p.At == PointTrainBatchEnd && l.valAfterBatch
-			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, pending
-		}
-		if t.run.inBatchEnd {
-			due := t.run.batchEndStepLogs
-			r.StepLogs = &due
-		}
-		return r
-	}
-	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
-}
-
-// settle rolls every in-flight counter forward to completed: a checkpoint is
-// taken after the step's effects are in the weights.
-func (p *Progress) settle() {
-	for _, tr := range []*Tracker{&p.TrainBatch, &p.ValBatch, &p.TestBatch, &p.PredictBatch} {
-		tr.Total.settle()
-		tr.Current.settle()
-	}
-}
-
-func (c *Counter) settle() {
-	c.Ready, c.Started, c.Completed = c.Processed, c.Processed, c.Processed
 }
 
 // DataStateful is implemented by data modules whose state must be saved in
@@ -536,20 +442,6 @@ func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
-	}
-	t.progress = st.Progress
-	t.ckpt.resume = st.Resume
-	t.restoreStreamState(st.Resume)
-	t.ckpt.resumedFrom = path
-	t.ckpt.restoredEpochs = int(st.Progress.Epoch.Total.Completed)
-	if r := st.Resume; r != nil {
-		e := int64(r.Epoch)
-		if r.inEpoch() {
-			t.progress.Epoch.Total = Counter{Ready: e + 1, Started: e + 1, Processed: e, Completed: e}
-		} else {
-			t.progress.Epoch.Total = Counter{Ready: e, Started: e, Processed: e, Completed: e}
-		}
-		t.progress.Epoch.Current = t.progress.Epoch.Total
 	}
 	t.logs.trainRes = newResults()
 	for _, ms := range st.TrainMetrics {

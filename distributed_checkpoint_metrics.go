@@ -54,7 +54,7 @@ func (t *Trainer) ownMetrics() (*rankMetrics, error) {
 		return nil, err
 	}
 	m.Tensors = f.Tensors
-	if r := t.resumePointNow(); r != nil {
+	if r := t.fitLoopPart().resumePointNow(); r != nil {
 		m.StreamState = r.StreamState
 	}
 	return m, nil

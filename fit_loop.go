@@ -86,8 +86,8 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	// checkpoint recorded (one less than the epoch it resumes with after an
 	// epoch-end checkpoint).
 	l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), l.validatesInEpoch()
-	if t.ckpt.resume != nil {
-		l.trainLoadEpoch = t.ckpt.restoredEpochs
+	if t.ckpt.fit.resume != nil {
+		l.trainLoadEpoch = t.ckpt.fit.restoredEpochs
 	}
 	fresh := t.optimization == nil
 	if fresh {
@@ -285,7 +285,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 		}
 	}
 	t.state.Stage = RunningTrain
-	if reason := l.done(); reason != "" && !t.resumesInEpoch() {
+	if reason := l.done(); reason != "" && !t.ckpt.fit.inEpoch() {
 		// Nothing to train (a run resumed at its end): Lightning's fit
 		// loop skips, with no OnTrainStart or OnTrainEnd. A run resumed
 		// inside an epoch finishes that epoch first (its end hooks).
@@ -327,7 +327,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 func (l *fitLoop) done() string {
 	t := l.t
 	p := &t.progress
-	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps && !t.resumesInEpoch() {
+	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps && !t.ckpt.fit.inEpoch() {
 		return fmt.Sprintf("MaxSteps=%d reached.", t.cfg.maxSteps)
 	}
 	if t.cfg.maxEpochs >= 0 && p.Epoch.Total.Completed >= int64(t.cfg.maxEpochs) {
@@ -367,10 +367,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if l.trainLimit == 0 {
 		return nil
 	}
-	epoch, skip := t.CurrentEpoch(), 0
-	if t.resumesInEpoch() {
-		skip = t.ckpt.resume.Batch
-	}
+	epoch, skip := t.CurrentEpoch(), t.ckpt.fit.batchesDone()
 	batches := l.openEpoch(ctx, epoch, skip)
 	b, err, ok := batches.first()
 	if !ok {

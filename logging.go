@@ -201,11 +201,9 @@ func (t *Trainer) sendEndedEpochLogs() error {
 // before the resumed Fit ends when it has nothing left to train (a run
 // resumed after it finished), so that no row the run logged is lost.
 func (t *Trainer) sendResumedEpochLogs() error {
-	r := t.ckpt.resume
-	if r == nil || !r.EpochLogs {
+	if !t.ckpt.fit.takeEpochLogs() {
 		return nil
 	}
-	r.EpochLogs = false
 	return t.sendEndedEpochLogs()
 }
 

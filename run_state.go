@@ -99,23 +99,16 @@ func (l *logState) resetMetrics() {
 
 // checkpointState is what the trainer knows of checkpoints between runs.
 type checkpointState struct {
-	lastCheckpoint string       // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
-	defaultSaved   string       // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
-	resume         *resumePoint // where the next Fit continues, after a restore
-	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
-	loaded         *loadCheck   // what the last restore set, until the first trace checks it
-	restoredFrom   *loadCheck   // what the last restore set, kept to explain a shape clash (explainShapeClash)
-	stream         streamNotes  // the training stream's positions (stream_resume.go)
+	lastCheckpoint string     // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
+	defaultSaved   string     // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
+	loaded         *loadCheck // what the last restore set, until the first trace checks it
+	restoredFrom   *loadCheck // what the last restore set, kept to explain a shape clash (explainShapeClash)
+	fit            fitResume  // where the next Fit continues (fit_resume.go)
 	// restoredSchedulers holds the scheduler states of a restored checkpoint
 	// (nil when Fit does not resume), applied when Fit starts.
 	restoredSchedulers *[][]byte
 	// restoredSchedulersAhead is the checkpoint's trainerState.SchedulersAhead.
 	restoredSchedulersAhead []bool
-	// restoredEpochs is the completed-epoch count the restored checkpoint
-	// recorded (an epoch-end checkpoint: the index of the epoch it ended),
-	// Lightning's current_epoch when a resumed Fit first asks for its
-	// training loader.
-	restoredEpochs int
 }
 
 // stopRequest is a request to stop Fit (Trainer.Stop); it stays readable

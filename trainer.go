@@ -239,7 +239,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	}
 	t.state = State{Fn: fn, Status: StatusRunning}
 	t.stop = stopRequest{}
-	t.ckpt.resumedFrom = ""
+	t.ckpt.fit.resumedFrom = ""
 	t.ddp.agreedInterrupt, t.ddp.agreedNonFinite = false, false
 	t.hooks = resolveHooks(t.callbacks(), t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
