@@ -10,44 +10,17 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // Version is volt's version, recorded in every checkpoint.
 const Version = "0.1.0"
 
-// metricState is a metric's epoch accumulator, saved so that a run resumed
-// mid-epoch logs the same epoch values as one that never stopped.
-type metricState struct {
-	Key     string    `json:"key"`
-	OnStep  bool      `json:"on_step"`
-	OnEpoch bool      `json:"on_epoch"`
-	ProgBar bool      `json:"prog_bar"`
-	Logger  bool      `json:"logger"`
-	Reduce  Reduction `json:"reduce"`
-	Seen    bool      `json:"seen"`
-	Fresh   bool      `json:"fresh,omitempty"`
-	// Object is set for a metric object (Step.LogMetric), whose step value
-	// reaches the callbacks when it is sent to the loggers.
-	Object bool            `json:"object,omitempty"`
-	Step   jsonfloat.Float `json:"step"`
-	Sum    jsonfloat.Float `json:"sum"`
-	Weight jsonfloat.Float `json:"weight"`
-	Min    jsonfloat.Float `json:"min"`
-	Max    jsonfloat.Float `json:"max"`
-}
-
 // trainerState is the "state" of a checkpoint: everything but the tensors.
 type trainerState struct {
-	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
-	Callbacks       map[string][]byte          `json:"callbacks,omitempty"`
-	DataModule      []byte                     `json:"datamodule,omitempty"`
+	Callbacks  map[string][]byte `json:"callbacks,omitempty"`
+	DataModule []byte            `json:"datamodule,omitempty"`
 	// HParams are the module's hyper-parameters (what LoadModule sets),
 	// DataModuleHParams the data module's.
 	HParams           map[string]any `json:"hparams,omitempty"`
@@ -197,26 +170,6 @@ func (legacyPart) members() []string {
 func (p legacyPart) save(doc *stateDoc) error {
 	t := p.t
 	var st trainerState
-	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
-		return err
-	}
-	for _, m := range t.logs.trainRes.order {
-		// A metric object's step value is computed when it is sent: one
-		// still to be sent (a checkpoint taken in OnTrainBatchEnd) is
-		// computed now, from the batch's state, which the checkpoint does
-		// not hold.
-		if m.src != nil && m.fresh && m.opts.onStep {
-			if err := m.computeStepValue(); err != nil {
-				return err
-			}
-		}
-		st.TrainMetrics = append(st.TrainMetrics, metricState{
-			Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-			Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
-			Step: jsonfloat.Float(m.step), Sum: jsonfloat.Float(m.sum), Weight: jsonfloat.Float(m.weight), Min: jsonfloat.Float(m.min), Max: jsonfloat.Float(m.max),
-		})
-	}
-	st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackMetrics), toJSONFloats(t.logs.loggedMetrics), toJSONFloats(t.logs.progressBarMetrics)
 	st.Callbacks = map[string][]byte{}
 	for _, tg := range t.hooks.by[hookStateful] {
 		s := tg.value.(Stateful)
@@ -251,9 +204,6 @@ func (p legacyPart) save(doc *stateDoc) error {
 	if st.Logs, err = t.markLoggers(); err != nil {
 		return err
 	}
-	for key, val := range t.metricStateTensors() {
-		doc.tensors[metricStatePrefix+key] = val
-	}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encoding the trainer state: %w", err)
@@ -274,15 +224,6 @@ func (p legacyPart) load(doc *stateDoc) error {
 	var st trainerState
 	if err := doc.decode(&st); err != nil {
 		return err
-	}
-	metricState := map[string]*tensors.Tensor{}
-	for name, val := range doc.tensors {
-		if key, ok := strings.CutPrefix(name, metricStatePrefix); ok {
-			metricState[key] = val
-		}
-	}
-	if err := p.t.logs.trainMetrics.carry.Restore(metricState); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", doc.path, err)
 	}
 	return p.t.restoreLegacy(doc.path, &st)
 }
@@ -443,16 +384,6 @@ func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
 	}
-	t.logs.trainRes = newResults()
-	for _, ms := range st.TrainMetrics {
-		m, err := t.logs.trainRes.entry(ms.Key, logOptions{onStep: ms.OnStep, onEpoch: ms.OnEpoch, progBar: ms.ProgBar, logger: ms.Logger, reduce: ms.Reduce})
-		if err != nil {
-			return err
-		}
-		m.seen, m.fresh, m.restoredObject = ms.Seen, ms.Fresh, ms.Object
-		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
-	}
-	t.logs.callbackMetrics, t.logs.loggedMetrics, t.logs.progressBarMetrics = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
 	if err := t.restoreCallbackStates(path, st); err != nil {
 		return err
 	}
