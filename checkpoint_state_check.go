@@ -182,39 +182,3 @@ func parseVersion(s string) (version, bool) {
 	}
 	return v, true
 }
-
-// restoreCallbackStates gives the module and each Stateful callback its
-// saved state. One with no state in the checkpoint starts fresh, and a saved
-// state that none claims (by StateKey) is left unused; both are said once,
-// naming the callback and the keys: adding or removing a callback when
-// resuming is legitimate (Lightning allows both, warning of the second), but
-// the user should know that its state did not carry over.
-func (t *Trainer) restoreCallbackStates(path string, st *trainerState) error {
-	claimed := map[string]bool{}
-	for _, tg := range t.hooks.moduleFirst(hookStateful) {
-		s := tg.value.(Stateful)
-		key := s.StateKey()
-		claimed[key] = true
-		b, ok := st.Callbacks[key]
-		if !ok {
-			saved := slices.Sorted(maps.Keys(st.Callbacks))
-			t.warnOnce("no-state-"+key+"-"+path, "volt: the checkpoint has no state for "+tg.name+"; it starts fresh",
-				"state_key", key, "checkpoint", path, "saved_state_keys", saved)
-			continue
-		}
-		if err := s.LoadState(b); err != nil {
-			return fmt.Errorf("checkpoint %s: %s.LoadState: %w", path, tg.name, err)
-		}
-	}
-	var unclaimed []string
-	for _, key := range slices.Sorted(maps.Keys(st.Callbacks)) {
-		if !claimed[key] {
-			unclaimed = append(unclaimed, key)
-		}
-	}
-	if len(unclaimed) > 0 {
-		t.warnOnce("unclaimed-state-"+path, "volt: the checkpoint holds states of callbacks this run does not have; add them to Config.Callbacks to restore them",
-			"state_keys", unclaimed, "checkpoint", path)
-	}
-	return nil
-}

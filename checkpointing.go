@@ -170,26 +170,6 @@ func (legacyPart) members() []string {
 func (p legacyPart) save(doc *stateDoc) error {
 	t := p.t
 	var st trainerState
-	st.Callbacks = map[string][]byte{}
-	for _, tg := range t.hooks.by[hookStateful] {
-		s := tg.value.(Stateful)
-		key := s.StateKey()
-		if _, dup := st.Callbacks[key]; dup {
-			return fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
-		}
-		b, err := s.State()
-		if err != nil {
-			return fmt.Errorf("%s.State: %w", tg.name, err)
-		}
-		st.Callbacks[key] = b
-	}
-	if s, ok := t.dataModule.(DataStateful); ok {
-		b, err := s.State()
-		if err != nil {
-			return fmt.Errorf("%T.State: %w", t.dataModule, err)
-		}
-		st.DataModule = b
-	}
 	var err error
 	if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
 		return err
@@ -383,17 +363,6 @@ func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
 		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
 			"checkpoint", path)
-	}
-	if err := t.restoreCallbackStates(path, st); err != nil {
-		return err
-	}
-	if s, ok := t.dataModule.(DataStateful); ok {
-		if st.DataModule == nil {
-			t.warnOnce("no-datamodule-state-"+path, fmt.Sprintf("volt: the checkpoint has no state for the data module (%T is DataStateful); it starts fresh", t.dataModule),
-				"checkpoint", path)
-		} else if err := s.LoadState(st.DataModule); err != nil {
-			return fmt.Errorf("checkpoint %s: %T.LoadState: %w", path, t.dataModule, err)
-		}
 	}
 	if t.scaler != nil && st.Scaler != nil {
 		if err := t.scaler.LoadState(st.Scaler); err != nil {
