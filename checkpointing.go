@@ -19,22 +19,13 @@ const Version = "0.1.0"
 
 // trainerState is the "state" of a checkpoint: everything but the tensors.
 type trainerState struct {
-	Callbacks  map[string][]byte `json:"callbacks,omitempty"`
-	DataModule []byte            `json:"datamodule,omitempty"`
 	// HParams are the module's hyper-parameters (what LoadModule sets),
 	// DataModuleHParams the data module's.
 	HParams           map[string]any `json:"hparams,omitempty"`
 	DataModuleHParams map[string]any `json:"datamodule_hparams,omitempty"`
 	Frozen            []string       `json:"frozen,omitempty"`
 	Scaler            []byte         `json:"loss_scaler,omitempty"`
-	Schedulers        [][]byte       `json:"schedulers,omitempty"`
-	// SchedulersAhead says, by optimizer, whether its scheduler's state
-	// holds a step taken after the saved learning rate (the plateau step
-	// following OnTrainEpochEnd): the resumed run takes the scheduler's
-	// rate, else the saved one. Absent in older checkpoints (the
-	// scheduler's rate).
-	SchedulersAhead []bool `json:"schedulers_ahead,omitempty"`
-	WeightsOnly     bool   `json:"weights_only,omitempty"`
+	WeightsOnly       bool           `json:"weights_only,omitempty"`
 	// LogDir is where the saving run's loggers wrote, so that a resumed run
 	// can say where the earlier rows are.
 	LogDir string `json:"log_dir,omitempty"`
@@ -171,9 +162,6 @@ func (p legacyPart) save(doc *stateDoc) error {
 	t := p.t
 	var st trainerState
 	var err error
-	if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
-		return err
-	}
 	if t.scaler != nil {
 		if st.Scaler, err = t.scaler.State(); err != nil {
 			return fmt.Errorf("loss scaler: %w", err)
@@ -369,6 +357,5 @@ func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
 			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
-	t.ckpt.restoredSchedulers, t.ckpt.restoredSchedulersAhead = &st.Schedulers, st.SchedulersAhead
 	return nil
 }

@@ -97,7 +97,7 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 		}
 		t.optimization = o
 	}
-	if fresh || t.ckpt.restoredSchedulers != nil {
+	if fresh || t.ckpt.schedulers.states != nil {
 		if err := t.startSchedulers(fresh); err != nil {
 			return nil, err
 		}

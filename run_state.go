@@ -99,16 +99,12 @@ func (l *logState) resetMetrics() {
 
 // checkpointState is what the trainer knows of checkpoints between runs.
 type checkpointState struct {
-	lastCheckpoint string     // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
-	defaultSaved   string     // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
-	loaded         *loadCheck // what the last restore set, until the first trace checks it
-	restoredFrom   *loadCheck // what the last restore set, kept to explain a shape clash (explainShapeClash)
-	fit            fitResume  // where the next Fit continues (fit_resume.go)
-	// restoredSchedulers holds the scheduler states of a restored checkpoint
-	// (nil when Fit does not resume), applied when Fit starts.
-	restoredSchedulers *[][]byte
-	// restoredSchedulersAhead is the checkpoint's trainerState.SchedulersAhead.
-	restoredSchedulersAhead []bool
+	lastCheckpoint string             // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
+	defaultSaved   string             // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
+	loaded         *loadCheck         // what the last restore set, until the first trace checks it
+	restoredFrom   *loadCheck         // what the last restore set, kept to explain a shape clash (explainShapeClash)
+	fit            fitResume          // where the next Fit continues (fit_resume.go)
+	schedulers     restoredSchedulers // applied when Fit starts (scheduling.go)
 }
 
 // stopRequest is a request to stop Fit (Trainer.Stop); it stays readable

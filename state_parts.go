@@ -178,7 +178,7 @@ func (st *stateDoc) addTensors(f *checkpoint.File) error {
 // stateParts returns the parts of the trainer with resumable state, in the
 // order they save and load.
 func (t *Trainer) stateParts() []statePart {
-	return []statePart{settingsPart{&t.cfg}, t.fitLoopPart(), &t.logs, callbackStates{t.hooks}, dataModuleState{t.dataModule}, legacyPart{t}}
+	return []statePart{settingsPart{&t.cfg}, t.fitLoopPart(), &t.logs, callbackStates{t.hooks}, dataModuleState{t.dataModule}, t.schedulerPart(), legacyPart{t}}
 }
 
 // metadataMembers are the members of a trainer state that describe the

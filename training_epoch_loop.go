@@ -95,7 +95,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	}
 	p.At = PointTrainEpochEnd
 	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
-	// follows it (schedulerSnapshot), so that a run resumed from it goes on
+	// follows it (schedulerPart.save), so that a run resumed from it goes on
 	// with the same learning rate.
 	l.plateauPending = l.epochFinished
 	t.run.epochEndLogs = true // a checkpoint taken now records it
