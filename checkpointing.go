@@ -1,13 +1,10 @@
 package volt
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
-	"reflect"
-	"slices"
 	"strings"
 
 	"github.com/voltml/volt/checkpoint"
@@ -16,23 +13,6 @@ import (
 
 // Version is volt's version, recorded in every checkpoint.
 const Version = "0.1.0"
-
-// trainerState is the "state" of a checkpoint: everything but the tensors.
-type trainerState struct {
-	// HParams are the module's hyper-parameters (what LoadModule sets),
-	// DataModuleHParams the data module's.
-	HParams           map[string]any `json:"hparams,omitempty"`
-	DataModuleHParams map[string]any `json:"datamodule_hparams,omitempty"`
-	Frozen            []string       `json:"frozen,omitempty"`
-	Scaler            []byte         `json:"loss_scaler,omitempty"`
-	WeightsOnly       bool           `json:"weights_only,omitempty"`
-	// LogDir is where the saving run's loggers wrote, so that a resumed run
-	// can say where the earlier rows are.
-	LogDir string `json:"log_dir,omitempty"`
-	// Logs says how far each logger's files went (markLoggers): a resumed
-	// Fit continues them from there.
-	Logs []loggerMark `json:"logs,omitempty"`
-}
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
 // loop progress, data position, metric accumulators, callback and data
@@ -71,17 +51,15 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	}
 	if weightsOnly {
 		// Every row logged so far reaches the files before the checkpoint
-		// is published (the logger marks part does so in a full one).
-		if _, err := t.markLoggers(); err != nil {
+		// is published (the loggers' part does so in a full one).
+		if _, err := t.logs.markLoggers(); err != nil {
 			return nil, err
 		}
-	}
-	for _, p := range t.stateParts() {
-		if weightsOnly {
-			break
-		}
-		if err := p.save(st); err != nil {
-			return nil, err
+	} else {
+		for _, p := range t.stateParts() {
+			if err := p.save(st); err != nil {
+				return nil, err
+			}
 		}
 	}
 	f := &checkpoint.File{VoltVersion: Version}
@@ -138,62 +116,6 @@ func (t *Trainer) saveMetadata(st *stateDoc, weightsOnly bool) error {
 		}
 	}
 	return nil
-}
-
-// legacyPart is, while the parts are being separated, every part's state
-// as the trainer used to save and load it (trainerState).
-type legacyPart struct{ t *Trainer }
-
-func (legacyPart) stateKey() string { return "trainer" }
-
-func (legacyPart) members() []string {
-	var ms []string
-	ty := reflect.TypeFor[trainerState]()
-	for i := range ty.NumField() {
-		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
-		if !slices.Contains(metadataMembers, name) {
-			ms = append(ms, name)
-		}
-	}
-	return ms
-}
-
-func (p legacyPart) save(doc *stateDoc) error {
-	t := p.t
-	var st trainerState
-	var err error
-	if t.scaler != nil {
-		if st.Scaler, err = t.scaler.State(); err != nil {
-			return fmt.Errorf("loss scaler: %w", err)
-		}
-	}
-	// Every row logged so far reaches the files before the checkpoint is
-	// published.
-	if st.Logs, err = t.markLoggers(); err != nil {
-		return err
-	}
-	b, err := json.Marshal(st)
-	if err != nil {
-		return fmt.Errorf("encoding the trainer state: %w", err)
-	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(b, &members); err != nil {
-		return err
-	}
-	for _, m := range p.members() {
-		if v, ok := members[m]; ok {
-			doc.members[m] = v
-		}
-	}
-	return nil
-}
-
-func (p legacyPart) load(doc *stateDoc) error {
-	var st trainerState
-	if err := doc.decode(&st); err != nil {
-		return err
-	}
-	return p.t.restoreLegacy(doc.path, &st)
 }
 
 // DataStateful is implemented by data modules whose state must be saved in
@@ -341,20 +263,6 @@ func (t *Trainer) restoreState(st *stateDoc) error {
 	for _, p := range t.stateParts() {
 		if err := p.load(st); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// restoreLegacy puts a checkpoint's loop state back.
-func (t *Trainer) restoreLegacy(path string, st *trainerState) error {
-	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
-		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
-			"checkpoint", path)
-	}
-	if t.scaler != nil && st.Scaler != nil {
-		if err := t.scaler.LoadState(st.Scaler); err != nil {
-			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
 		}
 	}
 	return nil

@@ -73,3 +73,34 @@ func newScaler(p engine.Precision) *optim.LossScaler {
 	}
 	return optim.NewLossScaler()
 }
+
+// scalerPart is the state part of the "16-mixed" loss scaler: its scale
+// and growth tracker.
+type scalerPart struct{ scaler *optim.LossScaler }
+
+func (scalerPart) stateKey() string { return "loss_scaler" }
+
+func (p scalerPart) save(st *stateDoc) error {
+	if p.scaler == nil {
+		return nil
+	}
+	b, err := p.scaler.State()
+	if err != nil {
+		return fmt.Errorf("loss scaler: %w", err)
+	}
+	return st.putNonEmpty("loss_scaler", b)
+}
+
+func (p scalerPart) load(st *stateDoc) error {
+	if p.scaler == nil {
+		return nil
+	}
+	var b []byte
+	if _, err := st.get("loss_scaler", &b); err != nil || b == nil {
+		return err
+	}
+	if err := p.scaler.LoadState(b); err != nil {
+		return fmt.Errorf("checkpoint %s: loss scaler: %w", st.path, err)
+	}
+	return nil
+}

@@ -176,9 +176,19 @@ func (st *stateDoc) addTensors(f *checkpoint.File) error {
 }
 
 // stateParts returns the parts of the trainer with resumable state, in the
-// order they save and load.
+// order they save and load. The loggers' part is last: saving it flushes
+// them, after every other part has run the code it runs.
 func (t *Trainer) stateParts() []statePart {
-	return []statePart{settingsPart{&t.cfg}, t.fitLoopPart(), &t.logs, callbackStates{t.hooks}, dataModuleState{t.dataModule}, t.schedulerPart(), legacyPart{t}}
+	return []statePart{
+		settingsPart{&t.cfg},
+		t.fitLoopPart(),
+		&t.logs,
+		callbackStates{t.hooks},
+		dataModuleState{t.dataModule},
+		t.schedulerPart(),
+		scalerPart{t.scaler},
+		t.loggerMarks(),
+	}
 }
 
 // metadataMembers are the members of a trainer state that describe the
