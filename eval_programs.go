@@ -92,7 +92,7 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 		}
 		ep.metrics[gid] = ms
 	}
-	err = t.recordOutputs(ms, outs[1:], b.Size)
+	err = t.logs.recordOutputs(ms, outs[1:], b.Size)
 	if err == nil {
 		err = ep.table.record(gid, res, dl, n)
 	}

@@ -102,7 +102,7 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 			return nil, err
 		}
 	}
-	if err := t.logHyperparams(dm); err != nil {
+	if err := t.logs.logHyperparams(t.module, dm); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -290,7 +290,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 		// loop skips, with no OnTrainStart or OnTrainEnd. A run resumed
 		// inside an epoch finishes that epoch first (its end hooks).
 		t.cfg.Log.Info("volt: Fit stopped: " + reason)
-		if err := t.sendResumedEpochLogs(); err != nil {
+		if err := l.sendResumedEpochLogs(); err != nil {
 			return err
 		}
 		return t.emit(hookOnFitEnd, hookArgs{})
@@ -337,6 +337,19 @@ func (l *fitLoop) done() string {
 		return "stop requested: " + t.stop.reason
 	}
 	return ""
+}
+
+// sendResumedEpochLogs sends, once, the rows of the epoch whose
+// OnTrainEpochEnd took the checkpoint this Fit resumed from: that
+// checkpoint comes before the epoch's values reached the loggers, whose
+// files the resumed run cut back to it. They go before the next epoch, or
+// before the resumed Fit ends when it has nothing left to train (a run
+// resumed after it finished), so that no row the run logged is lost.
+func (l *fitLoop) sendResumedEpochLogs() error {
+	if !l.t.ckpt.fit.takeEpochLogs() {
+		return nil
+	}
+	return l.t.logs.sendEndedEpochLogs()
 }
 
 // canStopEarly reports whether MinEpochs and MinSteps are met, saying once

@@ -24,7 +24,7 @@ type loggerMark struct {
 // logged so far, before a checkpoint is published, so that a checkpoint is
 // never ahead of the logs it implies; it returns the positions to store in
 // the checkpoint.
-func (l *logState) markLoggers() ([]loggerMark, error) {
+func (l *logging) markLoggers() ([]loggerMark, error) {
 	var marks []loggerMark
 	var errs []error
 	for _, l := range leafLoggers(l.loggers) {
@@ -110,7 +110,7 @@ func (t *Trainer) resumeLoggers(opts *runOptions) error {
 // anything is written under LogDir (settleLoggers, resume), not when the
 // other parts load.
 type loggerMarks struct {
-	logs *logState
+	logs *logging
 	dir  string // this run's log directory
 	log  func(msg string, attrs ...any)
 }

@@ -34,15 +34,15 @@ type metricState struct {
 	Max    jsonfloat.Float `json:"max"`
 }
 
-func (*logState) stateKey() string { return "logging" }
+func (*logging) stateKey() string { return "logging" }
 
-func (*logState) members() []string {
+func (*logging) members() []string {
 	return []string{"train_metrics", "callback_metrics", "logged_metrics", "progress_bar_metrics"}
 }
 
 // save adds the training accumulators (their metric objects' carried
 // state as tensors) and the latest values.
-func (l *logState) save(st *stateDoc) error {
+func (l *logging) save(st *stateDoc) error {
 	if err := l.trainRes.computeMetrics(l.trainMetrics); err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (l *logState) save(st *stateDoc) error {
 
 // load restores the training accumulators, the metric objects' carried
 // state and the latest values.
-func (l *logState) load(st *stateDoc) error {
+func (l *logging) load(st *stateDoc) error {
 	carried := map[string]*tensors.Tensor{}
 	for name, val := range st.tensors {
 		if key, ok := strings.CutPrefix(name, metricStatePrefix); ok {

@@ -357,7 +357,7 @@ func (src *metricSource) resetState() {
 
 // metricStateTensors returns the training metrics' carried state by slot
 // key (for checkpoints): states only, not the per-batch values.
-func (l *logState) metricStateTensors() map[string]*tensors.Tensor {
+func (l *logging) metricStateTensors() map[string]*tensors.Tensor {
 	if l.trainMetrics == nil {
 		return map[string]*tensors.Tensor{}
 	}
@@ -370,9 +370,9 @@ func (l *logState) metricStateTensors() map[string]*tensors.Tensor {
 // carried state of every metric object, those no step of this run has
 // logged yet included (a run resumed at an epoch's end restored theirs), and
 // the restored state of those whose step is not traced yet.
-func (t *Trainer) resetTrainMetricState() {
-	t.logs.trainRes.reset()
-	c := t.logs.trainMetrics.carry
+func (l *logging) resetTrainMetricState() {
+	l.trainRes.reset()
+	c := l.trainMetrics.carry
 	for _, k := range c.Keys("state/") {
 		c.Reset(k)
 	}

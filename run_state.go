@@ -2,7 +2,6 @@ package volt
 
 import (
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/profiler"
 )
 
@@ -53,48 +52,6 @@ func (r *run) addEvalBatchesSeen(stage RunningStage, dl, n int) {
 		r.evalBatchesSeen = map[evalLoaderKey]int{}
 	}
 	r.evalBatchesSeen[evalLoaderKey{stage, dl}] += n
-}
-
-// logState is what the trainer's runs have logged, and what it has said.
-type logState struct {
-	loggers []logger.Logger
-
-	trainRes *results
-	// trainMetrics holds the metric objects the training steps log and the
-	// state they carry.
-	trainMetrics *metricTable
-
-	// The latest values, as Lightning's trainer keeps them:
-	// callbackMetrics every logged value (what callbacks monitor;
-	// Trainer.CallbackMetrics), loggedMetrics those sent to the loggers
-	// (LoggedMetrics), progressBarMetrics those logged with ProgBar
-	// (ProgressBarMetrics).
-	callbackMetrics    map[string]float64
-	loggedMetrics      map[string]float64
-	progressBarMetrics map[string]float64
-	// progressBarOrder lists progressBarMetrics' keys in the order they
-	// were first logged (Lightning's progress_bar_metrics is a dict, in
-	// insertion order); see setProgressBar.
-	progressBarOrder []string
-
-	hparamsWritten bool
-	saidOnce       map[string]bool
-}
-
-func newLogState() logState {
-	l := logState{
-		trainRes: newResults(),
-		saidOnce: map[string]bool{},
-	}
-	l.resetMetrics()
-	return l
-}
-
-// resetMetrics forgets the latest values (callback, logged, progress bar),
-// as each of Fit, Validate, Test and Predict does when it starts.
-func (l *logState) resetMetrics() {
-	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = map[string]float64{}, map[string]float64{}, map[string]float64{}
-	l.progressBarOrder = nil
 }
 
 // checkpointState is what the trainer knows of checkpoints between runs.

@@ -40,7 +40,7 @@ type Trainer struct {
 	// the compiled training steps (kept across runs too).
 	optimization *optimization
 
-	logs logState
+	logs logging
 	ckpt checkpointState
 	stop stopRequest
 	ddp  ddpState
@@ -60,9 +60,10 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		state:    State{Status: StatusInitializing},
 		progress: Progress{Version: ProgressVersion},
 		evals:    map[evalKey]*evalProgram{},
-		logs:     newLogState(),
+		logs:     newLogging(),
 		run:      &run{},
 	}
+	t.logs.bind(&t.state, &t.progress, &t.ddp, r.Log)
 	if t.defaultBar, err = defaultProgressBar(r.Config); err != nil {
 		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
@@ -134,25 +135,12 @@ func (t *Trainer) Stop(reason string) {
 // epoch before the batch (Lightning's -1 from on_train_batch_start).
 func (t *Trainer) SkipRestOfEpoch() { t.run.skipEpoch = true }
 
-// warnOnce logs msg at warning level the first time key is seen: something
-// the run goes on with but the user should know (a checkpoint's missing or
-// unknown parts).
-func (t *Trainer) warnOnce(key, msg string, attrs ...any) {
-	if t.logs.saidOnce[key] {
-		return
-	}
-	t.logs.saidOnce[key] = true
-	t.cfg.Log.Warn(msg, attrs...)
-}
+// warnOnce logs msg at warning level the first time key is seen
+// (logging.warnOnce).
+func (t *Trainer) warnOnce(key, msg string, attrs ...any) { t.logs.warnOnce(key, msg, attrs...) }
 
 // sayOnce logs msg at info level the first time key is seen.
-func (t *Trainer) sayOnce(key, msg string, attrs ...any) {
-	if t.logs.saidOnce[key] {
-		return
-	}
-	t.logs.saidOnce[key] = true
-	t.cfg.Log.Info(msg, attrs...)
-}
+func (t *Trainer) sayOnce(key, msg string, attrs ...any) { t.logs.sayOnce(key, msg, attrs...) }
 
 // ensureEngine creates the engine (backend, variable store) for m, keeping
 // the current one when the module is the same as in the previous run.
@@ -272,7 +260,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 			t.state.Status = StatusFailed
 		}
 		if fn != StagePredict {
-			err = errors.Join(err, t.finalizeLoggers())
+			err = errors.Join(err, t.logs.finalizeLoggers())
 		}
 		err = errors.Join(err, t.stopProfiler())
 		err = errors.Join(err, t.leaveAgreedStopTogether(err))

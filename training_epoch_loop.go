@@ -25,7 +25,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		// the validation it resumes with) records the same.
 		l.lastStepped = at.stepped
 	} else {
-		if err := t.sendResumedEpochLogs(); err != nil {
+		if err := l.sendResumedEpochLogs(); err != nil {
 			return err
 		}
 		if l.reloadTrainDue() {
@@ -35,7 +35,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		}
 		p.Epoch.ready()
 		p.TrainBatch.resetCurrent()
-		t.resetTrainMetricState()
+		t.logs.resetTrainMetricState()
 	}
 	// A run restored after the epoch's last batch has only the epoch's end
 	// left, its plateau step included. (A checkpoint without the flag is
@@ -48,7 +48,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	// A checkpoint taken in OnTrainBatchEnd comes before that batch's step
 	// values reached the loggers: send them (or drop them) first.
 	if at.stepLogs != nil {
-		if err := t.endStepLogs(*at.stepLogs); err != nil {
+		if err := t.logs.endStepLogs(*at.stepLogs); err != nil {
 			return err
 		}
 	}
@@ -90,7 +90,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
-	if err := t.publishEpochValues(t.logs.trainRes, t.logs.trainMetrics); err != nil {
+	if err := t.logs.publishEpochValues(t.logs.trainRes, t.logs.trainMetrics); err != nil {
 		return err
 	}
 	p.At = PointTrainEpochEnd
@@ -108,7 +108,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.sendEpochLogs(); err != nil {
+	if err := t.logs.sendEpochLogs(); err != nil {
 		return err
 	}
 	t.run.epochEndLogs = false
@@ -237,7 +237,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	t.run.inBatchEnd = false
 	stepLogsDue = stepLogsDue || stepped && t.stop.requested
-	if err := t.endStepLogs(stepLogsDue); err != nil {
+	if err := t.logs.endStepLogs(stepLogsDue); err != nil {
 		return false, err
 	}
 	if l.stopValidates(stepped) || validate {
