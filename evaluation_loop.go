@@ -92,7 +92,7 @@ type evalLoop struct {
 // which the sanity check runs too, or RunningTest), made on first use for
 // the engine's module.
 func (t *Trainer) evalLoop(stage RunningStage) *evalLoop {
-	if l, ok := t.evalLoops[stage]; ok {
+	if l, ok := t.perModule.evalLoops[stage]; ok {
 		return l
 	}
 	l := &evalLoop{t: t, res: newResults()}
@@ -111,7 +111,7 @@ func (t *Trainer) evalLoop(stage RunningStage) *evalLoop {
 			l.kind.step = vs.ValidationStep
 		}
 	}
-	t.evalLoops[stage] = l
+	t.perModule.evalLoops[stage] = l
 	return l
 }
 

@@ -89,13 +89,13 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	if t.ckpt.fit.resume != nil {
 		l.trainLoadEpoch = t.ckpt.fit.restoredEpochs
 	}
-	fresh := t.optimization == nil
+	fresh := t.perModule.optimization == nil
 	if fresh {
 		o, err := t.newOptimization()
 		if err != nil {
 			return nil, err
 		}
-		t.optimization = o
+		t.perModule.optimization = o
 	}
 	if fresh || t.ckpt.schedulers.states != nil {
 		if err := t.startSchedulers(fresh); err != nil {
@@ -394,7 +394,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("training loader: %w", err)
 	}
-	if err := t.optimization.prepare(b); err != nil {
+	if err := t.perModule.optimization.prepare(b); err != nil {
 		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: t.explainShapeClash(err)}
 	}
 	return t.startDistributedFit()

@@ -57,7 +57,7 @@ func (t *Trainer) newOptimization() (*optimization, error) {
 		return nil, err
 	}
 	a := &optimization{cfg: &t.cfg, opts: opts, manual: manualMode(t.module), tbptt: t.cfg.TruncatedBPTTSteps > 0,
-		logs: &t.logs, progress: &t.progress, scaler: t.scaler, store: t.eng.Store}
+		logs: &t.logs, progress: &t.progress, scaler: t.perModule.scaler, store: t.eng.Store}
 	if t.cfg.fakeSteps != nil {
 		a.steps = t.cfg.fakeSteps
 	} else {

@@ -63,7 +63,7 @@ func (c *compiledSteps) ensureMasters(b *data.Batch) error {
 
 // setLossScale writes the scaler's current scale into its variable.
 func (t *Trainer) setLossScale() error {
-	return engine.SetLossScale(t.eng.Store, t.scaler.Scale())
+	return engine.SetLossScale(t.eng.Store, t.perModule.scaler.Scale())
 }
 
 // newScaler returns the loss scaler of "16-mixed" (nil otherwise).

@@ -16,8 +16,8 @@ import (
 // is reported by that trace, after its check of the variables (checkLoaded):
 // a checkpoint of another model lacks both, and its variables say so best.
 func (t *Trainer) startSchedulers(fresh bool) error {
-	for i := range t.optimization.opts {
-		o := &t.optimization.opts[i]
+	for i := range t.perModule.optimization.opts {
+		o := &t.perModule.optimization.opts[i]
 		if o.Scheduler == nil {
 			continue
 		}
@@ -64,8 +64,8 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 // on a batch that stepped the optimizer) or of the epoch (IntervalEpoch); a
 // scheduler steps when it is a multiple of its SchedulerFrequency.
 func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) error {
-	for i := range t.optimization.opts {
-		o := &t.optimization.opts[i]
+	for i := range t.perModule.optimization.opts {
+		o := &t.perModule.optimization.opts[i]
 		if o.Scheduler == nil || orDefault(o.Interval, IntervalEpoch) != interval {
 			continue
 		}
@@ -126,7 +126,7 @@ type schedulerPart struct {
 
 // schedulerPart returns the schedulers' state part.
 func (t *Trainer) schedulerPart() schedulerPart {
-	p := schedulerPart{opt: t.optimization, restored: &t.ckpt.schedulers, metrics: t.logs.callbackMetrics, epoch: t.CurrentEpoch()}
+	p := schedulerPart{opt: t.perModule.optimization, restored: &t.ckpt.schedulers, metrics: t.logs.callbackMetrics, epoch: t.CurrentEpoch()}
 	if fit := t.run.fit; fit != nil {
 		p.plateauPending = fit.plateauPending
 	}

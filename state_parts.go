@@ -186,7 +186,7 @@ func (t *Trainer) stateParts() []statePart {
 		callbackStates{t.hooks},
 		dataModuleState{t.dataModule},
 		t.schedulerPart(),
-		scalerPart{t.scaler},
+		scalerPart{t.perModule.scaler},
 		t.loggerMarks(),
 	}
 }

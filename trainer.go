@@ -28,17 +28,10 @@ type Trainer struct {
 	dataModule DataModule
 	hooks      *hookSet // resolved when a run starts
 
-	// The engine and the programs it compiled for module, kept across runs.
-	eng    *engine.Engine
-	evals  map[evalKey]*evalProgram
-	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
-	// The validation and test loops, with their results, kept across runs
-	// for module.
-	evalLoops map[RunningStage]*evalLoop
-
-	// optimization decides which optimizers step, in which mode; it runs
-	// the compiled training steps (kept across runs too).
-	optimization *optimization
+	// The engine for module (its backend and variable store), and what
+	// the trainer keeps across runs for module.
+	eng       *engine.Engine
+	perModule moduleKept
 
 	logs logging
 	ckpt checkpointState
@@ -49,6 +42,20 @@ type Trainer struct {
 	defaultBar *ProgressBar // Config.EnableProgressBar's, nil when off
 }
 
+// moduleKept is what the trainer keeps across runs for its module, made
+// afresh when the module changes (ensureEngine).
+type moduleKept struct {
+	// evals are the compiled evaluation and prediction programs.
+	evals map[evalKey]*evalProgram
+	// evalLoops are the validation and test loops, with their results.
+	evalLoops map[RunningStage]*evalLoop
+	// optimization decides which optimizers step, in which mode; it runs
+	// the compiled training steps. Every Fit makes its own
+	// (dropOptimizers).
+	optimization *optimization
+	scaler       *optim.LossScaler // "16-mixed" dynamic loss scaling
+}
+
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
 func NewTrainer(cfg Config) (*Trainer, error) {
 	r, err := cfg.validate()
@@ -56,12 +63,12 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
 	t := &Trainer{
-		cfg:      r,
-		state:    State{Status: StatusInitializing},
-		progress: Progress{Version: ProgressVersion},
-		evals:    map[evalKey]*evalProgram{},
-		logs:     newLogging(),
-		run:      &run{},
+		cfg:       r,
+		state:     State{Status: StatusInitializing},
+		progress:  Progress{Version: ProgressVersion},
+		perModule: moduleKept{evals: map[evalKey]*evalProgram{}},
+		logs:      newLogging(),
+		run:       &run{},
 	}
 	t.logs.bind(&t.state, &t.progress, &t.ddp, r.Log)
 	if t.defaultBar, err = defaultProgressBar(r.Config); err != nil {
@@ -160,17 +167,14 @@ func (t *Trainer) ensureEngine(m Module) error {
 		return err
 	}
 	t.eng, t.module = eng, m
-	t.scaler = newScaler(t.cfg.precision)
-	if t.scaler != nil {
+	t.perModule = moduleKept{evals: map[evalKey]*evalProgram{}, evalLoops: map[RunningStage]*evalLoop{}, scaler: newScaler(t.cfg.precision)}
+	if t.perModule.scaler != nil {
 		if err := t.setLossScale(); err != nil {
 			return err
 		}
 	}
-	t.optimization = nil
-	t.evals = map[evalKey]*evalProgram{}
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()
-	t.evalLoops = map[RunningStage]*evalLoop{}
 	return nil
 }
 
@@ -180,15 +184,15 @@ func (t *Trainer) ensureEngine(m Module) error {
 // trains with fresh optimizers (a checkpoint it resumes from then restores
 // their state).
 func (t *Trainer) dropOptimizers() error {
-	if t.optimization == nil {
+	if t.perModule.optimization == nil {
 		return nil
 	}
-	for i := range t.optimization.opts {
+	for i := range t.perModule.optimization.opts {
 		if err := t.eng.Store.DeleteVariablesInScope(optim.StatePrefix(i)); err != nil {
 			return fmt.Errorf("clearing optimizer %d's state: %w", i, err)
 		}
 	}
-	t.optimization = nil
+	t.perModule.optimization = nil
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()
 	return nil

@@ -176,8 +176,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return true, nil
 	}
 	p.TrainBatch.started()
-	out, steps, err := t.optimization.run(b, batchIdx, lastInEpoch)
-	if !t.optimization.tbptt { // TBPTT agrees after every split (runTBPTT)
+	out, steps, err := t.perModule.optimization.run(b, batchIdx, lastInEpoch)
+	if !t.perModule.optimization.tbptt { // TBPTT agrees after every split (runTBPTT)
 		err = t.agreeNonFinite(err)
 	}
 	if err == nil {
