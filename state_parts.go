@@ -179,7 +179,7 @@ func (st *stateDoc) addTensors(f *checkpoint.File) error {
 // order they save and load. The loggers' part is last: saving it flushes
 // them, after every other part has run the code it runs.
 func (t *Trainer) stateParts() []statePart {
-	return []statePart{
+	parts := []statePart{
 		settingsPart{&t.cfg},
 		t.fitLoopPart(),
 		&t.logs,
@@ -187,8 +187,9 @@ func (t *Trainer) stateParts() []statePart {
 		dataModuleState{t.dataModule},
 		t.schedulerPart(),
 		scalerPart{t.perModule.scaler},
-		t.loggerMarks(),
 	}
+	parts = append(parts, t.cfg.moreParts...)
+	return append(parts, t.loggerMarks())
 }
 
 // metadataMembers are the members of a trainer state that describe the
