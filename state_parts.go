@@ -176,8 +176,20 @@ func (st *stateDoc) addTensors(f *checkpoint.File) error {
 }
 
 // stateParts returns the parts of the trainer with resumable state, in the
-// order they save and load. The loggers' part is last: saving it flushes
-// them, after every other part has run the code it runs.
+// order they save and load, and the members of the trainer state each owns:
+//
+//	settings (settings_part.go)      seed, accumulate_grad_batches, config_accumulate_grad_batches
+//	fit loop (fit_resume.go)         progress, resume (with the stream position)
+//	logging (logging_part.go)        train_metrics, callback_metrics, logged_metrics,
+//	                                 progress_bar_metrics; tensors /volt/metric_state/…
+//	callbacks (callback_state.go)    callbacks
+//	datamodule (callback_state.go)   datamodule
+//	schedulers (scheduling.go)       schedulers, schedulers_ahead
+//	loss_scaler (precision.go)       loss_scaler
+//	logs (logger_resume.go)          logs
+//
+// The loggers' part is last: saving it flushes them, after every other part
+// has run the code it runs.
 func (t *Trainer) stateParts() []statePart {
 	parts := []statePart{
 		settingsPart{&t.cfg},
