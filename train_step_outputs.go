@@ -35,7 +35,8 @@ type trainOutputs struct {
 	hidden  []*tensors.Tensor // TBPTT hidden states
 }
 
-// run runs one compiled training step on b and returns its outputs.
+// run runs one compiled training step on b and returns its outputs, valid
+// until the next run (nothing is allocated per step).
 func (c *compiledSteps) run(tp *trainProgram, b *data.Batch) (*trainOutputs, error) {
 	stop := c.t.profile(actTrainingStep)
 	outs, gid, update, err := tp.run(b)
@@ -50,7 +51,8 @@ func (c *compiledSteps) run(tp *trainProgram, b *data.Batch) (*trainOutputs, err
 		info.update = update
 		tp.infos[gid] = info
 	}
-	out := &trainOutputs{info: info, gid: gid, loss: outs[0]}
+	c.out = trainOutputs{info: info, gid: gid, loss: outs[0]}
+	out := &c.out
 	if info.numHidden > 0 {
 		out.hidden = outs[len(outs)-info.numHidden:]
 		outs = outs[:len(outs)-info.numHidden]

@@ -57,6 +57,7 @@ type compiledSteps struct {
 	// factor is the accumulation factor last written, in the tensor factorSet.
 	factor    int
 	factorSet *tensors.Tensor
+	out       trainOutputs // the last run's (run)
 }
 
 func newCompiledSteps(t *Trainer, opts Optimizers, manual bool, take func(*trainOutputs, int) error) *compiledSteps {
