@@ -135,12 +135,6 @@ func (st *stateDoc) get(member string, v any) (bool, error) {
 	return true, nil
 }
 
-// has reports whether the state has member.
-func (st *stateDoc) has(member string) bool {
-	_, ok := st.members[member]
-	return ok
-}
-
 // decode decodes the whole state into v (a struct of the members it
 // reads).
 func (st *stateDoc) decode(v any) error {
