@@ -198,4 +198,10 @@
 //     mid-epoch), given through a DataModule or Loaders.
 //   - A backend lowering: internal/golower's "Adding a lowering"; the
 //     engine wraps every Go backend, so a lowering reaches every model.
+//   - Resumable trainer state: a statePart (state_parts.go) owned by the
+//     object whose state it is, and one line in stateParts; checkpoints
+//     then save and restore it (TestToyPartSurvivesSIGKILL shows one).
+//   - An optimizer kind: optim's traced update, and where the pure-Go
+//     backend should run it on the host, a kernel in internal/fusedupdate
+//     equal to it bitwise (TestKernelsEqualTracedUpdate).
 package volt
