@@ -77,7 +77,7 @@ var designedScenarios = []struct {
 		Guide: "volt also brings `last.ckpt` up to the end of training"}, nil,
 		func(tr *generatedTrace) bool {
 			run := resumedRun(tr)
-			return run != nil && !slices.ContainsFunc(run, func(e traceEvent) bool { return e.Hook == "on_load_checkpoint" })
+			return tr.Spec.ResumeFrom == "last" && run != nil && !slices.ContainsFunc(run, func(e traceEvent) bool { return e.Hook == "on_load_checkpoint" })
 		}},
 	{divergenceClass{ID: "resume-after-its-batch", Reason: "resumed from a checkpoint saved in OnTrainBatchEnd, volt goes on with the next batch; Lightning 2.2.5 trains that batch again",
 		Guide: "Lightning 2.2.5 trains that batch again"}, nil, lightningReplaysBatch},
@@ -95,6 +95,16 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool {
 			return slices.ContainsFunc(tr.Logged, func(r loggedRow) bool { return r.Step < 0 })
 		}},
+	{divergenceClass{ID: "manual-steps-schedulers", Reason: "in manual optimization volt steps the schedulers at their interval; Lightning leaves them to the module",
+		Guide: "Lightning leaves the schedulers to the module, volt steps them by the same rule"}, nil,
+		func(tr *generatedTrace) bool { return tr.Spec.Model.Manual && tr.Spec.Model.Scheduler != nil }},
+	{divergenceClass{ID: "loaders-checked-first", Reason: "Fit checks its loaders (a limit that leaves no batch) before ConfigureOptimizers and OnFitStart; Lightning after them, in its fit loop",
+		Guide: "before `ConfigureOptimizers` and `OnFitStart`, so a bad loader fails"}, []string{"hooks"},
+		func(tr *generatedTrace) bool {
+			return tr.Error != nil && strings.Contains(*tr.Error, "Please increase the `limit_")
+		}},
+	{divergenceClass{ID: "step-fails-when-traced", Reason: "a step that fails while volt builds it (a refused Log) ends the run before the hooks of its first batch; Lightning fails in that batch",
+		Guide: "ends the run when volt builds it"}, []string{"hooks", "lr"}, stepLogRefused},
 	{divergenceClass{ID: "resume-after-its-epoch-end", Reason: "resumed from a checkpoint saved in OnTrainEpochEnd of an epoch that ran no validation, volt starts the next epoch; Lightning 2.2.5 goes back into that epoch and trains one more batch",
 		Guide: "goes back into that epoch and trains one more batch"}, nil, lightningReentersEndedEpoch},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
@@ -107,6 +117,18 @@ var designedScenarios = []struct {
 			_, maxSteps := tr.Spec.Trainer["max_steps"]
 			return maxSteps && lightningSkippedResumedTraining(tr)
 		}},
+}
+
+// stepLogRefused reports whether Lightning's run failed on a value logged in
+// a step with on_step=False and on_epoch=False, which volt refuses when it
+// builds the step.
+func stepLogRefused(tr *generatedTrace) bool {
+	if tr.Error == nil || !strings.Contains(*tr.Error, "on_epoch=False)` is not useful") {
+		return false
+	}
+	return slices.ContainsFunc(tr.Spec.Model.Logs, func(g genLog) bool {
+		return strings.HasSuffix(g.Hook, "_step") && g.OnStep != nil && !*g.OnStep && g.OnEpoch != nil && !*g.OnEpoch
+	})
 }
 
 func deferredStepSave(sp genSpec) bool {
@@ -122,6 +144,15 @@ func resumedRun(tr *generatedTrace) []traceEvent {
 		return nil
 	}
 	return tr.Events[b[stage]:]
+}
+
+// resumedSave is the index in Lightning's events of the save its resumed
+// Fit loaded (-1: none).
+func resumedSave(tr *generatedTrace) int {
+	if tr.ResumedFrom == nil {
+		return -1
+	}
+	return tr.ResumedFrom.Event
 }
 
 // lightningRepeatsValidation reports whether Lightning's resumed Fit runs a
@@ -144,8 +175,8 @@ func lightningRepeatsValidation(tr *generatedTrace) bool {
 
 // lightningReplaysBatch reports whether Lightning's resumed Fit starts with
 // a training batch that its first run had already trained and checkpointed
-// in on_train_batch_end (the last last.ckpt save of the first run came
-// after that batch's start and before the next one).
+// in on_train_batch_end (the save it resumed from came after that batch's
+// start and before the next one).
 func lightningReplaysBatch(tr *generatedTrace) bool {
 	run := resumedRun(tr)
 	if run == nil {
@@ -157,12 +188,7 @@ func lightningReplaysBatch(tr *generatedTrace) bool {
 	}
 	b := runBounds(tr.Events)
 	before := tr.Events[:b[slices.Index(tr.Spec.Stages, "resume")]]
-	lastSave := -1
-	for i, e := range before {
-		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			lastSave = i
-		}
-	}
+	lastSave := resumedSave(tr)
 	for i, e := range before {
 		if e.Who == "Callback" && e.Hook == "on_train_batch_start" && e.Epoch == run[first].Epoch &&
 			e.BatchIdx != nil && run[first].BatchIdx != nil && *e.BatchIdx == *run[first].BatchIdx {
@@ -206,12 +232,7 @@ func lightningReentersEndedEpoch(tr *generatedTrace) bool {
 	end := slices.IndexFunc(before, func(e traceEvent) bool {
 		return e.Who == "Callback" && e.Hook == "on_train_epoch_end" && e.Epoch == run[first].Epoch
 	})
-	lastSave := -1
-	for i, e := range before {
-		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			lastSave = i
-		}
-	}
+	lastSave := resumedSave(tr)
 	return end >= 0 && lastSave > end && !lightningRepeatsValidation(tr)
 }
 
@@ -256,10 +277,7 @@ func validationInsideWindow(sp genSpec) bool {
 		f, isInt, _ := number(v)
 		return f, isInt, true
 	}
-	batches := sp.NTrain / 4
-	if sp.NTrain%4 != 0 {
-		batches++
-	}
+	batches := sp.trainBatches()
 	if f, isInt, ok := arg("limit_train_batches"); ok {
 		if isInt {
 			batches = min(batches, int(f))

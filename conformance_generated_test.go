@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
-	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/logger"
-	"github.com/voltml/volt/optim"
 )
 
 // TestConformanceGenerated runs the generated scenarios of
@@ -63,7 +62,8 @@ func TestConformanceGenerated(t *testing.T) {
 	for _, r := range designedScenarios {
 		classes = append(classes, r.class)
 	}
-	classes = append(classes, divergenceClass{ID: "stop-per-run", Guide: "starts with no stop request"},
+	classes = append(classes, divergenceClass{ID: "metrics-at-failure", Guide: "holds every value logged until the failure"},
+		divergenceClass{ID: "stop-per-run", Guide: "starts with no stop request"},
 		divergenceClass{ID: "resent-rows", Guide: "is followed by that step's/epoch's row, which the resumed run sends"})
 	for _, c := range classes {
 		if c.Guide != "" && !strings.Contains(string(guide), c.Guide) {
@@ -181,22 +181,63 @@ type genSpec struct {
 	NValLoaders      int            `json:"n_val_loaders"`
 	Trainer          map[string]any `json:"trainer"` // Lightning Trainer arguments; numbers are json.Number
 	Model            struct {
-		LogTrainEpoch   bool         `json:"log_train_epoch"`
-		PlateauPatience int          `json:"plateau_patience"`
-		Sched           []any        `json:"sched"`
-		Stop            *genAction   `json:"stop"`
-		Fail            *genAction   `json:"fail"`
-		Guard           *genGuard    `json:"guard"`
-		TwoOptimizers   []int        `json:"two_optimizers"` // their frequencies
-		EpochEnd        *genEpochEnd `json:"epoch_end"`
+		LogTrainEpoch bool          `json:"log_train_epoch"`
+		Stop          *genAction    `json:"stop"`
+		Fail          *genAction    `json:"fail"`
+		Guard         *genGuard     `json:"guard"`
+		TwoOptimizers []int         `json:"two_optimizers"` // their frequencies (unused in manual optimization)
+		EpochEnd      *genEpochEnd  `json:"epoch_end"`
+		Optimizer     *genOptimizer `json:"optimizer"`
+		Scheduler     *genScheduler `json:"scheduler"`
+		Logs          []genLog      `json:"logs"`
+		Manual        bool          `json:"manual"`
 	} `json:"model"`
 	Callbacks struct {
 		EarlyStopping         map[string]any `json:"early_stopping"`
 		Checkpoint            map[string]any `json:"checkpoint"`
 		AccumulationScheduler map[string]int `json:"accumulation_scheduler"`
 	} `json:"callbacks"`
+	Data            *genData `json:"data"`
 	Stages          []string `json:"stages"`
 	ResumeMaxEpochs int      `json:"resume_max_epochs"`
+	// ResumeFrom is the checkpoint a "resume" stage starts from: "last", or
+	// {"save": f}, the save at fraction f of the first run's saves that
+	// left a file of their own (resumeCandidates).
+	ResumeFrom any `json:"resume_from"`
+}
+
+// genData is a spec's "data": the first NTrain rows of the 20 training
+// examples in batches of Batch (the short last one dropped with DropLast),
+// and one validation loader per entry of Val with that many of the 8
+// validation examples, in batches of ValBatch.
+type genData struct {
+	NTrain   int   `json:"n_train"`
+	Batch    int   `json:"batch"`
+	DropLast bool  `json:"drop_last"`
+	Val      []int `json:"val"`
+	ValBatch int   `json:"val_batch"`
+}
+
+// trainBatches is the number of training batches per epoch before limits.
+func (sp genSpec) trainBatches() int {
+	n, b, drop := sp.NTrain, 4, false
+	if d := sp.Data; d != nil {
+		n, b, drop = d.NTrain, d.Batch, d.DropLast
+	}
+	if drop {
+		return n / b
+	}
+	return (n + b - 1) / b
+}
+
+// resumeSave is the fraction of a {"save": f} ResumeFrom, and whether it is one.
+func (sp genSpec) resumeSave() (float64, bool) {
+	m, ok := sp.ResumeFrom.(map[string]any)
+	if !ok {
+		return 0, false
+	}
+	f, ok := anyFloat(m, "save")
+	return f, ok
 }
 
 // genAction is a stop or failure the module requests in a hook (Lightning's
@@ -354,138 +395,6 @@ func mapsKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// genModule is gen_scenarios.py's GenModel: the conformance module, plus the
-// spec's stop or failure in a module hook (not in the sanity check).
-type genModule struct {
-	*conformanceModule
-	stop, fail    *genAction
-	guard         *genGuard
-	twoOptimizers []int
-	epochEnd      *genEpochEnd
-}
-
-// ConfigureOptimizers is the conformance module's, or two SGD optimizers
-// (lr 0.1 and 0.05) over all variables with the spec's frequencies.
-func (m *genModule) ConfigureOptimizers() volt.Optimizers {
-	if m.twoOptimizers == nil {
-		return m.conformanceModule.ConfigureOptimizers()
-	}
-	m.rec("ConfigureOptimizers")
-	return volt.Optimizers{
-		{Optimizer: optim.SGD(0.1), Frequency: m.twoOptimizers[0]},
-		{Optimizer: optim.SGD(0.05), Frequency: m.twoOptimizers[1]},
-	}
-}
-
-// act stops or fails if the spec asks it at hook (Lightning's name), now.
-func (m *genModule) act(t *volt.Trainer, hook string, batch int) error {
-	return actAt(t, "module", m.stop, m.fail, hook, batch)
-}
-
-// actAt is gen_scenarios.py's act: stop or fail if the spec asks by (the
-// module or the callback) to at hook, now (never in the sanity check).
-func actAt(t *volt.Trainer, by string, stop, fail *genAction, hook string, batch int) error {
-	if t.State().Stage == volt.RunningSanityCheck {
-		return nil
-	}
-	due := func(a *genAction) bool {
-		return a != nil && orModule(a.By) == by && a.Hook == hook && a.Epoch == t.CurrentEpoch() &&
-			(a.Batch == nil || (batch >= 0 && *a.Batch == batch))
-	}
-	if due(stop) {
-		t.Stop("generated scenario: the " + by + " requested a stop in " + hook)
-	}
-	if due(fail) {
-		return errPlannedFailure
-	}
-	return nil
-}
-
-func orModule(by string) string {
-	if by == "" {
-		return "module"
-	}
-	return by
-}
-
-// genActor is gen_scenarios.py's Actor: the callback asking for the spec's
-// stop or failure when its By is "callback", right after the recorder, and
-// logs the spec's epoch_end value when the callback logs it.
-type genActor struct {
-	stop, fail *genAction
-	epochEnd   *genEpochEnd
-}
-
-func (a *genActor) act(t *volt.Trainer, hook string, batch int) error {
-	return actAt(t, "callback", a.stop, a.fail, hook, batch)
-}
-func (a *genActor) OnTrainStart(t *volt.Trainer) error { return a.act(t, "on_train_start", -1) }
-func (a *genActor) OnTrainEpochStart(t *volt.Trainer) error {
-	return a.act(t, "on_train_epoch_start", -1)
-}
-func (a *genActor) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.Batch, i int) error {
-	return a.act(t, "on_train_batch_end", i)
-}
-func (a *genActor) OnTrainEpochEnd(t *volt.Trainer) error {
-	a.epochEnd.log(t, "callback")
-	return a.act(t, "on_train_epoch_end", -1)
-}
-func (a *genActor) OnValidationEpochEnd(t *volt.Trainer) error {
-	return a.act(t, "on_validation_epoch_end", -1)
-}
-func (a *genActor) OnValidationEnd(t *volt.Trainer) error { return a.act(t, "on_validation_end", -1) }
-
-func (m *genModule) OnTrainStart(t *volt.Trainer) error {
-	_ = m.hookRecorder.OnTrainStart(t)
-	return m.act(t, "on_train_start", -1)
-}
-
-func (m *genModule) OnTrainEpochStart(t *volt.Trainer) error {
-	_ = m.hookRecorder.OnTrainEpochStart(t)
-	return m.act(t, "on_train_epoch_start", -1)
-}
-
-// OnTrainBatchStart fails where the spec fails training_step (volt runs it
-// as a graph; the nearest host hook of the batch fails instead).
-func (m *genModule) OnTrainBatchStart(t *volt.Trainer, b *data.Batch, i int) error {
-	_ = m.conformanceModule.OnTrainBatchStart(t, b, i)
-	err := m.act(t, "training_step", i)
-	if err != nil {
-		m.log.events[len(m.log.events)-1].lrRecorded = false // Lightning fails before recording the LR
-	}
-	return err
-}
-
-func (m *genModule) OnTrainBatchEnd(t *volt.Trainer, o *volt.StepOutput, b *data.Batch, i int) error {
-	_ = m.conformanceModule.OnTrainBatchEnd(t, o, b, i)
-	return m.act(t, "on_train_batch_end", i)
-}
-
-func (m *genModule) OnTrainEpochEnd(t *volt.Trainer) error {
-	_ = m.hookRecorder.OnTrainEpochEnd(t)
-	m.epochEnd.log(t, "module")
-	return m.act(t, "on_train_epoch_end", -1)
-}
-
-// OnValidationBatchStart fails where the spec fails validation_step.
-func (m *genModule) OnValidationBatchStart(t *volt.Trainer, b *data.Batch, i, dl int) error {
-	_ = m.hookRecorder.OnValidationBatchStart(t, b, i, dl)
-	return m.act(t, "validation_step", i)
-}
-
-func (m *genModule) OnValidationEpochEnd(t *volt.Trainer) error {
-	_ = m.hookRecorder.OnValidationEpochEnd(t)
-	if m.guard != nil && t.State().Stage != volt.RunningSanityCheck {
-		t.Log("guard", m.guard.at(t.CurrentEpoch()))
-	}
-	return m.act(t, "on_validation_epoch_end", -1)
-}
-
-func (m *genModule) OnValidationEnd(t *volt.Trainer) error {
-	_ = m.hookRecorder.OnValidationEnd(t)
-	return m.act(t, "on_validation_end", -1)
-}
-
 // loggerSpy is gen_scenarios.py's SpyLogger: every row the trainer sends.
 type loggerSpy struct{ rows []loggedRow }
 
@@ -537,7 +446,7 @@ func anyInt(m map[string]any, k string) int {
 func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochEnd bool) ([]volt.Callback, *checkpointSpy, error) {
 	checkValEvery, set := sp.Trainer["check_val_every_n_epoch"]
 	inferred := !set || checkValEvery != nil && anyInt(sp.Trainer, "check_val_every_n_epoch") == 1
-	cbs := []volt.Callback{&genActor{stop: sp.Model.Stop, fail: sp.Model.Fail, epochEnd: sp.Model.EpochEnd}, &monitorSpy{log}}
+	cbs := []volt.Callback{&genActor{stop: sp.Model.Stop, fail: sp.Model.Fail, epochEnd: sp.Model.EpochEnd, logs: sp.Model.Logs}, &monitorSpy{log}}
 	if s := sp.Callbacks.AccumulationScheduler; s != nil {
 		sched := map[int]int{}
 		for k, v := range s {
@@ -598,6 +507,11 @@ type generatedRun struct {
 	// resumedRows is the index in logged of the resumed Fit's first row
 	// (-1 without one).
 	resumedRows int
+	// stages are the results of each stage run, weights the layer's at
+	// the end, resumedFrom the save a resume started from (nil: none).
+	stages      []genStageResult
+	weights     []float64
+	resumedFrom *genResumedFrom
 }
 
 func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceData, valCheckInterval volt.ValInterval) (*generatedRun, error) {
@@ -626,58 +540,54 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 		return run, nil
 	}
 	run.built = true
-	train := init.Train16
-	if sp.NTrain == 20 {
-		train = init.Train20
-	}
-	var val []data.Loader
-	for range max(sp.NValLoaders, 1) {
-		val = append(val, &data.DataLoader{Dataset: init.Val8.slice(), BatchSize: 4})
-	}
-	loaders := volt.Loaders{Train: &data.DataLoader{Dataset: train.slice(), BatchSize: 4}, Val: val, Test: val, Predict: val}
-	// conformanceModule reads the scheduler's frequency as a float64 (the
-	// spec's numbers are json.Number).
-	sched := slices.Clone(sp.Model.Sched)
-	for i, v := range sched {
-		if n, ok := v.(json.Number); ok {
-			sched[i], _ = n.Float64()
-		}
-	}
-	m := &genModule{conformanceModule: &conformanceModule{hookRecorder: hookRecorder{"Model", log}, init: init,
-		args: modelArgs{Sched: sched}, logTrainEpoch: sp.Model.LogTrainEpoch, plateauPatience: sp.Model.PlateauPatience, generated: true},
-		stop: sp.Model.Stop, fail: sp.Model.Fail, guard: sp.Model.Guard, twoOptimizers: sp.Model.TwoOptimizers, epochEnd: sp.Model.EpochEnd}
+	loaders := genLoaders(sp, init)
+	trainers := []*volt.Trainer{tr}
+	m := &genModule{conformanceModule: &conformanceModule{hookRecorder: hookRecorder{"Model", log}, init: init},
+		logTrainEpoch: sp.Model.LogTrainEpoch, stop: sp.Model.Stop, fail: sp.Model.Fail, guard: sp.Model.Guard,
+		twoOptimizers: sp.Model.TwoOptimizers, epochEnd: sp.Model.EpochEnd, optimizer: sp.Model.Optimizer,
+		scheduler: sp.Model.Scheduler, logs: sp.Model.Logs, manual: sp.Model.Manual}
 	ctx := t.Context()
 	for _, stage := range sp.Stages {
+		res := genStageResult{Stage: stage}
 		switch stage {
 		case "fit":
 			run.err = tr.Fit(ctx, m, loaders)
 		case "validate":
-			_, run.err = tr.Validate(ctx, m, loaders)
+			res.Metrics, run.err = tr.Validate(ctx, m, loaders)
 		case "test":
-			_, run.err = tr.Test(ctx, m, loaders)
+			res.Metrics, run.err = tr.Test(ctx, m, loaders)
 		case "predict":
-			_, run.err = tr.Predict(ctx, m, loaders)
+			var preds [][]*tensors.Tensor
+			if preds, run.err = tr.Predict(ctx, m, loaders); run.err == nil {
+				res.Predictions, run.err = flatPredictions(preds)
+			}
 		case "resume":
 			// gen_scenarios.py: a new Trainer (a restarted process) with the
-			// same callbacks and module, from ModelCheckpoint's last.ckpt.
+			// same callbacks and module, from the spec's checkpoint.
 			cfg.MaxEpochs = sp.ResumeMaxEpochs
 			cfg.Callbacks = append([]volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}}, others...)
 			if tr, err = volt.NewTrainer(cfg); err != nil {
 				run.err = err
 				break
 			}
+			trainers = append(trainers, tr)
 			var opts []volt.RunOption
-			if last := filepath.Join(ckpt.Dirpath(), "last.ckpt"); fileExists(last) {
-				opts = append(opts, volt.FromCheckpoint(last))
+			if run.resumedFrom = resumeChoice(sp, log.events, ckpt.Dirpath()); run.resumedFrom != nil {
+				opts = append(opts, volt.FromCheckpoint(filepath.Join(ckpt.Dirpath(), run.resumedFrom.File)))
 			}
 			run.resumedRows = len(spy.rows)
 			run.err = tr.Fit(ctx, m, loaders, opts...)
 		default:
 			return nil, fmt.Errorf("unknown stage %q", stage)
 		}
+		res.CallbackMetrics = tr.CallbackMetrics()
+		run.stages = append(run.stages, res)
 		if run.err != nil {
 			break
 		}
+	}
+	if run.weights, err = genWeights(trainers, init); err != nil {
+		return nil, err
 	}
 	run.events, run.epoch, run.globalStep, run.shouldStop = log.events, tr.CurrentEpoch(), tr.GlobalStep(), tr.ShouldStop()
 	run.logged = spy.rows
@@ -740,6 +650,28 @@ func compareGenerated(want *generatedTrace, got *generatedRun) map[string]string
 	}
 	if d := compareLogged(want.Logged, dropResentRows(got.logged, got.resumedRows)); d != "" {
 		diffs["logged"] = d
+	}
+	if !got.built {
+		return diffs
+	}
+	if d := compareWeights(want.Weights, got.weights); d != "" {
+		diffs["weights"] = d
+	}
+	sc := compareStageResults(want.StageResults, got.stages, want.Error != nil)
+	if sc.result != "" {
+		diffs["results"] = sc.result
+	}
+	if sc.metrics != "" {
+		diffs["callback_metrics"] = sc.metrics
+	}
+	if normalizationsUsed != nil && sc.restored {
+		normalizationsUsed["resume-keeps-callback-metrics"]++
+	}
+	if normalizationsUsed != nil && sc.atFailure {
+		normalizationsUsed["metrics-at-failure"]++
+	}
+	if d := compareResumedFrom(want.ResumedFrom, got.resumedFrom); d != "" {
+		diffs["resume_from"] = d
 	}
 	return diffs
 }

@@ -30,7 +30,7 @@ import (
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
-	generatorVersion = 4
+	generatorVersion = 5
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
 	generatedSeeds = 1000
 )
@@ -57,6 +57,11 @@ type generatedTrace struct {
 	Final  *finalCounters `json:"final"`
 	Events []traceEvent   `json:"events"`
 	Logged []loggedRow    `json:"logged"`
+	// Version 5: each stage's result and callback metrics, the final
+	// weights, and the save a resume started from.
+	StageResults []genStageResult `json:"stage_results"`
+	Weights      *genWeightsTrace `json:"weights"`
+	ResumedFrom  *genResumedFrom  `json:"resumed_from"`
 }
 
 type finalCounters struct {
