@@ -127,7 +127,8 @@ func stepLogRefused(tr *generatedTrace) bool {
 		return false
 	}
 	return slices.ContainsFunc(tr.Spec.Model.Logs, func(g genLog) bool {
-		return strings.HasSuffix(g.Hook, "_step") && g.OnStep != nil && !*g.OnStep && g.OnEpoch != nil && !*g.OnEpoch
+		onStep, onEpoch := g.resolved()
+		return strings.HasSuffix(g.Hook, "_step") && !onStep && !onEpoch
 	})
 }
 

@@ -231,6 +231,21 @@ type genLog struct {
 	OnEpoch  *bool   `json:"on_epoch"`
 }
 
+// resolved is gen_scenarios.py's resolved_options: Lightning's on_step and
+// on_epoch for the value (per step in training steps and training batch
+// hooks by default, per epoch elsewhere).
+func (g *genLog) resolved() (onStep, onEpoch bool) {
+	perStep := g.Hook == "training_step" || g.Hook == "on_train_batch_start" || g.Hook == "on_train_batch_end"
+	onStep, onEpoch = perStep, !perStep
+	if g.OnStep != nil {
+		onStep = *g.OnStep
+	}
+	if g.OnEpoch != nil {
+		onEpoch = *g.OnEpoch
+	}
+	return onStep, onEpoch
+}
+
 var genReductions = map[string]volt.Reduction{"mean": volt.Mean, "sum": volt.Sum, "max": volt.Max, "min": volt.Min}
 
 func (g *genLog) options() []volt.LogOption {
@@ -379,12 +394,17 @@ func (m *genModule) OnTrainEpochStart(t *volt.Trainer) error {
 // nearest host hook of the batch fails instead).
 func (m *genModule) OnTrainBatchStart(t *volt.Trainer, b *data.Batch, i int) error {
 	_ = m.conformanceModule.OnTrainBatchStart(t, b, i)
+	// Lightning records the LR in training_step: a failure here (a
+	// refused Log panics) or there comes before it.
+	at := len(m.log.events) - 1
+	recorded := m.log.events[at].lrRecorded
+	m.log.events[at].lrRecorded = false
 	logInHook(t, m.logs, "module", "on_train_batch_start", i)
-	err := m.act(t, "training_step", i)
-	if err != nil {
-		m.log.events[len(m.log.events)-1].lrRecorded = false // Lightning fails before recording the LR
+	if err := m.act(t, "training_step", i); err != nil {
+		return err
 	}
-	return err
+	m.log.events[at].lrRecorded = recorded
+	return nil
 }
 
 func (m *genModule) OnTrainBatchEnd(t *volt.Trainer, o *volt.StepOutput, b *data.Batch, i int) error {

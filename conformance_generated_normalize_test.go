@@ -15,6 +15,8 @@ var designedNormalizations = []struct {
 	class     divergenceClass
 	normalize func(sp genSpec, want, got []traceEvent) (w, g []traceEvent)
 }{
+	{divergenceClass{ID: "last-keeps-its-name", Reason: "SaveLast always writes last.ckpt; Lightning writes last-v1.ckpt where its directory holds a last.ckpt its restored state does not name",
+		Guide: "Lightning writes `last-v1.ckpt` instead"}, lastKeepsItsName},
 	{divergenceClass{ID: "teardown-after-failure", Reason: "after a failure volt calls OnException, then Teardown; Lightning 2.2.5 only on_exception",
 		Guide: "After a failure volt calls `OnException` and then `Teardown`"}, dropTeardownAfterException},
 	{divergenceClass{ID: "last-is-a-copy", Reason: "volt's last.ckpt is a copy of the file just saved; Lightning saves the state again (on_save_checkpoint twice)",
@@ -202,6 +204,20 @@ func dropLastWithoutSave(_ genSpec, want, got []traceEvent) ([]traceEvent, []tra
 		e := want[i]
 		return e.File == "last.ckpt" && !afterAnotherSave(want, i) && !voltLast[at{e.Epoch, e.GlobalStep}]
 	}), got
+}
+
+var lastVersioned = regexp.MustCompile(`^last-v[0-9]+\.ckpt$`)
+
+// lastKeepsItsName names Lightning's last-vN.ckpt last.ckpt.
+func lastKeepsItsName(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
+	if !slices.ContainsFunc(want, func(e traceEvent) bool { return lastVersioned.MatchString(e.File) }) {
+		return want, got
+	}
+	want = slices.Clone(want)
+	for i := range want {
+		want[i].File = lastVersioned.ReplaceAllString(want[i].File, "last.ckpt")
+	}
+	return want, got
 }
 
 var versionSuffix = regexp.MustCompile(`-v[0-9]+\.ckpt$`)

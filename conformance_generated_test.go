@@ -435,7 +435,7 @@ func anyInt(m map[string]any, k string) int {
 
 // genCallbacks builds the spec's callbacks in gen_scenarios.py's order
 // (Lightning's, checkpointing last): actor, monitor spy, accumulation
-// scheduler, early stopping, checkpoint.
+// scheduler, early stopping, checkpoint (saving in ckptDir).
 //
 // With monitorsAtTrainEpochEnd set, EarlyStopping and ModelCheckpoint get
 // Lightning's inferred check_on_train_epoch_end and save_on_train_epoch_end
@@ -443,7 +443,7 @@ func anyInt(m map[string]any, k string) int {
 // the spec sets them: Lightning infers them from val_check_interval == 1.0,
 // which an integer 1 equals, and the Every(1ns) run that stands for that
 // cadence does not.
-func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochEnd bool) ([]volt.Callback, *checkpointSpy, error) {
+func genCallbacks(sp genSpec, log *eventLog, monitorsAtTrainEpochEnd bool, ckptDir string) ([]volt.Callback, *checkpointSpy, error) {
 	checkValEvery, set := sp.Trainer["check_val_every_n_epoch"]
 	inferred := !set || checkValEvery != nil && anyInt(sp.Trainer, "check_val_every_n_epoch") == 1
 	cbs := []volt.Callback{&genActor{stop: sp.Model.Stop, fail: sp.Model.Fail, epochEnd: sp.Model.EpochEnd, logs: sp.Model.Logs}, &monitorSpy{log}}
@@ -483,7 +483,7 @@ func genCallbacks(t *testing.T, sp genSpec, log *eventLog, monitorsAtTrainEpochE
 	}
 	var ckpt *checkpointSpy
 	if mc := sp.Callbacks.Checkpoint; mc != nil {
-		cfg := callback.ModelCheckpointConfig{Dirpath: t.TempDir(), Monitor: anyString(mc, "monitor"), Mode: anyString(mc, "mode"),
+		cfg := callback.ModelCheckpointConfig{Dirpath: ckptDir, Monitor: anyString(mc, "monitor"), Mode: anyString(mc, "mode"),
 			Filename: anyString(mc, "filename"), EveryNTrainSteps: anyInt(mc, "every_n_train_steps"), EveryNEpochs: anyInt(mc, "every_n_epochs")}
 		if _, ok := mc["save_top_k"]; ok {
 			cfg.SaveTopK = volt.Ptr(anyInt(mc, "save_top_k"))
@@ -505,7 +505,7 @@ type generatedRun struct {
 	built  bool // NewTrainer accepted the Config
 	logged []loggedRow
 	// resumedRows is the index in logged of the resumed Fit's first row
-	// (-1 without one).
+	// (-1 without one, or where it loaded no checkpoint).
 	resumedRows int
 	// stages are the results of each stage run, weights the layer's at
 	// the end, resumedFrom the save a resume started from (nil: none).
@@ -526,7 +526,8 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 	log := &eventLog{}
 	spy := &loggerSpy{}
 	cfg.Loggers = []logger.Logger{spy}
-	others, ckpt, err := genCallbacks(t, sp, log, valCheckInterval != nil)
+	ckptDir := t.TempDir()
+	others, ckpt, err := genCallbacks(sp, log, valCheckInterval != nil, ckptDir)
 	run := &generatedRun{resumedRows: -1}
 	if err != nil {
 		run.err = err
@@ -562,9 +563,15 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 				res.Predictions, run.err = flatPredictions(preds)
 			}
 		case "resume":
-			// gen_scenarios.py: a new Trainer (a restarted process) with the
-			// same callbacks and module, from the spec's checkpoint.
+			// gen_scenarios.py: a restarted process (new callbacks, saving
+			// in the same directory, and a new Trainer) resumes from the
+			// spec's checkpoint.
 			cfg.MaxEpochs = sp.ResumeMaxEpochs
+			var resumed *checkpointSpy
+			if others, resumed, err = genCallbacks(sp, log, valCheckInterval != nil, ckptDir); err != nil {
+				return nil, err
+			}
+			resumed.seen = ckpt.seen // the files there before are no new saves
 			cfg.Callbacks = append([]volt.Callback{&callbackRecorder{hookRecorder{"Callback", log}}}, others...)
 			if tr, err = volt.NewTrainer(cfg); err != nil {
 				run.err = err
@@ -572,10 +579,12 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 			}
 			trainers = append(trainers, tr)
 			var opts []volt.RunOption
-			if run.resumedFrom = resumeChoice(sp, log.events, ckpt.Dirpath()); run.resumedFrom != nil {
-				opts = append(opts, volt.FromCheckpoint(filepath.Join(ckpt.Dirpath(), run.resumedFrom.File)))
+			if run.resumedFrom = resumeChoice(sp, log.events, ckptDir); run.resumedFrom != nil {
+				opts = append(opts, volt.FromCheckpoint(filepath.Join(ckptDir, run.resumedFrom.File)))
 			}
-			run.resumedRows = len(spy.rows)
+			if run.resumedFrom != nil {
+				run.resumedRows = len(spy.rows)
+			}
 			run.err = tr.Fit(ctx, m, loaders, opts...)
 		default:
 			return nil, fmt.Errorf("unknown stage %q", stage)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ import (
 // without Python checks the same facts; VOLT_LIGHTNING_UPDATE=1 rewrites it.
 // VOLT_REQUIRE_LIGHTNING=1 (set by .ci/run) turns a missing Lightning into a
 // failure; VOLT_LIGHTNING_PYTHON names another python3 than /usr/bin/python3;
-// VOLT_GENERATED_SEEDS=first:count explores other seeds (recorded, not
+// VOLT_GENERATED_SEEDS=first:count (or a list, 20052,30007) explores other seeds (recorded, not
 // cached: a difference found there becomes a fixed test once its seed is in
 // foundSeeds or a focused test).
 
@@ -119,24 +120,29 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 	cache := generatedCachePath()
 	run, ok, why := lightningRunner(t)
 	if seeds := os.Getenv("VOLT_GENERATED_SEEDS"); seeds != "" {
-		// Exploring beyond the fixed set (first:count): recorded now, not
-		// cached.
+		// Exploring beyond the fixed set (first:count, or a list 1,5,9):
+		// recorded now, not cached.
 		var first, count int
-		if _, err := fmt.Sscanf(seeds, "%d:%d", &first, &count); err != nil || count <= 0 {
-			t.Fatalf("VOLT_GENERATED_SEEDS=%q: want first:count, e.g. 1000:1000", seeds)
+		args := []string{"--seeds", seeds}
+		what := "seeds " + seeds
+		if _, err := fmt.Sscanf(seeds, "%d:%d", &first, &count); err == nil && count > 0 {
+			args = []string{"--first", fmt.Sprint(first), "--count", fmt.Sprint(count)}
+			what = fmt.Sprintf("seeds %d..%d", first, first+count-1)
+		} else if count = len(strings.Split(seeds, ",")); !validSeedList(seeds) {
+			t.Fatalf("VOLT_GENERATED_SEEDS=%q: want first:count (1000:1000) or a list (20052,30007)", seeds)
 		}
 		if !ok {
 			t.Fatalf("VOLT_GENERATED_SEEDS needs Lightning: %s", why)
 		}
 		out := filepath.Join(t.TempDir(), "traces.json.gz")
-		if err := run(filepath.Join(generatedDir, "gen_scenarios.py"), "--first", fmt.Sprint(first), "--count", fmt.Sprint(count), "--out", out); err != nil {
+		if err := run(append([]string{filepath.Join(generatedDir, "gen_scenarios.py"), "--out", out}, args...)...); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return decodeGeneratedTraces(t, out, b, count), fmt.Sprintf("Lightning 2.2.5, seeds %d..%d recorded now", first, first+count-1)
+		return decodeGeneratedTraces(t, out, b, count), "Lightning 2.2.5, " + what + " recorded now"
 	}
 	if !ok {
 		if v := testenv.Required("VOLT_REQUIRE_LIGHTNING"); v != "" {
@@ -191,6 +197,16 @@ func fixedTraces(t *testing.T, run func(args ...string) error, cache string, cou
 		}
 	}
 	return decodeGeneratedTraces(t, fresh, got, count)
+}
+
+// validSeedList reports whether s is a comma-separated list of seeds.
+func validSeedList(s string) bool {
+	for _, f := range strings.Split(s, ",") {
+		if _, err := strconv.Atoi(f); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // joinInts writes ns as gen_scenarios.py's --seeds wants them: 1,2,3.

@@ -4,7 +4,8 @@ A scenario is a pure function of its seed and GENERATOR_VERSION: spec(seed)
 draws the Trainer arguments, the callbacks (EarlyStopping, ModelCheckpoint,
 GradientAccumulationScheduler), the scheduler, a stop or a failure requested
 in a random hook, the number of validation loaders and the sequence of
-Fit/Validate/Test/Predict (and a resume from the run's last.ckpt). record()
+Fit/Validate/Test/Predict (and a resume, as a restarted process, from a
+checkpoint the run saved). record()
 runs it in Lightning with trace_hooks.py's recorders plus a logger spy, and
 returns the trace: the spec, the hook events, the final counters, the error,
 and every row each logger received. volt's TestConformanceGenerated reads the
@@ -764,7 +765,9 @@ class ESSpy(th.ESSpy):
         return super()._run_early_stopping_check(trainer)
 
 
-def _callbacks(sp, root):
+def _callbacks(sp, root, dirpath=None):
+    """The spec's callbacks (the checkpoints in dirpath, or a new directory
+    under root)."""
     cb = sp["callbacks"]
     out = [Actor(sp["model"]), th.Monitor()]
     if "accumulation_scheduler" in cb:
@@ -772,7 +775,7 @@ def _callbacks(sp, root):
     if "early_stopping" in cb:
         out.append(ESSpy(**cb["early_stopping"]))
     if "checkpoint" in cb:
-        out.append(CkptSpy(dirpath=tempfile.mkdtemp(dir=root), **cb["checkpoint"]))
+        out.append(CkptSpy(dirpath=dirpath or tempfile.mkdtemp(dir=root), **cb["checkpoint"]))
     return out
 
 
@@ -865,6 +868,11 @@ def record(sp):
                         resumed_from = {"event": max(i for i, e in enumerate(th.EVENTS)
                                                      if e["who"] == "ModelCheckpoint" and e["file"] == "last.ckpt"),
                                         "file": "last.ckpt"}
+                    # A restarted process: new callbacks (the checkpoints
+                    # in the same directory), a new module, a new Trainer.
+                    callbacks = _callbacks(sp, root, mc.dirpath)
+                    torch.manual_seed(0)
+                    model = GenModel(sp["model"], sp["n_val_loaders"])
                     kw["max_epochs"] = sp["resume_max_epochs"]
                     trainer = trainer_for(kw)
                     trainer.fit(model, train, val, ckpt_path=ckpt)
