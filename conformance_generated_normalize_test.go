@@ -222,16 +222,22 @@ func lastKeepsItsName(_ genSpec, want, got []traceEvent) ([]traceEvent, []traceE
 
 var versionSuffix = regexp.MustCompile(`-v[0-9]+\.ckpt$`)
 
-// versionedNames drops volt's -vN from its checkpoint names where the spec
-// keeps every file without a monitor (Lightning reuses the name).
+// versionedNames drops the -vN from the checkpoint names where the spec
+// keeps every file without a monitor (volt versions a repeated name,
+// Lightning reuses it, unless an earlier process wrote it).
 func versionedNames(sp genSpec, want, got []traceEvent) ([]traceEvent, []traceEvent) {
 	mc := sp.Callbacks.Checkpoint
 	if mc == nil || anyString(mc, "monitor") != "" || anyInt(mc, "save_top_k") != -1 {
 		return want, got
 	}
-	got = slices.Clone(got)
-	for i := range got {
-		got[i].File = versionSuffix.ReplaceAllString(got[i].File, ".ckpt")
+	strip := func(events []traceEvent) []traceEvent {
+		events = slices.Clone(events)
+		for i := range events {
+			events[i].File = versionSuffix.ReplaceAllString(events[i].File, ".ckpt")
+		}
+		return events
 	}
-	return want, got
+	// Both: a restarted process versions a name an earlier process wrote in
+	// Lightning too.
+	return strip(want), strip(got)
 }

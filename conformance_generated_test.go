@@ -395,8 +395,13 @@ func mapsKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// loggerSpy is gen_scenarios.py's SpyLogger: every row the trainer sends.
-type loggerSpy struct{ rows []loggedRow }
+// loggerSpy is gen_scenarios.py's SpyLogger: every row the trainer sends,
+// with the number of events recorded before it (at).
+type loggerSpy struct {
+	log  *eventLog
+	rows []loggedRow
+	at   []int
+}
 
 func (l *loggerSpy) LogMetrics(m map[string]float64, step int64) error {
 	row := loggedRow{Step: step, Metrics: make(map[string]float64, len(m))}
@@ -404,8 +409,31 @@ func (l *loggerSpy) LogMetrics(m map[string]float64, step int64) error {
 		row.Metrics[k] = v
 	}
 	l.rows = append(l.rows, row)
+	l.at = append(l.at, len(l.log.events))
 	return nil
 }
+
+// sentAfter returns the rows sent after the event at index save and before
+// the next event that starts a batch, an epoch, a validation or the end of
+// training: the rows a checkpoint saved there comes before.
+func (l *loggerSpy) sentAfter(save int) []loggedRow {
+	next := len(l.log.events)
+	for i := save + 1; i < len(l.log.events); i++ {
+		e := l.log.events[i]
+		if e.Who == "Callback" && slices.Contains([]string{"on_train_batch_start", "on_train_epoch_start", "on_validation_start", "on_train_end", "teardown"}, e.Hook) {
+			next = i
+			break
+		}
+	}
+	var out []loggedRow
+	for i, at := range l.at {
+		if at > save && at <= next {
+			out = append(out, l.rows[i])
+		}
+	}
+	return out
+}
+
 func (l *loggerSpy) LogHyperparams(map[string]any) error { return nil }
 func (l *loggerSpy) Save() error                         { return nil }
 func (l *loggerSpy) Finalize(string) error               { return nil }
@@ -505,8 +533,11 @@ type generatedRun struct {
 	built  bool // NewTrainer accepted the Config
 	logged []loggedRow
 	// resumedRows is the index in logged of the resumed Fit's first row
-	// (-1 without one, or where it loaded no checkpoint).
+	// (-1 without one, or where it loaded no checkpoint); resent are the
+	// rows the run before it sent after the save it resumed from, which
+	// the resumed Fit sends again.
 	resumedRows int
+	resent      []loggedRow
 	// stages are the results of each stage run, weights the layer's at
 	// the end, resumedFrom the save a resume started from (nil: none).
 	stages      []genStageResult
@@ -524,7 +555,7 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 		cfg.ValCheckInterval = valCheckInterval
 	}
 	log := &eventLog{}
-	spy := &loggerSpy{}
+	spy := &loggerSpy{log: log}
 	cfg.Loggers = []logger.Logger{spy}
 	ckptDir := t.TempDir()
 	others, ckpt, err := genCallbacks(sp, log, valCheckInterval != nil, ckptDir)
@@ -584,6 +615,9 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 			}
 			if run.resumedFrom != nil {
 				run.resumedRows = len(spy.rows)
+				if run.resumedFrom.Event >= 0 {
+					run.resent = spy.sentAfter(run.resumedFrom.Event)
+				}
 			}
 			run.err = tr.Fit(ctx, m, loaders, opts...)
 		default:
@@ -657,7 +691,7 @@ func compareGenerated(want *generatedTrace, got *generatedRun) map[string]string
 			diffs[a.name] = d
 		}
 	}
-	if d := compareLogged(want.Logged, dropResentRows(got.logged, got.resumedRows)); d != "" {
+	if d := compareLogged(want.Logged, dropResentRows(got.logged, got.resumedRows, got.resent)); d != "" {
 		diffs["logged"] = d
 	}
 	if !got.built {
@@ -719,21 +753,17 @@ func compareLogged(want, got []loggedRow) string {
 
 // dropResentRows drops, from the rows of a resumed Fit (from index start),
 // the ones it sends first because its checkpoint was taken before they
-// reached the loggers and that the run before it had sent (designed, guide:
-// "which the resumed run sends"; the file loggers cut the earlier copies,
-// this spy does not).
-func dropResentRows(rows []loggedRow, start int) []loggedRow {
+// reached the loggers and that the run before it had sent after that save
+// (resent; designed, guide: "which the resumed run sends"; the file loggers
+// cut the earlier copies, this spy does not).
+func dropResentRows(rows []loggedRow, start int, resent []loggedRow) []loggedRow {
 	if start < 0 {
 		return rows
 	}
 	out := slices.Clone(rows[:start])
-	resent := true
-	for _, r := range rows[start:] {
-		if resent && slices.ContainsFunc(rows[:start], func(w loggedRow) bool { return sameRow(w, r) && w.Step == r.Step }) {
-			continue
-		}
-		resent = false
-		out = append(out, r)
+	rest := rows[start:]
+	for len(rest) > 0 && len(resent) > 0 && sameRow(resent[0], rest[0]) {
+		rest, resent = rest[1:], resent[1:]
 	}
-	return out
+	return append(out, rest...)
 }
