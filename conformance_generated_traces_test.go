@@ -41,7 +41,13 @@ var generatedDir = filepath.Join("testdata", "lightning", "generated")
 // foundSeeds are seeds outside 0 .. generatedSeeds-1 where an exploration
 // (VOLT_GENERATED_SEEDS) found a difference: part of the fixed set from then
 // on, their traces cached in found-v<N>.json.gz.
-var foundSeeds = []int{20052}
+//
+// 20052: v4's resume re-entering an ended epoch (its v5 scenario differs).
+// 1937 and 3362 (v5): the fixed set's scenarios where Lightning writes a row
+// at step -1, and resumes into an epoch it had ended, are covered by other
+// classes in v5; these keep no-negative-step and resume-after-its-epoch-end
+// explaining a scenario.
+var foundSeeds = []int{20052, 1937, 3362}
 
 func generatedCachePath() string {
 	return filepath.Join(generatedDir, fmt.Sprintf("traces-v%d.json.gz", generatorVersion))
