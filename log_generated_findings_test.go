@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/logger"
@@ -118,6 +119,7 @@ func (m *stepLoggingTwoHeads) TrainingStep(s *volt.Step, b volt.Batch) *volt.Nod
 type stepRows struct {
 	rowSpy
 	steps []string
+	at    []int64
 }
 
 func (r *stepRows) LogMetrics(m map[string]float64, step int64) error {
@@ -126,6 +128,7 @@ func (r *stepRows) LogMetrics(m map[string]float64, step int64) error {
 		kind = "step"
 	}
 	r.steps = append(r.steps, fmt.Sprintf("%s@%d", kind, step))
+	r.at = append(r.at, step)
 	return r.rowSpy.LogMetrics(m, step)
 }
 
@@ -152,5 +155,54 @@ func TestManualStepsLogAtBatchesThatStepped(t *testing.T) {
 	}
 	if tr.GlobalStep() != 8 || tr.Progress().BatchesStepped != 4 {
 		t.Errorf("GlobalStep %d, BatchesStepped %d; want 8 and 4", tr.GlobalStep(), tr.Progress().BatchesStepped)
+	}
+}
+
+// valStepLogger logs its validation loss per step as "v".
+type valStepLogger struct{ boring }
+
+func (m *valStepLogger) ValidationStep(s *volt.Step, b volt.Batch) {
+	pred := m.Forward(s, b.Input(0))
+	l := loss.MeanSquaredError([]*volt.Node{b.Label(0)}, []*volt.Node{pred})
+	s.Log("val_loss", l)
+	s.Log("v", l, volt.OnStep(true), volt.OnEpoch(false))
+}
+
+// TestEvalStepRowsCountFromAReload: the step of a validation step value's
+// row counts the loader's batches since the validation loaders were last
+// loaded, as Lightning's _seen_batches_per_dataloader (reset when
+// ReloadDataloadersEveryNEpochs loads them again, seed 2272 of the generated
+// scenarios); without reloads it counts them over the Fit.
+func TestEvalStepRowsCountFromAReload(t *testing.T) {
+	for _, tc := range []struct {
+		reload int
+		want   []int64
+	}{
+		{0, []int64{0, 1, 2, 3, 4, 5}},
+		{1, []int64{0, 1, 0, 1, 0, 1}},
+		{2, []int64{0, 1, 2, 3, 0, 1}},
+	} {
+		spy := &stepRows{}
+		cfg := quiet(volt.Config{MaxEpochs: 3, NumSanityValSteps: volt.Ptr(0), ReloadDataloadersEveryNEpochs: tc.reload,
+			Loggers: []volt.Logger{spy}, DisableCheckpointing: true})
+		cfg.DisableLoggers = false
+		tr, err := volt.NewTrainer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		val := &data.DataLoader{Dataset: regression(16, 2), BatchSize: 8}
+		dm := volt.Loaders{Train: &data.DataLoader{Dataset: regression(16, 1), BatchSize: 8}, Val: []data.Loader{val}}
+		if err := tr.Fit(t.Context(), &valStepLogger{}, dm); err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for i, r := range spy.rows {
+			if _, ok := r["v"]; ok {
+				got = append(got, spy.at[i])
+			}
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("ReloadDataloadersEveryNEpochs %d: v rows at steps %v, want %v", tc.reload, got, tc.want)
+		}
 	}
 }

@@ -355,6 +355,9 @@ func (l *fitLoop) validate(ctx context.Context) error {
 			return err
 		}
 		l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), true
+		// As Lightning's, the step values' rows count the batches of the
+		// loaders as loaded now.
+		t.run.resetEvalBatchesSeen(RunningValidate)
 		if !l.validating {
 			t.state.Stage = RunningTrain
 			return nil
