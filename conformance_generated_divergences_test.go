@@ -100,7 +100,7 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool { return tr.Spec.Model.Manual && tr.Spec.Model.Scheduler != nil }},
 	{divergenceClass{ID: "loaders-checked-first", Reason: "Fit checks its loaders (a limit that leaves no batch) before ConfigureOptimizers and OnFitStart; Lightning after them, in its fit loop",
 		Guide: "before `ConfigureOptimizers` and `OnFitStart`, so a bad loader fails"}, []string{"hooks"},
-		func(tr *generatedTrace) bool { return tr.Error != nil && trainLimitLeavesNoBatch(tr.Spec) }},
+		func(tr *generatedTrace) bool { return tr.Error != nil && limitLeavesNoBatch(tr.Spec) }},
 	{divergenceClass{ID: "step-fails-when-traced", Reason: "a step that fails while volt builds it (a refused Log) ends the run before the hooks of its first batch; Lightning fails in that batch",
 		Guide: "ends the run when volt builds it"}, []string{"hooks", "lr"}, stepLogRefused},
 	{divergenceClass{ID: "resume-after-its-epoch-end", Reason: "resumed from a checkpoint saved in OnTrainEpochEnd of an epoch that ran no validation, volt starts the next epoch; Lightning 2.2.5 goes back into that epoch and trains one more batch",
@@ -117,16 +117,28 @@ var designedScenarios = []struct {
 		}},
 }
 
-// trainLimitLeavesNoBatch reports whether the spec's fractional
-// limit_train_batches leaves no training batch (Lightning: "Please increase
-// the `limit_train_batches`", volt: a refused LimitTrainBatches).
-func trainLimitLeavesNoBatch(sp genSpec) bool {
-	v, ok := sp.Trainer["limit_train_batches"]
-	if !ok {
-		return false
+// limitLeavesNoBatch reports whether the spec's fractional
+// limit_train_batches or limit_val_batches leaves no batch of a loader
+// (Lightning: "Please increase the `limit_…_batches`", volt: a refused
+// LimitTrainBatches or LimitValBatches).
+func limitLeavesNoBatch(sp genSpec) bool {
+	none := func(key string, batches int) bool {
+		v, ok := sp.Trainer[key]
+		if !ok {
+			return false
+		}
+		f, isInt, err := number(v)
+		return err == nil && !isInt && f > 0 && int(float64(batches)*f) == 0
 	}
-	f, isInt, err := number(v)
-	return err == nil && !isInt && int(float64(sp.trainBatches())*f) == 0
+	if none("limit_train_batches", sp.trainBatches()) {
+		return true
+	}
+	for _, b := range sp.valBatches() {
+		if none("limit_val_batches", b) {
+			return true
+		}
+	}
+	return false
 }
 
 // stepLogRefused reports whether Lightning's run failed on a value logged in

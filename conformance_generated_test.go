@@ -234,6 +234,23 @@ func (sp genSpec) trainBatches() int {
 	return (n + b - 1) / b
 }
 
+// valBatches is the number of batches of each validation loader before
+// limits.
+func (sp genSpec) valBatches() []int {
+	if d := sp.Data; d != nil {
+		out := make([]int, len(d.Val))
+		for i, n := range d.Val {
+			out[i] = (n + d.ValBatch - 1) / d.ValBatch
+		}
+		return out
+	}
+	out := make([]int, max(sp.NValLoaders, 1))
+	for i := range out {
+		out[i] = 2 // 8 examples in batches of 4
+	}
+	return out
+}
+
 // resumeSave is the fraction of a {"save": f} ResumeFrom, and whether it is one.
 func (sp genSpec) resumeSave() (float64, bool) {
 	m, ok := sp.ResumeFrom.(map[string]any)
