@@ -105,6 +105,8 @@ var designedScenarios = []struct {
 		Guide: "ends the run when volt builds it"}, []string{"hooks", "lr"}, stepLogRefused},
 	{divergenceClass{ID: "resume-after-its-epoch-end", Reason: "resumed from a checkpoint saved in OnTrainEpochEnd of an epoch that ran no validation, volt starts the next epoch; Lightning 2.2.5 goes back into that epoch and trains one more batch",
 		Guide: "goes back into that epoch and trains one more batch"}, nil, lightningReentersEndedEpoch},
+	{divergenceClass{ID: "resume-mid-epoch-data", Reason: "resumed inside an epoch, volt goes on with the loader's next unseen batch; Lightning 2.2.5 restarts the loader from its first batch (it warns that such a resume 'can cause unreliable results')",
+		Guide: "restarts a plain loader from its first batch"}, nil, lightningResumesMidEpoch},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
 		Guide: "goes on after that validation"}, nil, lightningRepeatsValidation},
 	{divergenceClass{ID: "resumed-at-its-end", Reason: "a resumed Fit with nothing left to train ends with the counters of the run it resumes; Lightning reports the epoch its checkpoint was saved in",
@@ -176,6 +178,17 @@ func resumedSave(tr *generatedTrace) int {
 		return -1
 	}
 	return tr.ResumedFrom.Event
+}
+
+// lightningResumesMidEpoch reports whether Lightning's resumed Fit goes on
+// inside an epoch: its first training batch is not the epoch's first.
+func lightningResumesMidEpoch(tr *generatedTrace) bool {
+	run := resumedRun(tr)
+	if tr.ResumedFrom == nil || run == nil {
+		return false
+	}
+	first := slices.IndexFunc(run, func(e traceEvent) bool { return e.Who == "Callback" && e.Hook == "on_train_batch_start" })
+	return first >= 0 && run[first].BatchIdx != nil && *run[first].BatchIdx > 0
 }
 
 // lightningRepeatsValidation reports whether Lightning's resumed Fit runs a
