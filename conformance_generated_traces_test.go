@@ -46,8 +46,11 @@ var generatedDir = filepath.Join("testdata", "lightning", "generated")
 // 1937 and 3362 (v5): the fixed set's scenarios where Lightning writes a row
 // at step -1, and resumes into an epoch it had ended, are covered by other
 // classes in v5; these keep no-negative-step and resume-after-its-epoch-end
-// explaining a scenario.
-var foundSeeds = []int{20052, 1937, 3362}
+// explaining a scenario. 2272: evaluation step rows after a reload of the
+// validation loaders (fixed); 2843 and 3398: a limit that leaves a loader
+// no batch, checked before the hooks (designed); 3958: a resume inside an
+// epoch cut short by a stop (designed).
+var foundSeeds = []int{20052, 1937, 3362, 2272, 2843, 3398, 3958}
 
 func generatedCachePath() string {
 	return filepath.Join(generatedDir, fmt.Sprintf("traces-v%d.json.gz", generatorVersion))
