@@ -2,14 +2,18 @@
 
 A scenario is a pure function of its seed and GENERATOR_VERSION: spec(seed)
 draws the Trainer arguments, the callbacks (EarlyStopping, ModelCheckpoint,
-GradientAccumulationScheduler), the scheduler, a stop or a failure requested
-in a random hook, the number of validation loaders and the sequence of
-Fit/Validate/Test/Predict (and a resume, as a restarted process, from a
-checkpoint the run saved). record()
+GradientAccumulationScheduler), the optimizer and the scheduler with their
+options, manual optimization, values logged from steps, hooks and callbacks
+with their self.log options, a stop or a failure requested in a random hook,
+the data (batch sizes, partial last batches, drop_last, the validation
+loaders and their sizes) and the sequence of Fit/Validate/Test/Predict (and a
+resume, as a restarted process, from a checkpoint the run saved). record()
 runs it in Lightning with trace_hooks.py's recorders plus a logger spy, and
 returns the trace: the spec, the hook events, the final counters, the error,
-and every row each logger received. volt's TestConformanceGenerated reads the
-same specs, runs them in volt and compares.
+every row each logger received, each stage's result and callback metrics,
+the final weights and the checkpoint a resume started from. volt's
+TestConformanceGenerated reads the same specs, runs them in volt and
+compares.
 
 Usage (Debian's python3 with python3-torch, Lightning 2.2.5 on PYTHONPATH):
   PYTHONPATH=<lsite>:<dir of torch_py311_shim.py> /usr/bin/python3 gen_scenarios.py \
