@@ -67,8 +67,9 @@ type Config struct {
 	NumSanityValSteps *int
 
 	// LogEveryNSteps sends training step-level metrics to the loggers every
-	// n optimization steps; 0 means 50. As in Lightning, validation and test
-	// step values are sent after every batch.
+	// n batches that stepped the optimizers (Progress.BatchesStepped: the
+	// optimization steps, unless a batch takes several); 0 means 50. As in
+	// Lightning, validation and test step values are sent after every batch.
 	LogEveryNSteps int
 	// Loggers receive the metrics. Nil means one CSV logger under
 	// DefaultRootDir/volt_logs/version_N; set DisableLoggers to log nothing.

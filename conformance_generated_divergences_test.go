@@ -77,7 +77,7 @@ var designedScenarios = []struct {
 		Guide: "volt also brings `last.ckpt` up to the end of training"}, nil,
 		func(tr *generatedTrace) bool {
 			run := resumedRun(tr)
-			return run != nil && !slices.ContainsFunc(run, func(e traceEvent) bool { return e.Hook == "on_load_checkpoint" })
+			return tr.Spec.ResumeFrom == "last" && run != nil && !slices.ContainsFunc(run, func(e traceEvent) bool { return e.Hook == "on_load_checkpoint" })
 		}},
 	{divergenceClass{ID: "resume-after-its-batch", Reason: "resumed from a checkpoint saved in OnTrainBatchEnd, volt goes on with the next batch; Lightning 2.2.5 trains that batch again",
 		Guide: "Lightning 2.2.5 trains that batch again"}, nil, lightningReplaysBatch},
@@ -95,8 +95,18 @@ var designedScenarios = []struct {
 		func(tr *generatedTrace) bool {
 			return slices.ContainsFunc(tr.Logged, func(r loggedRow) bool { return r.Step < 0 })
 		}},
+	{divergenceClass{ID: "manual-steps-schedulers", Reason: "in manual optimization volt steps the schedulers at their interval; Lightning leaves them to the module",
+		Guide: "Lightning leaves the schedulers to the module, volt steps them by the same rule"}, nil,
+		func(tr *generatedTrace) bool { return tr.Spec.Model.Manual && tr.Spec.Model.Scheduler != nil }},
+	{divergenceClass{ID: "loaders-checked-first", Reason: "Fit checks its loaders (a limit that leaves no batch) before ConfigureOptimizers and OnFitStart; Lightning after them, in its fit loop",
+		Guide: "before `ConfigureOptimizers` and `OnFitStart`, so a bad loader fails"}, []string{"hooks"},
+		func(tr *generatedTrace) bool { return tr.Error != nil && limitLeavesNoBatch(tr.Spec) }},
+	{divergenceClass{ID: "step-fails-when-traced", Reason: "a step that fails while volt builds it (a refused Log) ends the run before the hooks of its first batch; Lightning fails in that batch",
+		Guide: "ends the run when volt builds it"}, []string{"hooks", "lr"}, stepLogRefused},
 	{divergenceClass{ID: "resume-after-its-epoch-end", Reason: "resumed from a checkpoint saved in OnTrainEpochEnd of an epoch that ran no validation, volt starts the next epoch; Lightning 2.2.5 goes back into that epoch and trains one more batch",
 		Guide: "goes back into that epoch and trains one more batch"}, nil, lightningReentersEndedEpoch},
+	{divergenceClass{ID: "resume-mid-epoch-data", Reason: "resumed inside an epoch, volt goes on with the loader's next unseen batch; Lightning 2.2.5 restarts the loader from its first batch (it warns that such a resume 'can cause unreliable results')",
+		Guide: "restarts a plain loader from its first batch"}, nil, lightningResumesMidEpoch},
 	{divergenceClass{ID: "resume-after-its-validation", Reason: "resumed from a checkpoint saved during a validation, volt goes on after it; Lightning skips the sanity check and runs that validation again",
 		Guide: "goes on after that validation"}, nil, lightningRepeatsValidation},
 	{divergenceClass{ID: "resumed-at-its-end", Reason: "a resumed Fit with nothing left to train ends with the counters of the run it resumes; Lightning reports the epoch its checkpoint was saved in",
@@ -107,6 +117,43 @@ var designedScenarios = []struct {
 			_, maxSteps := tr.Spec.Trainer["max_steps"]
 			return maxSteps && lightningSkippedResumedTraining(tr)
 		}},
+}
+
+// limitLeavesNoBatch reports whether the spec's fractional
+// limit_train_batches or limit_val_batches leaves no batch of a loader
+// (Lightning: "Please increase the `limit_…_batches`", volt: a refused
+// LimitTrainBatches or LimitValBatches).
+func limitLeavesNoBatch(sp genSpec) bool {
+	none := func(key string, batches int) bool {
+		v, ok := sp.Trainer[key]
+		if !ok {
+			return false
+		}
+		f, isInt, err := number(v)
+		return err == nil && !isInt && f > 0 && int(float64(batches)*f) == 0
+	}
+	if none("limit_train_batches", sp.trainBatches()) {
+		return true
+	}
+	for _, b := range sp.valBatches() {
+		if none("limit_val_batches", b) {
+			return true
+		}
+	}
+	return false
+}
+
+// stepLogRefused reports whether Lightning's run failed on a value logged in
+// a step with on_step=False and on_epoch=False, which volt refuses when it
+// builds the step.
+func stepLogRefused(tr *generatedTrace) bool {
+	if tr.Error == nil || !strings.Contains(*tr.Error, "on_epoch=False)` is not useful") {
+		return false
+	}
+	return slices.ContainsFunc(tr.Spec.Model.Logs, func(g genLog) bool {
+		onStep, onEpoch := g.resolved()
+		return strings.HasSuffix(g.Hook, "_step") && !onStep && !onEpoch
+	})
 }
 
 func deferredStepSave(sp genSpec) bool {
@@ -122,6 +169,26 @@ func resumedRun(tr *generatedTrace) []traceEvent {
 		return nil
 	}
 	return tr.Events[b[stage]:]
+}
+
+// resumedSave is the index in Lightning's events of the save its resumed
+// Fit loaded (-1: none).
+func resumedSave(tr *generatedTrace) int {
+	if tr.ResumedFrom == nil {
+		return -1
+	}
+	return tr.ResumedFrom.Event
+}
+
+// lightningResumesMidEpoch reports whether Lightning's resumed Fit goes on
+// inside an epoch: its first training batch is not the epoch's first.
+func lightningResumesMidEpoch(tr *generatedTrace) bool {
+	run := resumedRun(tr)
+	if tr.ResumedFrom == nil || run == nil {
+		return false
+	}
+	first := slices.IndexFunc(run, func(e traceEvent) bool { return e.Who == "Callback" && e.Hook == "on_train_batch_start" })
+	return first >= 0 && run[first].BatchIdx != nil && *run[first].BatchIdx > 0
 }
 
 // lightningRepeatsValidation reports whether Lightning's resumed Fit runs a
@@ -144,8 +211,8 @@ func lightningRepeatsValidation(tr *generatedTrace) bool {
 
 // lightningReplaysBatch reports whether Lightning's resumed Fit starts with
 // a training batch that its first run had already trained and checkpointed
-// in on_train_batch_end (the last last.ckpt save of the first run came
-// after that batch's start and before the next one).
+// in on_train_batch_end (the save it resumed from came after that batch's
+// start and before the next one).
 func lightningReplaysBatch(tr *generatedTrace) bool {
 	run := resumedRun(tr)
 	if run == nil {
@@ -157,12 +224,7 @@ func lightningReplaysBatch(tr *generatedTrace) bool {
 	}
 	b := runBounds(tr.Events)
 	before := tr.Events[:b[slices.Index(tr.Spec.Stages, "resume")]]
-	lastSave := -1
-	for i, e := range before {
-		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			lastSave = i
-		}
-	}
+	lastSave := resumedSave(tr)
 	for i, e := range before {
 		if e.Who == "Callback" && e.Hook == "on_train_batch_start" && e.Epoch == run[first].Epoch &&
 			e.BatchIdx != nil && run[first].BatchIdx != nil && *e.BatchIdx == *run[first].BatchIdx {
@@ -206,12 +268,7 @@ func lightningReentersEndedEpoch(tr *generatedTrace) bool {
 	end := slices.IndexFunc(before, func(e traceEvent) bool {
 		return e.Who == "Callback" && e.Hook == "on_train_epoch_end" && e.Epoch == run[first].Epoch
 	})
-	lastSave := -1
-	for i, e := range before {
-		if e.Who == "ModelCheckpoint" && e.File == "last.ckpt" {
-			lastSave = i
-		}
-	}
+	lastSave := resumedSave(tr)
 	return end >= 0 && lastSave > end && !lightningRepeatsValidation(tr)
 }
 
@@ -256,10 +313,7 @@ func validationInsideWindow(sp genSpec) bool {
 		f, isInt, _ := number(v)
 		return f, isInt, true
 	}
-	batches := sp.NTrain / 4
-	if sp.NTrain%4 != 0 {
-		batches++
-	}
+	batches := sp.trainBatches()
 	if f, isInt, ok := arg("limit_train_batches"); ok {
 		if isInt {
 			batches = min(batches, int(f))

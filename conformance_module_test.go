@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gomlx/gomlx/core/graph"
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/train/loss"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
@@ -71,18 +72,17 @@ type conformanceModule struct {
 	hookRecorder
 	init *conformanceData
 	args modelArgs
-	// Generated scenarios only (TestConformanceGenerated): train_loss also
-	// per epoch, and ReduceLROnPlateau's patience.
-	logTrainEpoch   bool
-	plateauPatience int
-	generated       bool
 }
 
 // errPlannedFailure is the failure of the failure scenario.
 var errPlannedFailure = errors.New("planned failure")
 
 func (m *conformanceModule) forward(s *volt.Step, x *graph.Node) *graph.Node {
-	scope := s.Scope().In("layer")
+	return m.layer(s.Scope().In("layer"), x)
+}
+
+// layer is the Linear(4, 1) in scope.
+func (m *conformanceModule) layer(scope *model.Scope, x *graph.Node) *graph.Node {
 	w := make([][]float32, 4)
 	for i := range w {
 		w[i] = []float32{m.init.Weight[i]}
@@ -99,7 +99,7 @@ func (m *conformanceModule) mse(s *volt.Step, b volt.Batch) *graph.Node {
 // TrainingStep implements volt.Module (self.log("train_loss", on_step, on_epoch)).
 func (m *conformanceModule) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
 	l := m.mse(s, b)
-	s.Log("train_loss", l, volt.OnStep(true), volt.OnEpoch(!m.generated || m.logTrainEpoch))
+	s.Log("train_loss", l, volt.OnStep(true), volt.OnEpoch(true))
 	return l
 }
 
@@ -132,10 +132,7 @@ func (m *conformanceModule) ConfigureOptimizers() volt.Optimizers {
 			inner = s
 		} else if monitor, ok := strings.CutPrefix(kind, "plateau:"); ok {
 			s := optim.NewReduceLROnPlateau(optim.PlateauMin)
-			s.Factor, s.Patience = 0.5, m.plateauPatience
-			if s.Patience == 0 {
-				s.Patience = -1 // Lightning's patience 0; the zero value means 10
-			}
+			s.Factor, s.Patience = 0.5, -1 // Lightning's patience 0; the zero value means 10
 			inner, setup.Monitor = s, monitor
 		} else {
 			panic(fmt.Sprintf("conformance: unknown scheduler kind %q", kind))

@@ -54,6 +54,9 @@ type fitLoop struct {
 	// said an Every(d) validation was due (clockSaysValidate).
 	agreedValTime bool
 	valDue        bool // a validation waits for the end of the accumulation window
+	// epochValuesStarted: the training values were emptied before
+	// OnTrainStart, whose values the first epoch keeps.
+	epochValuesStarted bool
 	// valAfterBatch: in OnTrainBatchEnd, the cadence puts a validation
 	// right after this batch (Trainer.ValidatesAfterBatch).
 	valAfterBatch bool
@@ -295,7 +298,22 @@ func (l *fitLoop) run(ctx context.Context) error {
 		}
 		return t.emit(hookOnFitEnd, hookArgs{})
 	}
-	if err := t.emit(hookOnTrainStart, hookArgs{}); err != nil {
+	// A value logged in OnTrainStart is a value of the first epoch trained,
+	// as in Lightning, which empties its training values when an epoch's
+	// row is sent, not when the next epoch starts: unless the run resumes
+	// inside an epoch, a resumed epoch's row goes first and the first
+	// epoch's values start here.
+	if !t.ckpt.fit.inEpoch() {
+		if err := l.sendResumedEpochLogs(); err != nil {
+			return err
+		}
+		t.logs.resetTrainMetricState()
+		l.epochValuesStarted = true
+	}
+	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
+	err := t.emit(hookOnTrainStart, hookArgs{})
+	t.run.res = nil
+	if err != nil {
 		return err
 	}
 	for {

@@ -104,6 +104,13 @@ func TestLoadsOldFloatSpellings(t *testing.T) {
 	// The resumed Fit, with no epoch left, records the stage it reached.
 	delete(oldState["progress"].(map[string]any), "stage")
 	delete(now["progress"].(map[string]any), "stage")
+	// The old file predates batches_stepped: it is read as one batch per
+	// optimizer step, and saved.
+	p := now["progress"].(map[string]any)
+	if p["batches_stepped"] != p["optimizer_steps"] {
+		t.Errorf("resaved batches_stepped %v, want the old file's optimizer_steps %v", p["batches_stepped"], p["optimizer_steps"])
+	}
+	delete(p, "batches_stepped")
 	sameValues(t, "state", oldState, now)
 }
 

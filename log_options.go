@@ -64,6 +64,16 @@ func defaultLogOptions(stage RunningStage, batchLevel bool) logOptions {
 	return logOptions{onStep: perStep, onEpoch: !perStep, logger: true, reduce: Mean}
 }
 
+// logsSomething refuses options under which a value goes nowhere:
+// OnStep(false) with OnEpoch(false), which Lightning refuses too
+// ("self.log(on_step=False, on_epoch=False) is not useful").
+func (o logOptions) logsSomething(name string) error {
+	if !o.onStep && !o.onEpoch {
+		return fmt.Errorf("Log(%q) with OnStep(false) and OnEpoch(false) logs nothing: log it per step (OnStep(true)), per epoch (OnEpoch(true)) or both", name)
+	}
+	return nil
+}
+
 func resolveLogOptions(o logOptions, opts []LogOption) logOptions {
 	for _, opt := range opts {
 		if opt != nil {

@@ -138,7 +138,9 @@ func (l *logging) currentEpoch() int { return int(l.progress.Epoch.Total.Complet
 
 // Log records a value from a hook. In training batch hooks it defaults to
 // per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
-// Outside a run the call is ignored with a warning.
+// Outside a run the call is ignored with a warning. OnStep(false) with
+// OnEpoch(false) logs nothing and is refused: the hook fails, as Lightning's
+// self.log raises.
 func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	if t.run.res == nil {
 		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
@@ -146,6 +148,11 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	}
 	batchLevel := t.run.inHook == hookOnTrainBatchStart || t.run.inHook == hookOnTrainBatchEnd
 	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
+	if err := o.logsSomething(name); err != nil {
+		// Raised in the hook that logs, which fails (a HookError naming
+		// it), as Lightning's self.log raises.
+		panic("volt.Trainer." + err.Error())
+	}
 	key := name + dataloaderSuffix(t.run.loader, t.run.numLoaders)
 	m, err := t.run.res.entry(key, o)
 	if err != nil {
@@ -336,15 +343,16 @@ func (l *logging) sendTrainEpochRows(epoch int) error {
 }
 
 // logStep is the step at which metrics are recorded, Lightning's count of
-// batches that stepped (fit_loop.epoch_loop._batches_that_stepped): during
-// Fit the index of the last optimization step (so a step's values and its
-// epoch's values share a row); outside Fit (Validate, Test) the count as a
-// Fit leaves it, one past that index (0 before any Fit).
+// batches that stepped (fit_loop.epoch_loop._batches_that_stepped,
+// Progress.BatchesStepped): during Fit the index of the last batch that
+// stepped (so a step's values and its epoch's values share a row); outside
+// Fit (Validate, Test) the count as a Fit leaves it, one past that index (0
+// before any Fit).
 func (l *logging) logStep() int64 {
 	if l.state.Fn != StageFit {
-		return l.progress.OptimizerSteps
+		return l.progress.BatchesStepped
 	}
-	return max(l.progress.OptimizerSteps-1, 0)
+	return max(l.progress.BatchesStepped-1, 0)
 }
 
 // noEpoch leaves the "epoch" column out of a row (evaluation step rows, as

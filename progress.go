@@ -1,5 +1,7 @@
 package volt
 
+import "encoding/json"
+
 // ProgressVersion is the format version of Progress, for checkpoints.
 const ProgressVersion = 1
 
@@ -35,6 +37,12 @@ type Progress struct {
 	TrainBatch Tracker `json:"train_batch"`
 	// OptimizerSteps counts optimization steps: the global step.
 	OptimizerSteps int64 `json:"optimizer_steps"`
+	// BatchesStepped counts the training batches after which the
+	// optimizers stepped (in manual optimization every batch), Lightning's
+	// _batches_that_stepped: the loggers' step and what LogEveryNSteps
+	// counts. It equals OptimizerSteps unless a batch takes several
+	// optimizer steps (manual optimization, TBPTT).
+	BatchesStepped int64 `json:"batches_stepped"`
 	// ValBatch, TestBatch and PredictBatch count evaluation batches; Current
 	// is reset at each run of the loop.
 	ValBatch     Tracker `json:"val_batch"`
@@ -45,4 +53,23 @@ type Progress struct {
 	// At is the hook boundary the loops last crossed (saved as "stage",
 	// e.g. "train_batch_end").
 	At LoopPoint `json:"stage"`
+}
+
+// UnmarshalJSON implements json.Unmarshaler. A checkpoint written before
+// BatchesStepped was saved counts one per optimizer step, which it was in
+// every run but those taking several optimizer steps per batch.
+func (p *Progress) UnmarshalJSON(b []byte) error {
+	type plain Progress
+	raw := struct {
+		*plain
+		BatchesStepped *int64 `json:"batches_stepped"`
+	}{plain: (*plain)(p)}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	p.BatchesStepped = p.OptimizerSteps
+	if raw.BatchesStepped != nil {
+		p.BatchesStepped = *raw.BatchesStepped
+	}
+	return nil
 }

@@ -35,8 +35,9 @@ type run struct {
 	prof profiler.Profiler // Config.Profiler's; nil when off
 
 	// evalBatchesSeen counts, per evaluation loader, the batches run so far
-	// (sanity check aside): the step of their step values in the loggers
-	// (Lightning's _seen_batches_per_dataloader).
+	// (sanity check aside), from the last time the loaders were loaded: the
+	// step of their step values in the loggers (Lightning's
+	// _seen_batches_per_dataloader).
 	evalBatchesSeen map[evalLoaderKey]int
 }
 
@@ -44,6 +45,16 @@ type run struct {
 type evalLoaderKey struct {
 	stage  RunningStage
 	loader int
+}
+
+// resetEvalBatchesSeen starts the counts of stage's loaders again (its
+// loaders were loaded again).
+func (r *run) resetEvalBatchesSeen(stage RunningStage) {
+	for k := range r.evalBatchesSeen {
+		if k.stage == stage {
+			delete(r.evalBatchesSeen, k)
+		}
+	}
 }
 
 // addEvalBatchesSeen adds n batches to the count of stage's loader dl.

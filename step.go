@@ -77,7 +77,9 @@ func (s *Step) OptimizerIdx() int { return s.optimizerIdx }
 
 // Log records a scalar value under name. In training steps it defaults to
 // per-step logging; in validation and test steps to an epoch mean weighted by
-// batch size. Options change that (OnStep, OnEpoch, ProgBar, NoLogger, Reduce).
+// batch size. Options change that (OnStep, OnEpoch, ProgBar, NoLogger, Reduce);
+// OnStep(false) with OnEpoch(false) logs nothing and is refused (the step
+// panics, so its run fails), as Lightning refuses it.
 func (s *Step) Log(name string, value *Node, opts ...LogOption) {
 	if name == "" {
 		panic("volt.Step.Log: empty metric name")
@@ -89,7 +91,11 @@ func (s *Step) Log(name string, value *Node, opts ...LogOption) {
 	if err != nil {
 		panic(fmt.Sprintf("volt.Step.Log(%q): %v", name, err))
 	}
-	s.logs = append(s.logs, stepLog{name: name, value: v, opts: resolveLogOptions(defaultLogOptions(s.stage, true), opts)})
+	o := resolveLogOptions(defaultLogOptions(s.stage, true), opts)
+	if err := o.logsSomething(name); err != nil {
+		panic("volt.Step." + err.Error())
+	}
+	s.logs = append(s.logs, stepLog{name: name, value: v, opts: o})
 }
 
 // LogDict logs several values with the same options, in name order.
@@ -126,9 +132,13 @@ func (s *Step) LogMetric(name string, m metrics.Metric, preds, target *Node, opt
 	if m == nil {
 		panic(fmt.Sprintf("volt.Step.LogMetric(%q): nil metric", name))
 	}
+	o := resolveLogOptions(defaultLogOptions(s.stage, true), opts)
+	if err := o.logsSomething(name); err != nil {
+		panic("volt.Step.LogMetric: " + err.Error() + " (Step.UpdateMetric updates a metric without logging it)")
+	}
 	s.logMetricSource(&metricSource{
 		names:   []string{name},
-		opts:    resolveLogOptions(defaultLogOptions(s.stage, true), opts),
+		opts:    o,
 		updater: m,
 		compute: func(state []*tensors.Tensor) (map[string]metrics.Value, error) {
 			v, err := m.Compute(state)
@@ -165,9 +175,15 @@ func (s *Step) LogMetrics(c *metrics.Collection, preds, target *Node, opts ...Lo
 	if c == nil {
 		panic("volt.Step.LogMetrics: nil collection")
 	}
+	o := resolveLogOptions(defaultLogOptions(s.stage, true), opts)
+	for _, name := range c.Names() {
+		if err := o.logsSomething(name); err != nil {
+			panic("volt.Step.LogMetrics: " + err.Error())
+		}
+	}
 	s.logMetricSource(&metricSource{
 		names:   c.Names(),
-		opts:    resolveLogOptions(defaultLogOptions(s.stage, true), opts),
+		opts:    o,
 		updater: c,
 		compute: c.Compute,
 	}, preds, target)

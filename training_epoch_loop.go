@@ -35,8 +35,11 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		}
 		p.Epoch.ready()
 		p.TrainBatch.resetCurrent()
-		t.logs.resetTrainMetricState()
+		if !l.epochValuesStarted {
+			t.logs.resetTrainMetricState()
+		}
 	}
+	l.epochValuesStarted = false
 	// A run restored after the epoch's last batch has only the epoch's end
 	// left, its plateau step included. (A checkpoint without the flag is
 	// from before it was saved: the loader's length tells.)
@@ -192,8 +195,13 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	stepped := steps > 0
 	l.lastStepped = stepped
-	stepsBefore := p.OptimizerSteps
 	p.OptimizerSteps += int64(steps)
+	// The loggers count batches, not optimizer steps (Lightning's
+	// _batches_that_stepped): in manual optimization every batch.
+	counted := stepped || t.perModule.optimization.manual
+	if counted {
+		p.BatchesStepped++
+	}
 	// Step-interval schedulers count the batches of the epoch, not the
 	// optimizer steps: they step on a batch that stepped when its index + 1
 	// is a multiple of their frequency (Lightning's _update_learning_rates).
@@ -220,10 +228,10 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	l.valAfterBatch = l.cadenceDue(batchIdx, lastInEpoch, stepped)
 	p.At = PointTrainBatchEnd
-	// As Lightning's should_update_logs: every LogEveryNSteps optimizer
-	// steps, and at every step once a stop is requested (MinEpochs or
+	// As Lightning's should_update_logs: every LogEveryNSteps batches that
+	// stepped, and at every one once a stop is requested (MinEpochs or
 	// MinSteps may keep training going; also when the hook asks it).
-	stepLogsDue := stepped && (p.OptimizerSteps/t.cfg.logEvery != stepsBefore/t.cfg.logEvery || t.stop.requested)
+	stepLogsDue := counted && (p.BatchesStepped%t.cfg.logEvery == 0 || t.stop.requested)
 	t.run.inBatchEnd, t.run.batchEndStepLogs = true, stepLogsDue // a checkpoint taken now records it
 	err = t.emit(hookOnTrainBatchEnd, hookArgs{out: out, batch: b, batchIdx: batchIdx})
 	validate := l.valAfterBatch
@@ -236,7 +244,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, err
 	}
 	t.run.inBatchEnd = false
-	stepLogsDue = stepLogsDue || stepped && t.stop.requested
+	stepLogsDue = stepLogsDue || counted && t.stop.requested
 	if err := t.logs.endStepLogs(stepLogsDue); err != nil {
 		return false, err
 	}
@@ -333,6 +341,9 @@ func (l *fitLoop) validate(ctx context.Context) error {
 			return err
 		}
 		l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), true
+		// As Lightning's, the step values' rows count the batches of the
+		// loaders as loaded now.
+		t.run.resetEvalBatchesSeen(RunningValidate)
 		if !l.validating {
 			t.state.Stage = RunningTrain
 			return nil

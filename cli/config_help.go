@@ -27,7 +27,7 @@ var configHelp = map[string]string{
 	"LimitTrainBatches":             "LimitTrainBatches, LimitValBatches, LimitTestBatches and LimitPredictBatches cap the batches per epoch of each loop (per loader for evaluation): Batches(n) or Fraction(f); Batches(0) turns the loop off.",
 	"LimitValBatches":               "LimitTrainBatches, LimitValBatches, LimitTestBatches and LimitPredictBatches cap the batches per epoch of each loop (per loader for evaluation): Batches(n) or Fraction(f); Batches(0) turns the loop off.",
 	"Log":                           "Log receives volt's own messages (why a run stopped, what was turned off, …).",
-	"LogEveryNSteps":                "LogEveryNSteps sends training step-level metrics to the loggers every n optimization steps; 0 means 50.",
+	"LogEveryNSteps":                "LogEveryNSteps sends training step-level metrics to the loggers every n batches that stepped the optimizers (Progress.BatchesStepped: the optimization steps, unless a batch takes several); 0 means 50.",
 	"Loggers":                       "Loggers receive the metrics.",
 	"MaxEpochs":                     "MaxEpochs stops training after this many epochs.",
 	"MaxSteps":                      "MaxSteps stops training after this many optimization steps; 0 or -1 means no limit.",
