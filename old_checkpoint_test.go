@@ -361,6 +361,7 @@ func compareStates(t *testing.T, old, now json.RawMessage, bitwise bool) {
 	if err := json.Unmarshal(now, &n); err != nil {
 		t.Fatal(err)
 	}
+	dropAddedMembers(t, o, n)
 	if !slices.Equal(slices.Sorted(maps.Keys(o)), slices.Sorted(maps.Keys(n))) {
 		t.Errorf("trainer state members: the earlier volt wrote %v, today's writes %v", slices.Sorted(maps.Keys(o)), slices.Sorted(maps.Keys(n)))
 	}
@@ -368,6 +369,28 @@ func compareStates(t *testing.T, old, now json.RawMessage, bitwise bool) {
 		if !closeJSON(ov, n[k], bitwise) {
 			t.Errorf("trainer state member %q: the earlier volt wrote %v, today's writes %v", k, ov, n[k])
 		}
+	}
+}
+
+// dropAddedMembers removes from today's state n the members the format
+// gained after the fixtures were written, once each is checked to hold
+// what reading the old state o gives it: progress.batches_stepped (issue
+// 40) is read from an older checkpoint as progress.optimizer_steps.
+func dropAddedMembers(t *testing.T, o, n map[string]any) {
+	t.Helper()
+	op, _ := o["progress"].(map[string]any)
+	np, _ := n["progress"].(map[string]any)
+	if op == nil || np == nil {
+		return
+	}
+	if _, ok := op["batches_stepped"]; ok {
+		return
+	}
+	if stepped, ok := np["batches_stepped"]; ok {
+		if stepped != np["optimizer_steps"] {
+			t.Errorf("progress.batches_stepped %v differs from optimizer_steps %v in a run without manual optimization", stepped, np["optimizer_steps"])
+		}
+		delete(np, "batches_stepped")
 	}
 }
 
