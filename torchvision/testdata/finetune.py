@@ -1,0 +1,61 @@
+"""Writes torchvision's ResNet-18 fine-tuning goldens for
+TestResNet18FineTuningAsTorch (python3-torchvision 0.14):
+
+    /usr/bin/python3 finetune.py OUT_DIR BATCH SIZE LR MOMENTUM STEPS DTYPES
+
+OUT_DIR/finetune.pt         torch.save(model.state_dict()): resnet18(weights=None,
+                            num_classes=10) seeded, its batch norms' statistics and
+                            affine parameters drawn away from their defaults (as
+                            resnet18.py does)
+OUT_DIR/finetune_golden.pt  {"inputs": [STEPS*BATCH, 3, SIZE, SIZE] float32 (randn),
+                            "labels": [STEPS*BATCH] int64, and for each of DTYPES
+                            ("float32", "float64", comma-separated) "losses_DTYPE":
+                            float64 [STEPS], the loss of each of STEPS steps of
+                            SGD(lr=LR, momentum=MOMENTUM) over every parameter, the
+                            model in train mode (batch statistics), batch i being
+                            inputs[i*BATCH:(i+1)*BATCH], the model and data cast to DTYPE}
+
+Running the same steps in float32 and float64 measures how far torch's own
+float32 arithmetic carries the losses: the comparison with volt is only as
+sharp as that.
+"""
+import copy
+import os
+import sys
+
+import torch
+import torchvision
+
+out = sys.argv[1]
+batch, size, lr, momentum, steps = int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+dtypes = sys.argv[7].split(",")
+torch.manual_seed(18)
+model = torchvision.models.resnet18(weights=None, num_classes=10)
+with torch.no_grad():
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.2, 0.2)
+            m.running_var.uniform_(0.5, 2.0)
+            m.weight.uniform_(0.5, 1.5)
+            m.bias.uniform_(-0.2, 0.2)
+            m.num_batches_tracked.fill_(100)
+torch.save(model.state_dict(), os.path.join(out, "finetune.pt"))
+
+g = torch.Generator().manual_seed(7)
+inputs = torch.randn(steps * batch, 3, size, size, generator=g)
+labels = torch.randint(0, 10, (steps * batch,), generator=g)
+golden = {"inputs": inputs, "labels": labels}
+for name in dtypes:
+    dtype = getattr(torch, name)
+    m = copy.deepcopy(model).to(dtype).train()
+    opt = torch.optim.SGD(m.parameters(), lr=lr, momentum=momentum)
+    losses = []
+    for i in range(steps):
+        x, y = inputs[i * batch:(i + 1) * batch].to(dtype), labels[i * batch:(i + 1) * batch]
+        loss = torch.nn.functional.cross_entropy(m(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    golden["losses_" + name] = torch.tensor(losses, dtype=torch.float64)
+torch.save(golden, os.path.join(out, "finetune_golden.pt"))
