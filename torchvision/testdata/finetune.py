@@ -1,13 +1,13 @@
 """Writes torchvision's ResNet-18 fine-tuning goldens for
 TestResNet18FineTuningAsTorch (python3-torchvision 0.14):
 
-    /usr/bin/python3 finetune.py OUT_DIR BATCH SIZE LR MOMENTUM STEPS DTYPES
+    /usr/bin/python3 finetune.py OUT_DIR BATCH SIZE LR MOMENTUM STEPS DTYPES [MNIST_DIR]
 
 OUT_DIR/finetune.pt         torch.save(model.state_dict()): resnet18(weights=None,
                             num_classes=10) seeded, its batch norms' statistics and
                             affine parameters drawn away from their defaults (as
                             resnet18.py does)
-OUT_DIR/finetune_golden.pt  {"inputs": [STEPS*BATCH, 3, SIZE, SIZE] float32 (randn),
+OUT_DIR/finetune_golden.pt  {"inputs": [STEPS*BATCH, 3, SIZE, SIZE] float32,
                             "labels": [STEPS*BATCH] int64, and for each of DTYPES
                             ("float32", "float64", comma-separated) "losses_DTYPE":
                             float64 [STEPS], the loss of each of STEPS steps of
@@ -15,11 +15,17 @@ OUT_DIR/finetune_golden.pt  {"inputs": [STEPS*BATCH, 3, SIZE, SIZE] float32 (ran
                             model in train mode (batch statistics), batch i being
                             inputs[i*BATCH:(i+1)*BATCH], the model and data cast to DTYPE}
 
+The inputs are MNIST's first STEPS*BATCH training digits when MNIST_DIR
+(the folder of its IDX .gz files) is given: normalised with MNIST's mean
+and standard deviation, resized to SIZE (bilinear) and repeated over 3
+channels, with their labels; else randn images with random labels.
+
 Running the same steps in float32 and float64 measures how far torch's own
 float32 arithmetic carries the losses: the comparison with volt is only as
 sharp as that.
 """
 import copy
+import gzip
 import os
 import sys
 
@@ -41,9 +47,19 @@ with torch.no_grad():
             m.num_batches_tracked.fill_(100)
 torch.save(model.state_dict(), os.path.join(out, "finetune.pt"))
 
-g = torch.Generator().manual_seed(7)
-inputs = torch.randn(steps * batch, 3, size, size, generator=g)
-labels = torch.randint(0, 10, (steps * batch,), generator=g)
+n = steps * batch
+if len(sys.argv) > 8:
+    with gzip.open(os.path.join(sys.argv[8], "train-images-idx3-ubyte.gz")) as f:
+        pixels = torch.frombuffer(bytearray(f.read()[16:16 + n * 784]), dtype=torch.uint8)
+    with gzip.open(os.path.join(sys.argv[8], "train-labels-idx1-ubyte.gz")) as f:
+        labels = torch.frombuffer(bytearray(f.read()[8:8 + n]), dtype=torch.uint8).to(torch.int64)
+    digits = (pixels.to(torch.float32).reshape(n, 1, 28, 28) / 255 - 0.1307) / 0.3081
+    inputs = torch.nn.functional.interpolate(digits, size=(size, size), mode="bilinear", align_corners=False)
+    inputs = inputs.repeat(1, 3, 1, 1).contiguous()
+else:
+    g = torch.Generator().manual_seed(7)
+    inputs = torch.randn(n, 3, size, size, generator=g)
+    labels = torch.randint(0, 10, (n,), generator=g)
 golden = {"inputs": inputs, "labels": labels}
 for name in dtypes:
     dtype = getattr(torch, name)

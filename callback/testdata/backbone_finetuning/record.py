@@ -1,5 +1,6 @@
-"""Records Lightning 2.2.5's BackboneFinetuning on a small module, for
-callback's TestBackboneFinetuningAsLightning:
+"""Records Lightning 2.2.5's BackboneFinetuning, and fine-tuning without
+it (discriminative learning rates, parameters frozen by name), on a small
+module, for callback's TestBackboneFinetuningAsLightning:
 
     PYTHONPATH=<lsite>:<folder of torch_py311_shim.py> /usr/bin/python3 record.py > lightning.json
 
@@ -40,12 +41,17 @@ Y = torch.tanh(X @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])) + 0.1 * torch.ra
 
 
 class Net(pl.LightningModule):
-    def __init__(self, step_lr):
+    def __init__(self, step_lr=False, backbone_lr=None, freeze=None):
         super().__init__()
         self.backbone = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8), torch.nn.ReLU(),
                                             torch.nn.Linear(8, 8))
         self.head = torch.nn.Linear(8, 1)
         self.step_lr = step_lr
+        self.backbone_lr = backbone_lr
+        if freeze:
+            for name, p in self.named_parameters():
+                if name.startswith(freeze + "."):
+                    p.requires_grad = False
         self.losses = []
 
     def forward(self, x):
@@ -58,7 +64,10 @@ class Net(pl.LightningModule):
         return loss
 
     def configure_optimizers(self):
-        opt = torch.optim.SGD(filter(lambda p: p.requires_grad, self.parameters()), lr=0.1, momentum=0.9)
+        params = filter(lambda p: p.requires_grad, self.parameters())
+        if self.backbone_lr:
+            params = [{"params": self.backbone.parameters(), "lr": self.backbone_lr}, {"params": self.head.parameters()}]
+        opt = torch.optim.SGD(params, lr=0.1, momentum=0.9)
         if self.step_lr:
             return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)}
         return opt
@@ -83,21 +92,27 @@ def state(module):
     return {k: v.tolist() for k, v in module.state_dict().items()}
 
 
+# Each case: BackboneFinetuning's arguments (None: no callback) and Net's.
 CASES = {
-    "defaults": dict(kwargs=dict(unfreeze_backbone_at_epoch=2), step_lr=False),
-    "lambda_noalign_initial_lr": dict(kwargs=dict(unfreeze_backbone_at_epoch=1, lambda_func=lambda e: 1 + e / 4,
-                                                  should_align=False, backbone_initial_lr=0.02), step_lr=False),
-    "train_bn_false": dict(kwargs=dict(unfreeze_backbone_at_epoch=1, train_bn=False), step_lr=False),
-    "step_lr": dict(kwargs=dict(unfreeze_backbone_at_epoch=1, backbone_initial_ratio_lr=0.5), step_lr=True),
+    "defaults": (dict(unfreeze_backbone_at_epoch=2), {}),
+    "lambda_noalign_initial_lr": (dict(unfreeze_backbone_at_epoch=1, lambda_func=lambda e: 1 + e / 4,
+                                       should_align=False, backbone_initial_lr=0.02), {}),
+    "train_bn_false": (dict(unfreeze_backbone_at_epoch=1, train_bn=False), {}),
+    "step_lr": (dict(unfreeze_backbone_at_epoch=1, backbone_initial_ratio_lr=0.5), dict(step_lr=True)),
+    # No callback: torch's param groups with their own "lr", and
+    # requires_grad=False on backbone.0's parameters.
+    "discriminative_lr": (None, dict(backbone_lr=0.01)),
+    "frozen_by_name": (None, dict(freeze="backbone.0")),
 }
 
 out = {"x": X.tolist(), "y": Y.tolist(), "epochs": 6, "batch_size": 4, "cases": {}}
-for name, case in CASES.items():
+for name, (finetuning, net_args) in CASES.items():
     torch.manual_seed(1)
-    net = Net(case["step_lr"])
+    net = Net(**net_args)
     initial = state(net)
     groups = Groups()
-    trainer = pl.Trainer(max_epochs=out["epochs"], callbacks=[BackboneFinetuning(**case["kwargs"]), groups],
+    callbacks = [groups] if finetuning is None else [BackboneFinetuning(**finetuning), groups]
+    trainer = pl.Trainer(max_epochs=out["epochs"], callbacks=callbacks,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False, num_sanity_val_steps=0, accelerator="cpu", devices=1)
     trainer.fit(net, DataLoader(TensorDataset(X, Y), batch_size=out["batch_size"], shuffle=False))
