@@ -189,9 +189,9 @@ func (c *compiledSteps) updateSpec(s *Step, opt int) *engine.UpdateSpec {
 	t := c.t
 	setup := &c.opts[opt]
 	spec := &engine.UpdateSpec{
-		OptimizerIdx:   opt,
-		Optimizer:      setup.Optimizer,
-		Precision:      t.cfg.precision,
+		OptimizerIdx: opt,
+		Optimizer:    setup.Optimizer,
+		Precision:    t.cfg.precision,
 		LRScale: func(v *model.Variable) (int, float64, bool) {
 			return setup.lrScale(t.eng.Store, v)
 		},
