@@ -17,7 +17,11 @@
 // (the unbiased variance, n the elements per feature; momentum 0.1 by
 // default, or 1/num_batches_tracked with CumulativeAverage, PyTorch's
 // momentum=None). In an evaluation graph (validation, test, predict) it
-// normalises with the running statistics. Epsilon is 1e-5.
+// normalises with the running statistics. Epsilon is 1e-5 (in float64
+// exactly 1e-5, as PyTorch's float64 BatchNorm adds: the backend's ops
+// take a float32 epsilon, so float64 is normalised with graph ops).
+// IsAffine tells a batch normalization's weight and bias from other
+// variables (the finetuning callbacks leave them trainable).
 //
 // # Why not GoMLX's layers/norm.BatchNorm
 //

@@ -339,3 +339,44 @@ func TestBackboneFinetuningAsLightning(t *testing.T) {
 		})
 	}
 }
+
+// TestFinetuningFreezeBatchNorm: a frozen scope's batch norm trains unless
+// FreezeBatchNorm (Lightning's freeze with train_bn=True, the default, and
+// train_bn=False); the scope's other parameters stay as loaded either way.
+func TestFinetuningFreezeBatchNorm(t *testing.T) {
+	b, err := os.ReadFile(backboneCache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec lightningBackbone
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	examples := make(data.Slice, len(rec.X))
+	for i := range rec.X {
+		examples[i] = data.Example{Inputs: []data.Field{{Value: rec.X[i]}}, Labels: []data.Field{{Value: rec.Y[i]}}}
+	}
+	initial := stateDictOf(t, rec.Cases["defaults"].Initial)
+	for _, freezeBN := range []bool{false, true} {
+		ft := callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone"}, FreezeBatchNorm: freezeBN})
+		tr, err := volt.NewTrainer(volt.Config{MaxEpochs: 2, DisableLoggers: true, DisableModelSummary: true,
+			DisableCheckpointing: true, Log: slog.New(slog.DiscardHandler), EnableProgressBar: volt.Ptr(false),
+			Callbacks: []volt.Callback{ft}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Fit(t.Context(), &lightningNet{initial: initial}, volt.Loaders{Train: &data.DataLoader{Dataset: examples, BatchSize: 4}}); err != nil {
+			t.Fatal(err)
+		}
+		for key, wantChanged := range map[string]bool{"backbone.0.weight": false, "backbone.3.bias": false,
+			"backbone.1.weight": !freezeBN, "backbone.1.bias": !freezeBN, "head.weight": true} {
+			got := tensors.MustCopyFlatData[float32](tr.Store().GetVariable("/" + strings.ReplaceAll(key, ".", "/")).MustValue())
+			if changed := !slices.Equal(got, tensors.MustCopyFlatData[float32](initial.Get(key))); changed != wantChanged {
+				t.Errorf("FreezeBatchNorm %t: %s changed = %t, want %t", freezeBN, key, changed, wantChanged)
+			}
+			if frozen := ft.Frozen("/" + strings.ReplaceAll(key, ".", "/")); frozen == wantChanged {
+				t.Errorf("FreezeBatchNorm %t: Frozen(%s) = %t", freezeBN, key, frozen)
+			}
+		}
+	}
+}
