@@ -93,7 +93,7 @@ func (g *ParamGroup) owns(store *model.Store, varPath string) bool {
 func validateGroups(groups []ParamGroup, lr float64) error {
 	for j, g := range groups {
 		if len(g.Params) == 0 && len(g.Names) == 0 {
-			return fmt.Errorf("Groups[%d].Params and Names are both empty: the group selects no variable; set Params (scopes) or Names (variable-name patterns)", j)
+			return fmt.Errorf("Groups[%d].Params and Names are both empty: the group selects no variable; set Params (scopes or PyTorch names) or Names (variable-name patterns)", j)
 		}
 		for k, p := range g.Params {
 			if err := CheckSelector(p); err != nil {
