@@ -12,49 +12,28 @@ import (
 // starts), the signature checks, Config.Callbacks validation, dispatch and
 // the names in errors. A test checks that every optional interface of the
 // package is in it.
+//
+// The rows of the hooks of hooks.go (the events and the trace-time hooks)
+// are generated from hooks.go into hook_table_gen.go by
+// internal/hookgen: adding such a hook is its one declaration in hooks.go,
+// with its doc comment, then "go generate" here, then a t.emit where the
+// loop reaches the event (TestHookTableIsCurrent fails while
+// hook_table_gen.go is stale). The other rows, below, have no call to
+// bind: one line each.
 
 // hookID names one row of the hook table.
 type hookID uint8
 
-// The rows of the hook table.
+// hookNone is no hook: the trainer's current hook outside hook calls.
+// The rows of the hooks of hooks.go follow (hook_table_gen.go, generated
+// from hooks.go), then the others.
+const hookNone hookID = 0
+
+// The rows of the hook table for the interfaces declared outside hooks.go:
+// volt asks a target for something, or they mark a callback, or they are a
+// data module's hooks.
 const (
-	// hookNone is no hook: the trainer's current hook outside hook calls.
-	hookNone hookID = iota
-	hookSetup
-	hookTeardown
-	hookOnFitStart
-	hookOnFitEnd
-	hookOnSanityCheckStart
-	hookOnSanityCheckEnd
-	hookOnTrainStart
-	hookOnTrainEnd
-	hookOnTrainEpochStart
-	hookOnTrainEpochEnd
-	hookOnTrainBatchStart
-	hookOnTrainBatchEnd
-	hookOnValidationStart
-	hookOnValidationEnd
-	hookOnValidationEpochStart
-	hookOnValidationEpochEnd
-	hookOnValidationBatchStart
-	hookOnValidationBatchEnd
-	hookOnTestStart
-	hookOnTestEnd
-	hookOnTestEpochStart
-	hookOnTestEpochEnd
-	hookOnTestBatchStart
-	hookOnTestBatchEnd
-	hookOnPredictStart
-	hookOnPredictEnd
-	hookOnPredictEpochStart
-	hookOnPredictEpochEnd
-	hookOnPredictBatchStart
-	hookOnPredictBatchEnd
-	hookOnException
-	hookOnBeforeBackward
-	hookOnAfterBackward
-	hookOnBeforeOptimizerStep
-	hookStateful
+	hookStateful hookID = numHooksGo + iota
 	hookCheckpointer
 	hookMetricMonitor
 	hookBestModelPather
@@ -144,139 +123,31 @@ type hookSpec struct {
 	name string
 }
 
-// hookTable is the table, indexed by hookID.
-var hookTable = [numHooks]hookSpec{
-	hookSetup: event(onCallback|onModule, func(h Setup) hookCall {
-		return func(t *Trainer, a hookArgs) error { return h.Setup(t, a.stage) }
-	}),
-	hookTeardown: event(onCallback|onModule, func(h Teardown) hookCall {
-		return func(t *Trainer, a hookArgs) error { return h.Teardown(t, a.stage) }
-	}),
-	hookOnFitStart: event(onCallback|onModule, func(h OnFitStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnFitStart(t) }
-	}),
-	hookOnFitEnd: event(onCallback|onModule, func(h OnFitEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnFitEnd(t) }
-	}),
-	hookOnSanityCheckStart: event(onCallback|onModule, func(h OnSanityCheckStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnSanityCheckStart(t) }
-	}),
-	hookOnSanityCheckEnd: event(onCallback|onModule, func(h OnSanityCheckEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnSanityCheckEnd(t) }
-	}),
-	hookOnTrainStart: event(onCallback|onModule, func(h OnTrainStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTrainStart(t) }
-	}),
-	hookOnTrainEnd: event(onCallback|onModule, func(h OnTrainEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTrainEnd(t) }
-	}),
-	hookOnTrainEpochStart: event(onCallback|onModule, func(h OnTrainEpochStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTrainEpochStart(t) }
-	}),
-	hookOnTrainEpochEnd: event(onCallback|onModule, func(h OnTrainEpochEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTrainEpochEnd(t) }
-	}),
-	hookOnTrainBatchStart: event(onCallback|onModule, func(h OnTrainBatchStart) hookCall {
-		return func(t *Trainer, a hookArgs) error { return h.OnTrainBatchStart(t, a.batch, a.batchIdx) }
-	}),
-	hookOnTrainBatchEnd: event(onCallback|onModule, func(h OnTrainBatchEnd) hookCall {
-		return func(t *Trainer, a hookArgs) error { return h.OnTrainBatchEnd(t, a.out, a.batch, a.batchIdx) }
-	}),
-	hookOnValidationStart: event(onCallback|onModule, func(h OnValidationStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnValidationStart(t) }
-	}),
-	hookOnValidationEnd: event(onCallback|onModule, func(h OnValidationEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnValidationEnd(t) }
-	}),
-	hookOnValidationEpochStart: event(onCallback|onModule, func(h OnValidationEpochStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnValidationEpochStart(t) }
-	}),
-	hookOnValidationEpochEnd: event(onCallback|onModule, func(h OnValidationEpochEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnValidationEpochEnd(t) }
-	}),
-	hookOnValidationBatchStart: event(onCallback|onModule, func(h OnValidationBatchStart) hookCall {
-		return func(t *Trainer, a hookArgs) error {
-			return h.OnValidationBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
-		}
-	}),
-	hookOnValidationBatchEnd: event(onCallback|onModule, func(h OnValidationBatchEnd) hookCall {
-		return func(t *Trainer, a hookArgs) error {
-			return h.OnValidationBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
-		}
-	}),
-	hookOnTestStart: event(onCallback|onModule, func(h OnTestStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTestStart(t) }
-	}),
-	hookOnTestEnd: event(onCallback|onModule, func(h OnTestEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTestEnd(t) }
-	}),
-	hookOnTestEpochStart: event(onCallback|onModule, func(h OnTestEpochStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTestEpochStart(t) }
-	}),
-	hookOnTestEpochEnd: event(onCallback|onModule, func(h OnTestEpochEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnTestEpochEnd(t) }
-	}),
-	hookOnTestBatchStart: event(onCallback|onModule, func(h OnTestBatchStart) hookCall {
-		return func(t *Trainer, a hookArgs) error { return h.OnTestBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx) }
-	}),
-	hookOnTestBatchEnd: event(onCallback|onModule, func(h OnTestBatchEnd) hookCall {
-		return func(t *Trainer, a hookArgs) error {
-			return h.OnTestBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
-		}
-	}),
-	hookOnPredictStart: event(onCallback|onModule, func(h OnPredictStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnPredictStart(t) }
-	}),
-	hookOnPredictEnd: event(onCallback|onModule, func(h OnPredictEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnPredictEnd(t) }
-	}),
-	hookOnPredictEpochStart: event(onCallback|onModule, func(h OnPredictEpochStart) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnPredictEpochStart(t) }
-	}),
-	hookOnPredictEpochEnd: event(onCallback|onModule, func(h OnPredictEpochEnd) hookCall {
-		return func(t *Trainer, _ hookArgs) error { return h.OnPredictEpochEnd(t) }
-	}),
-	hookOnPredictBatchStart: event(onCallback|onModule, func(h OnPredictBatchStart) hookCall {
-		return func(t *Trainer, a hookArgs) error {
-			return h.OnPredictBatchStart(t, a.batch, a.batchIdx, a.dataloaderIdx)
-		}
-	}),
-	hookOnPredictBatchEnd: event(onCallback|onModule, func(h OnPredictBatchEnd) hookCall {
-		return func(t *Trainer, a hookArgs) error {
-			return h.OnPredictBatchEnd(t, a.out, a.batch, a.batchIdx, a.dataloaderIdx)
-		}
-	}),
-	hookOnException: event(onCallback|onModule, func(h OnException) hookCall {
-		return func(t *Trainer, a hookArgs) error {
-			h.OnException(t, a.err)
-			return nil
-		}
-	}),
-	hookOnBeforeBackward:      traced(func(h OnBeforeBackward, a traceArgs) { h.OnBeforeBackward(a.step, a.loss) }),
-	hookOnAfterBackward:       traced(func(h OnAfterBackward, a traceArgs) { h.OnAfterBackward(a.step, a.grads) }),
-	hookOnBeforeOptimizerStep: traced(func(h OnBeforeOptimizerStep, a traceArgs) { h.OnBeforeOptimizerStep(a.step, a.optimizerIdx, a.grads) }),
-	hookStateful:              ask[Stateful](onCallback | onModule),
-	hookCheckpointer:          marker[Checkpointer](),
-	hookMetricMonitor:         marker[MetricMonitor](),
-	hookBestModelPather:       marker[BestModelPather](),
-	hookLastModelPather:       marker[LastModelPather](),
-	hookCheckpointDirer:       marker[CheckpointDirer](),
-	hookModelSummarizer:       marker[ModelSummarizer](),
-	hookFastDevRunSkipped:     marker[FastDevRunSkipped](),
-	hookProgressReporter:      marker[ProgressReporter](),
-	hookValidationStepper:     ask[ValidationStepper](onModule),
-	hookTestStepper:           ask[TestStepper](onModule),
-	hookPredictStepper:        ask[PredictStepper](onModule),
-	hookOptimizerConfigurer:   ask[OptimizerConfigurer](onModule),
-	hookAutomaticOptimizer:    ask[AutomaticOptimizer](onModule),
-	hookTBPTTStepper:          ask[TBPTTStepper](onModule),
-	hookTBPTTSplitter:         ask[TBPTTSplitter](onModule),
-	hookGradientClipper:       ask[GradientClipper](onModule),
-	hookHParamser:             ask[HParamser](onModule | onDataModule),
-	hookTrainDataloader:       ask[TrainDataloader](onDataModule),
-	hookValDataloaders:        ask[ValDataloaders](onDataModule),
-	hookTestDataloaders:       ask[TestDataloaders](onDataModule),
-	hookPredictDataloaders:    ask[PredictDataloaders](onDataModule),
+// hookTable is the table, indexed by hookID: the rows of hooks.go's hooks
+// (hooksGoRows, generated) and the others.
+var hookTable = withHooksGoRows([numHooks]hookSpec{
+	hookStateful:            ask[Stateful](onCallback | onModule),
+	hookCheckpointer:        marker[Checkpointer](),
+	hookMetricMonitor:       marker[MetricMonitor](),
+	hookBestModelPather:     marker[BestModelPather](),
+	hookLastModelPather:     marker[LastModelPather](),
+	hookCheckpointDirer:     marker[CheckpointDirer](),
+	hookModelSummarizer:     marker[ModelSummarizer](),
+	hookFastDevRunSkipped:   marker[FastDevRunSkipped](),
+	hookProgressReporter:    marker[ProgressReporter](),
+	hookValidationStepper:   ask[ValidationStepper](onModule),
+	hookTestStepper:         ask[TestStepper](onModule),
+	hookPredictStepper:      ask[PredictStepper](onModule),
+	hookOptimizerConfigurer: ask[OptimizerConfigurer](onModule),
+	hookAutomaticOptimizer:  ask[AutomaticOptimizer](onModule),
+	hookTBPTTStepper:        ask[TBPTTStepper](onModule),
+	hookTBPTTSplitter:       ask[TBPTTSplitter](onModule),
+	hookGradientClipper:     ask[GradientClipper](onModule),
+	hookHParamser:           ask[HParamser](onModule | onDataModule),
+	hookTrainDataloader:     ask[TrainDataloader](onDataModule),
+	hookValDataloaders:      ask[ValDataloaders](onDataModule),
+	hookTestDataloaders:     ask[TestDataloaders](onDataModule),
+	hookPredictDataloaders:  ask[PredictDataloaders](onDataModule),
 	hookDataPreparer: dataEvent(func(h DataPreparer) hookCall {
 		return func(_ *Trainer, _ hookArgs) error { return h.PrepareData() }
 	}),
@@ -290,6 +161,14 @@ var hookTable = [numHooks]hookSpec{
 	// A module may say it does not read its step outputs; a callback must
 	// implement a batch-end hook too.
 	hookStepOutputReader: {iface: reflect.TypeFor[StepOutputReader](), when: markerOnly, on: onCallback | onModule},
+})
+
+//go:generate go run ./internal/hookgen/genhooks
+
+// withHooksGoRows returns table with hooksGoRows in their places.
+func withHooksGoRows(table [numHooks]hookSpec) [numHooks]hookSpec {
+	copy(table[:numHooksGo], hooksGoRows[:])
+	return table
 }
 
 func init() {

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/voltml/volt/internal/hookgen"
 )
 
 // notHooks are the package's exported interfaces that are no optional
@@ -87,5 +89,25 @@ func TestHookNames(t *testing.T) {
 	}
 	if reflect.TypeFor[OnTrainBatchEnd]() != hookTable[hookOnTrainBatchEnd].iface {
 		t.Error("hookOnTrainBatchEnd's row has another interface")
+	}
+}
+
+// TestHookTableIsCurrent: hook_table_gen.go is what internal/hookgen
+// writes from hooks.go now; run "go generate ." after changing hooks.go.
+func TestHookTableIsCurrent(t *testing.T) {
+	src, err := os.ReadFile(hookgen.Source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := hookgen.Generate(hookgen.Source, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(hookgen.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Error(`hook_table_gen.go is stale: run "go generate ." in the module's root`)
 	}
 }

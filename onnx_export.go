@@ -13,7 +13,7 @@ import (
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 	"github.com/voltml/volt/internal/onnxexport"
 	"google.golang.org/protobuf/proto"
 )
@@ -75,12 +75,17 @@ type ONNXExport struct {
 // The step is traced on volt's pure-Go backend, op by op, and each GoMLX op
 // is written as ONNX nodes; the trained variables become initializers
 // named by their variable paths. The step is traced at two batch sizes:
-// where both give the same graph the batch axis is dynamic (dim_param
-// "batch"), otherwise the model has the traced shapes only, one shape per
+// the shapes that follow the batch (a Reshape merging it, an Expand to a
+// batch-sized state) are written to follow it at run time, and where both
+// traces then give the same graph the batch axis is dynamic (dim_param
+// "batch"); otherwise the model has the traced shapes only, one shape per
 // export (ONNXBatchSize picks it), and the model's doc_string and the
-// returned FixedReason say so. An op without an ONNX lowering fails the
-// export with an error naming it (an *onnxexport.UnsupportedOpError's
-// message: "ONNX export: op Gather has no ONNX lowering in volt").
+// returned FixedReason say so. Recurrent layers are written unrolled over
+// their time steps. An op without an ONNX lowering fails the export with
+// an error naming it and where the model builds it (an
+// *onnxexport.UnsupportedOpError's message: "ONNX export: op Sort has no
+// ONNX lowering in volt, built at mymodel.head (mymodel/model.go:42) ←
+// mymodel.(*M).PredictStep (mymodel/model.go:30) (supported: …)").
 func ExportONNX(w io.Writer, path string, m Module, inputs []InputSpec, opts ...ONNXOption) (*ONNXExport, error) {
 	o := onnxOptions{batch: 1}
 	for _, opt := range opts {
@@ -127,7 +132,7 @@ func ExportONNX(w io.Writer, path string, m Module, inputs []InputSpec, opts ...
 	if err != nil {
 		return fail(err)
 	}
-	if fb, ok := backend.(*fastconv.Backend); ok {
+	if fb, ok := backend.(*golower.Backend); ok {
 		backend = fb.Inner() // convolutions and pooling stay ops of their own
 	}
 	rec := onnxexport.Wrap(backend)

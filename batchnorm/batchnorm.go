@@ -34,7 +34,7 @@
 // 1e-3; and its variables are scale, offset, mean, variance and
 // avg_weight. TestGoMLXBatchNormIsNotPyTorchs shows the difference on
 // PyTorch's goldens. Both run on volt's default backend, whose engine
-// lowers the batch normalization ops (internal/fastconv).
+// lowers the batch normalization ops (internal/golower).
 //
 // # Variables
 //

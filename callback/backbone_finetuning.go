@@ -39,10 +39,9 @@ import (
 // parameters that require gradients, as Lightning's documentation writes
 // it). Finetuning.FreezeBatchNorm freezes them.
 type BackboneFinetuning struct {
-	invalid error // the bad fields of the configuration (NewBackboneFinetuning), or nil
-	cfg     BackboneFinetuningConfig
-	base    *Finetuning
-	state   backboneState
+	configured[BackboneFinetuningConfig]
+	base  *Finetuning
+	state backboneState
 }
 
 // BackboneFinetuningConfig configures BackboneFinetuning.
@@ -92,23 +91,16 @@ type backboneState struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewBackboneFinetuning(cfg BackboneFinetuningConfig) *BackboneFinetuning {
-	b, err := newBackboneFinetuning(cfg)
-	if err != nil {
-		return &BackboneFinetuning{cfg: cfg, invalid: err}
-	}
-	return b
+	return newCallback(cfg, newBackboneFinetuning)
 }
-
-// Validate reports the bad fields of the configuration NewBackboneFinetuning was given,
-// as NewTrainer does, or nil.
-func (b *BackboneFinetuning) Validate() error { return b.invalid }
 
 // Config returns the configuration in effect: NewBackboneFinetuning's, with the defaults
 // its zero values stand for filled in (print-config shows it).
 func (b *BackboneFinetuning) Config() BackboneFinetuningConfig { return b.cfg }
 
-// newBackboneFinetuning builds the callback for cfg, or reports cfg's bad fields.
-func newBackboneFinetuning(cfg BackboneFinetuningConfig) (*BackboneFinetuning, error) {
+// newBackboneFinetuning builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newBackboneFinetuning(cfg *BackboneFinetuningConfig) (*BackboneFinetuning, error) {
 	var errs []error
 	if len(cfg.Backbone) == 0 {
 		cfg.Backbone = []string{"backbone"}
@@ -140,14 +132,14 @@ func newBackboneFinetuning(cfg BackboneFinetuningConfig) (*BackboneFinetuning, e
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("callback.NewBackboneFinetuning: %w", err)
 	}
-	base, err := newFinetuning(FinetuningConfig{
+	base := newCallback(FinetuningConfig{
 		Freeze:   cfg.Backbone,
 		Schedule: []FinetuneStep{{Epoch: cfg.UnfreezeAtEpoch, Unfreeze: cfg.Backbone, LRScale: cfg.InitialRatio, Optimizer: cfg.Optimizer}},
-	})
-	if err != nil {
+	}, newFinetuning)
+	if err := base.Validate(); err != nil {
 		return nil, fmt.Errorf("callback.NewBackboneFinetuning: BackboneFinetuningConfig.Backbone or Optimizer: %w", err)
 	}
-	return &BackboneFinetuning{cfg: cfg, base: base, state: backboneState{LastEpoch: -1}}, nil
+	return &BackboneFinetuning{base: base, state: backboneState{LastEpoch: -1}}, nil
 }
 
 // LRScale returns the backbone's current learning-rate multiplier of the

@@ -51,8 +51,7 @@ import (
 // whose frozen batch normalizations stop updating their running statistics
 // (track_running_stats=False) until unfrozen, volt's keep updating them.
 type Finetuning struct {
-	invalid error // the bad fields of the configuration (NewFinetuning), or nil
-	cfg     FinetuningConfig
+	configured[FinetuningConfig]
 	state   finetuningState
 	loaded  bool // LoadState was called: keep the state at the next OnFitStart
 	checked bool // the scopes were checked against the store in this Fit
@@ -99,20 +98,11 @@ type finetuningState struct {
 // NewFinetuning returns the callback for cfg.
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
-func NewFinetuning(cfg FinetuningConfig) *Finetuning {
-	f, err := newFinetuning(cfg)
-	if err != nil {
-		return &Finetuning{cfg: cfg, invalid: err}
-	}
-	return f
-}
+func NewFinetuning(cfg FinetuningConfig) *Finetuning { return newCallback(cfg, newFinetuning) }
 
-// Validate reports the bad fields of the configuration NewFinetuning was given,
-// as NewTrainer does, or nil.
-func (f *Finetuning) Validate() error { return f.invalid }
-
-// newFinetuning builds the callback for cfg, or reports cfg's bad fields.
-func newFinetuning(cfg FinetuningConfig) (*Finetuning, error) {
+// newFinetuning builds the callback for cfg, filling in the defaults its zero
+// values stand for, or reports its bad fields.
+func newFinetuning(cfg *FinetuningConfig) (*Finetuning, error) {
 	var errs []error
 	checkScopes := func(field string, scopes []string) {
 		for i, s := range scopes {
@@ -149,7 +139,7 @@ func newFinetuning(cfg FinetuningConfig) (*Finetuning, error) {
 		return nil, fmt.Errorf("callback.NewFinetuning: %w", err)
 	}
 	slices.SortStableFunc(cfg.Schedule, func(a, b FinetuneStep) int { return cmp.Compare(a.Epoch, b.Epoch) })
-	return &Finetuning{cfg: cfg}, nil
+	return &Finetuning{}, nil
 }
 
 // inScope reports whether variable path belongs to one of scopes.

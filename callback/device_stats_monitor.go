@@ -21,8 +21,7 @@ import (
 // buffers, for instance) is not included. CPU times need a Unix system;
 // elsewhere they are not logged.
 type DeviceStatsMonitor struct {
-	invalid   error // the bad fields of the configuration (NewDeviceStatsMonitor), or nil
-	cfg       DeviceStatsMonitorConfig
+	configured[DeviceStatsMonitorConfig]
 	wallStart time.Time
 	cpuStart  time.Duration
 }
@@ -37,23 +36,16 @@ type DeviceStatsMonitorConfig struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewDeviceStatsMonitor(cfg DeviceStatsMonitorConfig) *DeviceStatsMonitor {
-	m, err := newDeviceStatsMonitor(cfg)
-	if err != nil {
-		return &DeviceStatsMonitor{cfg: cfg, invalid: err}
-	}
-	return m
+	return newCallback(cfg, newDeviceStatsMonitor)
 }
 
-// Validate reports the bad fields of the configuration NewDeviceStatsMonitor was given,
-// as NewTrainer does, or nil.
-func (m *DeviceStatsMonitor) Validate() error { return m.invalid }
-
-// newDeviceStatsMonitor builds the callback for cfg, or reports cfg's bad fields.
-func newDeviceStatsMonitor(cfg DeviceStatsMonitorConfig) (*DeviceStatsMonitor, error) {
+// newDeviceStatsMonitor builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newDeviceStatsMonitor(cfg *DeviceStatsMonitorConfig) (*DeviceStatsMonitor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &DeviceStatsMonitor{cfg: cfg}, nil
+	return &DeviceStatsMonitor{}, nil
 }
 
 // OnTrainEpochStart notes the wall and CPU time at the epoch's start.

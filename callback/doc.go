@@ -28,4 +28,14 @@
 // (Config.DisableModelSummary, Config.DisableCheckpointing,
 // Config.EnableProgressBar); ModelSummary, ModelCheckpoint and ProgressBar
 // replace those defaults.
+//
+// # Adding a callback to this package
+//
+// A callback built from a configuration embeds configured (with its Config
+// type) and its constructor calls newCallback (configured.go); its hooks are
+// volt's interfaces (volt's hooks.go). It is also listed in package cli's
+// builtinRegistry (cli/registry.go) under Lightning's class name in snake
+// case, so that a config file can name it: cli's
+// TestEveryConstructorIsRegistered fails until it is. Give it a runnable
+// example and add it to the list above.
 package callback

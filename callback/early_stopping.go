@@ -26,8 +26,7 @@ import (
 // It asks to stop with Trainer.Stop, so MinEpochs and MinSteps are honoured by
 // the trainer, which reports the stop reason once through Config.Log.
 type EarlyStopping struct {
-	invalid    error // the bad fields of the configuration (NewEarlyStopping), or nil
-	cfg        EarlyStoppingConfig
+	configured[EarlyStoppingConfig]
 	delta      float64 // signed min delta: current-delta must beat best
 	better     func(a, b float64) bool
 	state      earlyStoppingState
@@ -76,19 +75,12 @@ type earlyStoppingState struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewEarlyStopping(cfg EarlyStoppingConfig) *EarlyStopping {
-	e, err := newEarlyStopping(cfg)
-	if err != nil {
-		return &EarlyStopping{cfg: cfg, invalid: err}
-	}
-	return e
+	return newCallback(cfg, newEarlyStopping)
 }
 
-// Validate reports the bad fields of the configuration NewEarlyStopping was given,
-// as NewTrainer does, or nil.
-func (e *EarlyStopping) Validate() error { return e.invalid }
-
-// newEarlyStopping builds the callback for cfg, or reports cfg's bad fields.
-func newEarlyStopping(cfg EarlyStoppingConfig) (*EarlyStopping, error) {
+// newEarlyStopping builds the callback for cfg, filling in the defaults its
+// zero values stand for, or reports its bad fields.
+func newEarlyStopping(cfg *EarlyStoppingConfig) (*EarlyStopping, error) {
 	var errs []string
 	if cfg.Monitor == "" {
 		errs = append(errs, "EarlyStoppingConfig.Monitor: required, the name of a logged metric such as \"val_loss\"")
@@ -127,7 +119,7 @@ func newEarlyStopping(cfg EarlyStoppingConfig) (*EarlyStopping, error) {
 	if cfg.CheckFinite == nil {
 		cfg.CheckFinite = volt.Ptr(true)
 	}
-	e.cfg = cfg
+	e.cfg = *cfg // reset reads it
 	e.reset()
 	return e, nil
 }

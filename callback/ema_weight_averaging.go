@@ -30,8 +30,7 @@ import (
 // average there in float64 (see averages); raise UpdateEvery for large
 // models on accelerators.
 type EMAWeightAveraging struct {
-	invalid error // the bad fields of the configuration (NewEMAWeightAveraging), or nil
-	cfg     EMAWeightAveragingConfig
+	configured[EMAWeightAveragingConfig]
 	avg     averages
 	t       *volt.Trainer
 	state   emaState
@@ -66,23 +65,16 @@ type emaState struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewEMAWeightAveraging(cfg EMAWeightAveragingConfig) *EMAWeightAveraging {
-	e, err := newEMAWeightAveraging(cfg)
-	if err != nil {
-		return &EMAWeightAveraging{cfg: cfg, invalid: err}
-	}
-	return e
+	return newCallback(cfg, newEMAWeightAveraging)
 }
-
-// Validate reports the bad fields of the configuration NewEMAWeightAveraging was given,
-// as NewTrainer does, or nil.
-func (e *EMAWeightAveraging) Validate() error { return e.invalid }
 
 // Config returns the configuration in effect: NewEMAWeightAveraging's, with the defaults
 // its zero values stand for filled in (print-config shows it).
 func (e *EMAWeightAveraging) Config() EMAWeightAveragingConfig { return e.cfg }
 
-// newEMAWeightAveraging builds the callback for cfg, or reports cfg's bad fields.
-func newEMAWeightAveraging(cfg EMAWeightAveragingConfig) (*EMAWeightAveraging, error) {
+// newEMAWeightAveraging builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newEMAWeightAveraging(cfg *EMAWeightAveragingConfig) (*EMAWeightAveraging, error) {
 	var errs []error
 	switch {
 	case cfg.Decay == 0:
@@ -108,7 +100,7 @@ func newEMAWeightAveraging(cfg EMAWeightAveragingConfig) (*EMAWeightAveraging, e
 	if cfg.CopyToModel == nil {
 		cfg.CopyToModel = volt.Ptr(true)
 	}
-	return &EMAWeightAveraging{cfg: cfg, avg: averages{prefix: "/volt/ema"}}, nil
+	return &EMAWeightAveraging{avg: averages{prefix: "/volt/ema"}}, nil
 }
 
 // AveragePath returns the store variable that holds the average of the

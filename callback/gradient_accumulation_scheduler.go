@@ -16,7 +16,7 @@ import (
 // the first key use 1. The trainer's own AccumulateGradBatches is restored
 // when Fit ends.
 type GradientAccumulationScheduler struct {
-	invalid  error // the bad fields of the configuration (NewGradientAccumulationScheduler), or nil
+	configured[GradientAccumulationSchedulerConfig]
 	epochs   []int // sorted keys of Scheduling
 	factors  []int
 	original int
@@ -33,19 +33,12 @@ type GradientAccumulationSchedulerConfig struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewGradientAccumulationScheduler(cfg GradientAccumulationSchedulerConfig) *GradientAccumulationScheduler {
-	s, err := newGradientAccumulationScheduler(cfg)
-	if err != nil {
-		return &GradientAccumulationScheduler{invalid: err}
-	}
-	return s
+	return newCallback(cfg, newGradientAccumulationScheduler)
 }
 
-// Validate reports the bad fields of the configuration NewGradientAccumulationScheduler was given,
-// as NewTrainer does, or nil.
-func (s *GradientAccumulationScheduler) Validate() error { return s.invalid }
-
-// newGradientAccumulationScheduler builds the callback for cfg, or reports cfg's bad fields.
-func newGradientAccumulationScheduler(cfg GradientAccumulationSchedulerConfig) (*GradientAccumulationScheduler, error) {
+// newGradientAccumulationScheduler builds the callback for cfg, filling in
+// the defaults its zero values stand for, or reports its bad fields.
+func newGradientAccumulationScheduler(cfg *GradientAccumulationSchedulerConfig) (*GradientAccumulationScheduler, error) {
 	if len(cfg.Scheduling) == 0 {
 		return nil, fmt.Errorf("callback.NewGradientAccumulationScheduler: GradientAccumulationSchedulerConfig.Scheduling: must not be empty; e.g. {0: 1, 4: 2}")
 	}

@@ -22,9 +22,8 @@ import (
 // any step value; reading the rate is a small device read per batch); with
 // "epoch" (the default) once per epoch, at its start.
 type LearningRateMonitor struct {
-	invalid error // the bad fields of the configuration (NewLearningRateMonitor), or nil
-	cfg     LearningRateMonitorConfig
-	names   []string
+	configured[LearningRateMonitorConfig]
+	names []string
 }
 
 // LearningRateMonitorConfig configures LearningRateMonitor.
@@ -41,23 +40,16 @@ type LearningRateMonitorConfig struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewLearningRateMonitor(cfg LearningRateMonitorConfig) *LearningRateMonitor {
-	m, err := newLearningRateMonitor(cfg)
-	if err != nil {
-		return &LearningRateMonitor{cfg: cfg, invalid: err}
-	}
-	return m
+	return newCallback(cfg, newLearningRateMonitor)
 }
-
-// Validate reports the bad fields of the configuration NewLearningRateMonitor was given,
-// as NewTrainer does, or nil.
-func (m *LearningRateMonitor) Validate() error { return m.invalid }
 
 // Config returns the configuration in effect: NewLearningRateMonitor's, with the defaults
 // its zero values stand for filled in (print-config shows it).
 func (m *LearningRateMonitor) Config() LearningRateMonitorConfig { return m.cfg }
 
-// newLearningRateMonitor builds the callback for cfg, or reports cfg's bad fields.
-func newLearningRateMonitor(cfg LearningRateMonitorConfig) (*LearningRateMonitor, error) {
+// newLearningRateMonitor builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newLearningRateMonitor(cfg *LearningRateMonitorConfig) (*LearningRateMonitor, error) {
 	switch cfg.LoggingInterval {
 	case "":
 		cfg.LoggingInterval = "epoch"
@@ -65,7 +57,7 @@ func newLearningRateMonitor(cfg LearningRateMonitorConfig) (*LearningRateMonitor
 	default:
 		return nil, fmt.Errorf("callback.NewLearningRateMonitor: LearningRateMonitorConfig.LoggingInterval: unknown %q; valid: \"step\", \"epoch\"", cfg.LoggingInterval)
 	}
-	return &LearningRateMonitor{cfg: cfg}, nil
+	return &LearningRateMonitor{}, nil
 }
 
 // optimizerClass is PyTorch's class name for an optimizer kind.

@@ -31,8 +31,7 @@ import (
 // FromCheckpoint("last") loads it. Its bookkeeping is volt.Stateful: a
 // resumed Fit continues the same top k.
 type ModelCheckpoint struct {
-	invalid    error // the bad fields of the configuration (NewModelCheckpoint), or nil
-	cfg        ModelCheckpointConfig
+	configured[ModelCheckpointConfig]
 	defaultNow bool // cfg.Now was nil: time.Now
 	topK       int
 	name       filenameTemplate

@@ -70,19 +70,12 @@ type ModelCheckpointConfig struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewModelCheckpoint(cfg ModelCheckpointConfig) *ModelCheckpoint {
-	m, err := newModelCheckpoint(cfg)
-	if err != nil {
-		return &ModelCheckpoint{invalid: err}
-	}
-	return m
+	return newCallback(cfg, newModelCheckpoint)
 }
 
-// Validate reports the bad fields of the configuration NewModelCheckpoint was given,
-// as NewTrainer does, or nil.
-func (m *ModelCheckpoint) Validate() error { return m.invalid }
-
-// newModelCheckpoint builds the callback for cfg, or reports cfg's bad fields.
-func newModelCheckpoint(cfg ModelCheckpointConfig) (*ModelCheckpoint, error) {
+// newModelCheckpoint builds the callback for cfg, filling in the defaults its
+// zero values stand for, or reports its bad fields.
+func newModelCheckpoint(cfg *ModelCheckpointConfig) (*ModelCheckpoint, error) {
 	var errs []string
 	bad := func(format string, args ...any) {
 		errs = append(errs, "ModelCheckpointConfig."+fmt.Sprintf(format, args...))
@@ -144,7 +137,6 @@ func newModelCheckpoint(cfg ModelCheckpointConfig) (*ModelCheckpoint, error) {
 	if cfg.Now == nil {
 		cfg.Now, m.defaultNow = time.Now, true
 	}
-	m.cfg = cfg
 	m.state = newModelCheckpointState(cfg.Monitor)
 	return m, nil
 }

@@ -19,8 +19,7 @@ import (
 // optimizer state, learning rates) and GoMLX's random-number state are left
 // out.
 type ModelSummary struct {
-	invalid error // the bad fields of the configuration (NewModelSummary), or nil
-	cfg     ModelSummaryConfig
+	configured[ModelSummaryConfig]
 	printed bool
 }
 
@@ -36,17 +35,7 @@ type ModelSummaryConfig struct {
 // NewModelSummary returns the callback for cfg.
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
-func NewModelSummary(cfg ModelSummaryConfig) *ModelSummary {
-	s, err := newModelSummary(cfg)
-	if err != nil {
-		return &ModelSummary{cfg: cfg, invalid: err}
-	}
-	return s
-}
-
-// Validate reports the bad fields of the configuration NewModelSummary was given,
-// as NewTrainer does, or nil.
-func (s *ModelSummary) Validate() error { return s.invalid }
+func NewModelSummary(cfg ModelSummaryConfig) *ModelSummary { return newCallback(cfg, newModelSummary) }
 
 // Config returns the configuration in effect: NewModelSummary's, with the defaults
 // its zero values stand for filled in (print-config shows it).
@@ -58,8 +47,9 @@ func (s *ModelSummary) Config() ModelSummaryConfig {
 	return c
 }
 
-// newModelSummary builds the callback for cfg, or reports cfg's bad fields.
-func newModelSummary(cfg ModelSummaryConfig) (*ModelSummary, error) {
+// newModelSummary builds the callback for cfg, filling in the defaults its
+// zero values stand for, or reports its bad fields.
+func newModelSummary(cfg *ModelSummaryConfig) (*ModelSummary, error) {
 	switch {
 	case cfg.MaxDepth < -1:
 		return nil, fmt.Errorf("callback.NewModelSummary: ModelSummaryConfig.MaxDepth: must be -1 (all), 0 (default 1) or positive, got %d", cfg.MaxDepth)
@@ -69,7 +59,7 @@ func newModelSummary(cfg ModelSummaryConfig) (*ModelSummary, error) {
 	if cfg.Writer == nil {
 		cfg.Writer = os.Stdout
 	}
-	return &ModelSummary{cfg: cfg}, nil
+	return &ModelSummary{}, nil
 }
 
 // OnFitStart arms the summary for this Fit.

@@ -23,8 +23,7 @@ import (
 // joined to Fit's error at Teardown and logged through Trainer.Slog from
 // OnException.
 type OnExceptionCheckpoint struct {
-	invalid  error // the bad fields of the configuration (NewOnExceptionCheckpoint), or nil
-	cfg      OnExceptionCheckpointConfig
+	configured[OnExceptionCheckpointConfig]
 	armed    bool // this Fit reached OnFitStart and no save happened yet
 	finished bool // OnFitEnd was reached
 }
@@ -42,23 +41,16 @@ type OnExceptionCheckpointConfig struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewOnExceptionCheckpoint(cfg OnExceptionCheckpointConfig) *OnExceptionCheckpoint {
-	c, err := newOnExceptionCheckpoint(cfg)
-	if err != nil {
-		return &OnExceptionCheckpoint{cfg: cfg, invalid: err}
-	}
-	return c
+	return newCallback(cfg, newOnExceptionCheckpoint)
 }
-
-// Validate reports the bad fields of the configuration NewOnExceptionCheckpoint was given,
-// as NewTrainer does, or nil.
-func (c *OnExceptionCheckpoint) Validate() error { return c.invalid }
 
 // Config returns the configuration in effect: NewOnExceptionCheckpoint's, with the defaults
 // its zero values stand for filled in (print-config shows it).
 func (c *OnExceptionCheckpoint) Config() OnExceptionCheckpointConfig { return c.cfg }
 
-// newOnExceptionCheckpoint builds the callback for cfg, or reports cfg's bad fields.
-func newOnExceptionCheckpoint(cfg OnExceptionCheckpointConfig) (*OnExceptionCheckpoint, error) {
+// newOnExceptionCheckpoint builds the callback for cfg, filling in the
+// defaults its zero values stand for, or reports its bad fields.
+func newOnExceptionCheckpoint(cfg *OnExceptionCheckpointConfig) (*OnExceptionCheckpoint, error) {
 	if cfg.Dirpath == "" {
 		return nil, fmt.Errorf("callback.NewOnExceptionCheckpoint: OnExceptionCheckpointConfig.Dirpath: required, the directory of the checkpoint")
 	}
@@ -70,7 +62,7 @@ func newOnExceptionCheckpoint(cfg OnExceptionCheckpointConfig) (*OnExceptionChec
 	case !strings.HasSuffix(cfg.Filename, ".ckpt"):
 		cfg.Filename += ".ckpt"
 	}
-	return &OnExceptionCheckpoint{cfg: cfg}, nil
+	return &OnExceptionCheckpoint{}, nil
 }
 
 // Path returns the checkpoint's path.

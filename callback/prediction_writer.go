@@ -3,16 +3,15 @@ package callback
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // PredictionWriter writes the outputs of Trainer.Predict to JSON files
@@ -24,9 +23,8 @@ import (
 // EpochPredictions at the end of the run; "both" writes both. Files are
 // written to a temporary name and renamed, so a reader never sees half a file.
 type PredictionWriter struct {
-	invalid error // the bad fields of the configuration (NewPredictionWriter), or nil
-	cfg     PredictionWriterConfig
-	epoch   EpochPredictions
+	configured[PredictionWriterConfig]
+	epoch EpochPredictions
 }
 
 // PredictionWriterConfig configures PredictionWriter.
@@ -48,23 +46,21 @@ type Prediction struct {
 	Values []float64 `json:"values"`
 }
 
-// predictionJSON is Prediction as encoded, with non-finite values as strings.
+// predictionJSON is Prediction as encoded, with non-finite values as the
+// strings of jsonfloat.Float (volt's checkpoints spell them so too).
 type predictionJSON struct {
-	DataloaderIdx int    `json:"dataloader_idx"`
-	BatchIdx      int    `json:"batch_idx"`
-	Shape         []int  `json:"shape"`
-	DType         string `json:"dtype"`
-	Values        []any  `json:"values"`
+	DataloaderIdx int               `json:"dataloader_idx"`
+	BatchIdx      int               `json:"batch_idx"`
+	Shape         []int             `json:"shape"`
+	DType         string            `json:"dtype"`
+	Values        []jsonfloat.Float `json:"values"`
 }
 
 // MarshalJSON implements json.Marshaler.
 func (p Prediction) MarshalJSON() ([]byte, error) {
-	vals := make([]any, len(p.Values))
+	vals := make([]jsonfloat.Float, len(p.Values))
 	for i, v := range p.Values {
-		vals[i] = v
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			vals[i] = strconv.FormatFloat(v, 'g', -1, 64)
-		}
+		vals[i] = jsonfloat.Float(v)
 	}
 	return json.Marshal(predictionJSON{p.DataloaderIdx, p.BatchIdx, p.Shape, p.DType, vals})
 }
@@ -77,18 +73,7 @@ func (p *Prediction) UnmarshalJSON(b []byte) error {
 	}
 	*p = Prediction{DataloaderIdx: j.DataloaderIdx, BatchIdx: j.BatchIdx, Shape: j.Shape, DType: j.DType, Values: make([]float64, len(j.Values))}
 	for i, v := range j.Values {
-		switch v := v.(type) {
-		case float64:
-			p.Values[i] = v
-		case string:
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return fmt.Errorf("prediction value %d: %w", i, err)
-			}
-			p.Values[i] = f
-		default:
-			return fmt.Errorf("prediction value %d: %v is not a number", i, v)
-		}
+		p.Values[i] = float64(v)
 	}
 	return nil
 }
@@ -103,23 +88,16 @@ type EpochPredictions struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewPredictionWriter(cfg PredictionWriterConfig) *PredictionWriter {
-	w, err := newPredictionWriter(cfg)
-	if err != nil {
-		return &PredictionWriter{cfg: cfg, invalid: err}
-	}
-	return w
+	return newCallback(cfg, newPredictionWriter)
 }
-
-// Validate reports the bad fields of the configuration NewPredictionWriter was given,
-// as NewTrainer does, or nil.
-func (w *PredictionWriter) Validate() error { return w.invalid }
 
 // Config returns the configuration in effect: NewPredictionWriter's, with the defaults
 // its zero values stand for filled in (print-config shows it).
 func (w *PredictionWriter) Config() PredictionWriterConfig { return w.cfg }
 
-// newPredictionWriter builds the callback for cfg, or reports cfg's bad fields.
-func newPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) {
+// newPredictionWriter builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newPredictionWriter(cfg *PredictionWriterConfig) (*PredictionWriter, error) {
 	switch cfg.WriteInterval {
 	case "":
 		cfg.WriteInterval = "batch"
@@ -130,7 +108,7 @@ func newPredictionWriter(cfg PredictionWriterConfig) (*PredictionWriter, error) 
 	if cfg.Dir == "" {
 		cfg.Dir = "predictions"
 	}
-	return &PredictionWriter{cfg: cfg}, nil
+	return &PredictionWriter{}, nil
 }
 
 // BatchFile returns the path of a batch's file.

@@ -36,8 +36,7 @@ import (
 // step scheduler's is not (a warning says so). The averaging costs one host
 // pass over the weights per epoch (see averages).
 type StochasticWeightAveraging struct {
-	invalid    error // the bad fields of the configuration (NewStochasticWeightAveraging), or nil
-	cfg        StochasticWeightAveragingConfig
+	configured[StochasticWeightAveragingConfig]
 	avg        averages
 	t          *volt.Trainer
 	start, end int // 0-based epochs averaged: start..end
@@ -82,19 +81,12 @@ type swaState struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewStochasticWeightAveraging(cfg StochasticWeightAveragingConfig) *StochasticWeightAveraging {
-	s, err := newStochasticWeightAveraging(cfg)
-	if err != nil {
-		return &StochasticWeightAveraging{cfg: cfg, invalid: err}
-	}
-	return s
+	return newCallback(cfg, newStochasticWeightAveraging)
 }
 
-// Validate reports the bad fields of the configuration NewStochasticWeightAveraging was given,
-// as NewTrainer does, or nil.
-func (s *StochasticWeightAveraging) Validate() error { return s.invalid }
-
-// newStochasticWeightAveraging builds the callback for cfg, or reports cfg's bad fields.
-func newStochasticWeightAveraging(cfg StochasticWeightAveragingConfig) (*StochasticWeightAveraging, error) {
+// newStochasticWeightAveraging builds the callback for cfg, filling in the
+// defaults its zero values stand for, or reports its bad fields.
+func newStochasticWeightAveraging(cfg *StochasticWeightAveragingConfig) (*StochasticWeightAveraging, error) {
 	var errs []error
 	if len(cfg.SWALRs) == 0 {
 		errs = append(errs, errors.New("StochasticWeightAveragingConfig.SWALRs: required: one learning rate > 0, or one per optimizer"))
@@ -130,7 +122,7 @@ func newStochasticWeightAveraging(cfg StochasticWeightAveragingConfig) (*Stochas
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("callback.NewStochasticWeightAveraging: %w", err)
 	}
-	return &StochasticWeightAveraging{cfg: cfg, avg: averages{prefix: "/volt/swa"}, state: swaState{LatestEpoch: -1}}, nil
+	return &StochasticWeightAveraging{avg: averages{prefix: "/volt/swa"}, state: swaState{LatestEpoch: -1}}, nil
 }
 
 // AveragePath returns the store variable that holds the mean of the module

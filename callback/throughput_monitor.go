@@ -15,8 +15,7 @@ import (
 // training batch, so the epoch's validation is not included. Values are
 // logged with Trainer.Log at OnTrainEpochEnd, as epoch values.
 type ThroughputMonitor struct {
-	invalid          error // the bad fields of the configuration (NewThroughputMonitor), or nil
-	cfg              ThroughputMonitorConfig
+	configured[ThroughputMonitorConfig]
 	start, last      time.Time
 	batches, samples int64
 	items            int64
@@ -34,23 +33,16 @@ type ThroughputMonitorConfig struct {
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
 func NewThroughputMonitor(cfg ThroughputMonitorConfig) *ThroughputMonitor {
-	m, err := newThroughputMonitor(cfg)
-	if err != nil {
-		return &ThroughputMonitor{cfg: cfg, invalid: err}
-	}
-	return m
+	return newCallback(cfg, newThroughputMonitor)
 }
 
-// Validate reports the bad fields of the configuration NewThroughputMonitor was given,
-// as NewTrainer does, or nil.
-func (m *ThroughputMonitor) Validate() error { return m.invalid }
-
-// newThroughputMonitor builds the callback for cfg, or reports cfg's bad fields.
-func newThroughputMonitor(cfg ThroughputMonitorConfig) (*ThroughputMonitor, error) {
+// newThroughputMonitor builds the callback for cfg, filling in the defaults
+// its zero values stand for, or reports its bad fields.
+func newThroughputMonitor(cfg *ThroughputMonitorConfig) (*ThroughputMonitor, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &ThroughputMonitor{cfg: cfg}, nil
+	return &ThroughputMonitor{}, nil
 }
 
 // OnTrainEpochStart starts the epoch's clock and counts.

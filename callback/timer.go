@@ -21,11 +21,10 @@ import (
 // stops at most one batch or epoch past the limit, and MinEpochs/MinSteps
 // still apply.
 type Timer struct {
-	invalid error // the bad fields of the configuration (NewTimer), or nil
-	cfg     TimerConfig
-	start   map[volt.RunningStage]time.Time
-	end     map[volt.RunningStage]time.Time
-	offset  map[volt.RunningStage]time.Duration
+	configured[TimerConfig]
+	start  map[volt.RunningStage]time.Time
+	end    map[volt.RunningStage]time.Time
+	offset map[volt.RunningStage]time.Duration
 }
 
 // TimerConfig configures Timer.
@@ -42,17 +41,7 @@ type TimerConfig struct {
 // NewTimer returns the callback for cfg.
 // A bad field is no error here: NewTrainer reports it, naming the field, as
 // does Validate.
-func NewTimer(cfg TimerConfig) *Timer {
-	tm, err := newTimer(cfg)
-	if err != nil {
-		return &Timer{cfg: cfg, invalid: err}
-	}
-	return tm
-}
-
-// Validate reports the bad fields of the configuration NewTimer was given,
-// as NewTrainer does, or nil.
-func (tm *Timer) Validate() error { return tm.invalid }
+func NewTimer(cfg TimerConfig) *Timer { return newCallback(cfg, newTimer) }
 
 // Config returns the configuration in effect: NewTimer's, with the defaults
 // its zero values stand for filled in (print-config shows it).
@@ -64,8 +53,9 @@ func (tm *Timer) Config() TimerConfig {
 	return c
 }
 
-// newTimer builds the callback for cfg, or reports cfg's bad fields.
-func newTimer(cfg TimerConfig) (*Timer, error) {
+// newTimer builds the callback for cfg, filling in the defaults its zero
+// values stand for, or reports its bad fields.
+func newTimer(cfg *TimerConfig) (*Timer, error) {
 	if cfg.MaxTime < 0 {
 		return nil, fmt.Errorf("callback.NewTimer: TimerConfig.MaxTime: must be >= 0 (0: no limit), got %s", cfg.MaxTime)
 	}
@@ -80,7 +70,6 @@ func newTimer(cfg TimerConfig) (*Timer, error) {
 		cfg.Now = time.Now
 	}
 	return &Timer{
-		cfg:    cfg,
 		start:  map[volt.RunningStage]time.Time{},
 		end:    map[volt.RunningStage]time.Time{},
 		offset: map[volt.RunningStage]time.Duration{},

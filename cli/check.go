@@ -61,9 +61,9 @@ func (s *schema) checkTrainer(rc *runConfig) []error {
 
 // zeroMaxEpochs is the problem with an explicit max_epochs of 0: Lightning
 // trains no epoch, while volt.Config reads 0 as its default (1000 epochs),
-// so taking it silently would train for 1000.
-const zeroMaxEpochs = "0 trains no epoch in Lightning, but volt reads 0 as its default (1000 epochs); " +
-	"give a positive number, -1 for no limit, or run the validate subcommand to evaluate without training"
+// so taking it silently would train for 1000. It is volt.EpochsFlag's
+// reason, with the subcommand that evaluates without training.
+var zeroMaxEpochs = volt.ErrZeroEpochs.Error() + "; to evaluate without training, run the validate subcommand"
 
 // configField finds the volt.Config fields a message names.
 var configField = regexp.MustCompile(`Config\.(\w+)`)

@@ -18,14 +18,14 @@ import (
 const programEnv = "VOLT_CLI_TEST_PROGRAM"
 
 // TestMain runs the program instead of the tests when programEnv is set:
-// "1" for the program of testutil.Boring, "gather" for gatherBoring's.
+// "1" for the program of testutil.Boring, "sort" for sortBoring's.
 func TestMain(m *testing.M) {
 	switch os.Getenv(programEnv) {
 	case "1":
 		Main(func() *testutil.Boring { return &testutil.Boring{LR: 0.05} }, testutil.NewBoringDataModule)
 		os.Exit(0)
-	case "gather":
-		Main(func() *gatherBoring { return &gatherBoring{} }, testutil.NewBoringDataModule)
+	case "sort":
+		Main(func() *sortBoring { return &sortBoring{} }, testutil.NewBoringDataModule)
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

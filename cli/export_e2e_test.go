@@ -18,14 +18,13 @@ import (
 	"github.com/voltml/volt/internal/testutil"
 )
 
-// gatherBoring is testutil.Boring with a PredictStep that gathers the first
-// example's prediction: Gather has no ONNX lowering in volt.
-type gatherBoring struct{ testutil.Boring }
+// sortBoring is testutil.Boring with a PredictStep that sorts each
+// example's predictions: Sort has no ONNX lowering in volt.
+type sortBoring struct{ testutil.Boring }
 
 // PredictStep implements volt.PredictStepper.
-func (m *gatherBoring) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
-	y := m.Forward(s, b.Input(0))
-	return graph.Gather(y, graph.Const(y.Graph(), [][]int32{{0}}))
+func (m *sortBoring) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return graph.Sort(m.Forward(s, b.Input(0)), -1, false)
 }
 
 // fitCheckpoint fits program (see TestMain) for one epoch in dir and
@@ -159,17 +158,19 @@ func TestExportEndToEnd(t *testing.T) {
 }
 
 // TestExportUnsupportedOp: exporting a module whose PredictStep has an op
-// without an ONNX lowering fails (exit status 1) naming the op, and leaves
-// no file.
+// without an ONNX lowering fails (exit status 1) naming the op, the line
+// of PredictStep that builds it and the checkpoint, and leaves no file.
 func TestExportUnsupportedOp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs training and export processes")
 	}
 	dir := t.TempDir()
-	ckpt := fitCheckpoint(t, "gather", dir)
-	_, stderr, code := runProgramAs(t, "gather", dir, "export", "--onnx", "gather.onnx", "--input-shape", "8", ckpt)
-	if want := "ONNX export: op Gather has no ONNX lowering in volt (supported: "; code != 1 || !strings.Contains(stderr, want) || !strings.Contains(stderr, ckpt) {
-		t.Errorf("export: exit status %d, stderr %q; want 1 and %q naming the checkpoint", code, stderr, want)
+	ckpt := fitCheckpoint(t, "sort", dir)
+	_, stderr, code := runProgramAs(t, "sort", dir, "export", "--onnx", "sort.onnx", "--input-shape", "8", ckpt)
+	for _, want := range []string{"ONNX export: op Sort has no ONNX lowering in volt, built at cli.(*sortBoring).PredictStep (cli/export_e2e_test.go:", ckpt} {
+		if code != 1 || !strings.Contains(stderr, want) {
+			t.Errorf("export: exit status %d, stderr %q; want 1 and %q", code, stderr, want)
+		}
 	}
 	if got := entries(t, dir); !slices.Equal(got, []string{"volt_logs"}) {
 		t.Errorf("files after a failed export %v, want [volt_logs]", got)

@@ -50,7 +50,9 @@ func validated[C any, T volt.CallbackValidator](build func(C) T) func(C) (T, err
 // builtinRegistry lists volt's own callbacks and loggers, named as
 // Lightning's classes in snake case. Options that are functions or writers
 // (clocks, ItemsFn, Writer) cannot be set from a config and keep their
-// defaults.
+// defaults. Every constructor of packages callback, logger and
+// logger/tensorboard that takes a …Config is here
+// (TestEveryConstructorIsRegistered).
 func builtinRegistry() *registry {
 	r := &registry{callbacks: map[string]*entry{}, loggers: map[string]*entry{}}
 	for _, e := range []*entry{

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 )
 
 // File names written into the log directory.
@@ -21,10 +20,8 @@ const (
 // a run resumed from a checkpoint continues the checkpoint's files (see
 // [Resumable]). It is safe for concurrent use.
 type CSVLogger struct {
-	mu         sync.Mutex
-	cfg        CSVConfig  // as given, with the defaults its zero values stand for
-	dir        VersionDir // pinned; fixed once claimed
-	claimed    bool       // dir is claimed (created)
+	fileLogger
+	cfg        CSVConfig // as given, with the defaults its zero values stand for
 	flushEvery int
 	cadence    flushCadence
 	metrics    *metricsFile
@@ -44,45 +41,20 @@ func NewCSV(cfg CSVConfig) (*CSVLogger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &CSVLogger{
+	l := &CSVLogger{
 		cfg:        cfg,
-		dir:        dir,
 		flushEvery: cfg.FlushEvery,
 		cadence:    flushCadence{every: int64(cfg.FlushEvery)},
 		metrics:    newMetricsFile(filepath.Join(dir.Path(), MetricsFileName)),
-	}, nil
+	}
+	l.fileLogger = fileLogger{dir: NewRunDir(dir), moveTo: func(dir string) { l.metrics.path = filepath.Join(dir, MetricsFileName) }}
+	return l, nil
 }
 
 // Config returns the configuration NewCSV was given with the defaults its
 // zero values stand for filled in (SaveDir ".", Name "volt_logs",
 // FlushEvery 100); a chosen version stays unset (print-config shows it).
 func (l *CSVLogger) Config() CSVConfig { return l.cfg }
-
-// LogDir returns the directory files are written to: SaveDir/Name/version_N
-// (or SaveDir/Name/VersionName). A chosen version_N that another program
-// claimed first moves on to the next free number when the logger claims its
-// directory; a resumed run continues the directory of the run it resumes.
-func (l *CSVLogger) LogDir() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Path()
-}
-
-// Version returns the resolved version number N of the version_N directory,
-// or -1 when CSVConfig.VersionName named the directory.
-func (l *CSVLogger) Version() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Number()
-}
-
-// ClaimDir creates the log directory, claiming a new version_N atomically
-// when the version was chosen as the next free one.
-func (l *CSVLogger) ClaimDir() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ensureDirLocked()
-}
 
 // Mark writes the buffered rows to metrics.csv, syncs it and returns the
 // number of data rows it holds for the run.
@@ -104,13 +76,18 @@ func (l *CSVLogger) Mark() (Position, error) {
 func (l *CSVLogger) Resume(pos Position) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.claimed || len(l.metrics.pending) > 0 || !l.dir.MayResume(pos.Dir) {
+	if len(l.metrics.pending) > 0 {
 		return false, nil
 	}
-	if pos.Offset < 0 || (pos.File != "" && pos.File != MetricsFileName) {
-		return false, fmt.Errorf("logger: cannot resume %s at %d rows of %q: the CSV logger writes %s", pos.Dir, pos.Offset, pos.File, MetricsFileName)
+	moved, err := l.dir.Resume(pos.Dir, func() error {
+		if pos.Offset < 0 || (pos.File != "" && pos.File != MetricsFileName) {
+			return fmt.Errorf("logger: cannot resume %s at %d rows of %q: the CSV logger writes %s", pos.Dir, pos.Offset, pos.File, MetricsFileName)
+		}
+		return nil
+	})
+	if !moved {
+		return false, err
 	}
-	l.dir = VersionDirAt(pos.Dir)
 	l.metrics = newMetricsFile(filepath.Join(l.dir.Path(), MetricsFileName))
 	l.metrics.resumeAt(pos.Offset)
 	return true, nil
@@ -142,7 +119,7 @@ func (l *CSVLogger) LogHyperparams(params map[string]any) error {
 	if err != nil {
 		return err
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	if err := writeHparams(filepath.Join(l.dir.Path(), HparamsFileName), merged); err != nil {
@@ -179,7 +156,7 @@ func (l *CSVLogger) flushLocked() error {
 	if len(l.metrics.pending) == 0 {
 		return nil
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	return l.metrics.flush()
@@ -188,26 +165,10 @@ func (l *CSVLogger) flushLocked() error {
 // rewriteLocked writes metrics.csv afresh from the rows it holds for the
 // run; l.mu must be held.
 func (l *CSVLogger) rewriteLocked() error {
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	return l.metrics.flushAll()
-}
-
-// ensureDirLocked claims the log directory once; l.mu must be held.
-func (l *CSVLogger) ensureDirLocked() error {
-	if l.claimed {
-		return nil
-	}
-	dir, err := l.dir.Claim()
-	if err != nil {
-		return err
-	}
-	if dir.Path() != l.dir.Path() {
-		l.metrics.path = filepath.Join(dir.Path(), MetricsFileName)
-	}
-	l.dir, l.claimed = dir, true
-	return nil
 }
 
 // CSVLogger implements Logger, Direr, Resumable and DirClaimer.

@@ -31,22 +31,26 @@ func mergeHparams(base, params map[string]any) (map[string]any, error) {
 
 // deepCopy copies the nested maps and slices of a hyperparameter value so
 // later changes by the caller do not alter what is written.
-func deepCopy(v any) any {
+func deepCopy(v any) any { return mapLeaves(v, func(leaf any) any { return leaf }) }
+
+// mapLeaves returns a copy of v whose maps and slices, at any depth, are
+// new and whose other values are leaf's of them.
+func mapLeaves(v any, leaf func(any) any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = deepCopy(e)
+			out[k] = mapLeaves(e, leaf)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = deepCopy(e)
+			out[i] = mapLeaves(e, leaf)
 		}
 		return out
 	}
-	return v
+	return leaf(v)
 }
 
 // marshalYAML encodes v with two-space indentation. yaml.v3 panics on

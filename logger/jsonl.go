@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 )
 
 // JSONLLogger writes metrics to LogDir/metrics.jsonl, one JSON object
@@ -23,12 +22,10 @@ import (
 // starts or on the first write, as CSVLogger's, and a resumed run continues
 // the checkpoint's file (see [Resumable]). It is safe for concurrent use.
 type JSONLLogger struct {
-	mu      sync.Mutex
+	fileLogger
 	cfg     JSONLConfig // as given, SaveDir and Name defaulted
-	dir     VersionDir  // pinned; fixed once claimed
 	path    string      // metrics.jsonl
-	dirMade bool
-	started bool // metrics.jsonl was created (truncated) by this logger
+	started bool        // metrics.jsonl was created (truncated) by this logger
 	size    int64
 	resume  int64 // >= 0: the bytes of a killed run's file to keep (Resume)
 	f       *os.File
@@ -45,38 +42,16 @@ func NewJSONL(cfg JSONLConfig) (*JSONLLogger, error) {
 		return nil, err
 	}
 	cfg.SaveDir, cfg.Name = dir.SaveDir, dir.Name
-	return &JSONLLogger{cfg: cfg, dir: dir, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
-		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}, nil
+	l := &JSONLLogger{cfg: cfg, path: filepath.Join(dir.Path(), JSONLMetricsFileName),
+		cadence: flushCadence{every: DefaultFlushEvery}, resume: -1}
+	l.fileLogger = fileLogger{dir: NewRunDir(dir), moveTo: func(dir string) { l.path = filepath.Join(dir, JSONLMetricsFileName) }}
+	return l, nil
 }
 
 // Config returns the configuration NewJSONL was given with the defaults its
 // zero values stand for filled in (SaveDir ".", Name "volt_logs"); a chosen
 // version stays unset (print-config shows it).
 func (l *JSONLLogger) Config() JSONLConfig { return l.cfg }
-
-// LogDir returns the directory files are written to (see
-// [CSVLogger.LogDir]).
-func (l *JSONLLogger) LogDir() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Path()
-}
-
-// Version returns N of the version_N directory, or -1 when
-// JSONLConfig.VersionName named it.
-func (l *JSONLLogger) Version() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Number()
-}
-
-// ClaimDir creates the log directory, claiming a new version_N atomically
-// when the version was chosen as the next free one.
-func (l *JSONLLogger) ClaimDir() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ensureDirLocked()
-}
 
 // Mark writes the buffered lines to metrics.jsonl, syncs it and returns its
 // length in bytes.
@@ -99,13 +74,18 @@ func (l *JSONLLogger) Mark() (Position, error) {
 func (l *JSONLLogger) Resume(pos Position) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.dirMade || l.started || !l.dir.MayResume(pos.Dir) {
+	if l.started {
 		return false, nil
 	}
-	if pos.Offset < 0 || (pos.File != "" && pos.File != JSONLMetricsFileName) {
-		return false, fmt.Errorf("logger: cannot resume %s at byte %d of %q: the JSONL logger writes %s", pos.Dir, pos.Offset, pos.File, JSONLMetricsFileName)
+	moved, err := l.dir.Resume(pos.Dir, func() error {
+		if pos.Offset < 0 || (pos.File != "" && pos.File != JSONLMetricsFileName) {
+			return fmt.Errorf("logger: cannot resume %s at byte %d of %q: the JSONL logger writes %s", pos.Dir, pos.Offset, pos.File, JSONLMetricsFileName)
+		}
+		return nil
+	})
+	if !moved {
+		return false, err
 	}
-	l.dir = VersionDirAt(pos.Dir)
 	l.path = filepath.Join(l.dir.Path(), JSONLMetricsFileName)
 	l.resume = pos.Offset
 	return true, nil
@@ -163,7 +143,7 @@ func (l *JSONLLogger) LogHyperparams(params map[string]any) error {
 	if err != nil {
 		return fmt.Errorf("logger: encode %s: %w", JSONLHparamsFileName, err)
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	path := filepath.Join(l.dir.Path(), JSONLHparamsFileName)
@@ -213,7 +193,7 @@ func (l *JSONLLogger) openLocked() error {
 	if l.f != nil {
 		return nil
 	}
-	if err := l.ensureDirLocked(); err != nil {
+	if err := l.claimLocked(); err != nil {
 		return err
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
@@ -265,19 +245,6 @@ func (l *JSONLLogger) flushLocked() error {
 	return nil
 }
 
-// ensureDirLocked claims the log directory once; l.mu must be held.
-func (l *JSONLLogger) ensureDirLocked() error {
-	if l.dirMade {
-		return nil
-	}
-	dir, err := l.dir.Claim()
-	if err != nil {
-		return err
-	}
-	l.dir, l.path, l.dirMade = dir, filepath.Join(dir.Path(), JSONLMetricsFileName), true
-	return nil
-}
-
 // jsonFloat returns v, or its Python spelling ("nan", "inf", "-inf") when
 // it is not finite, since JSON has no such numbers.
 func jsonFloat(v float64) any {
@@ -290,28 +257,17 @@ func jsonFloat(v float64) any {
 // jsonSafe returns a copy of v with non-finite float64 and float32 values,
 // at any depth of maps and slices, replaced by their Python spellings.
 func jsonSafe(v any) any {
-	switch t := v.(type) {
-	case float64:
-		return jsonFloat(t)
-	case float32:
-		if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
-			return formatFloat(float64(t))
+	return mapLeaves(v, func(leaf any) any {
+		switch t := leaf.(type) {
+		case float64:
+			return jsonFloat(t)
+		case float32:
+			if math.IsNaN(float64(t)) || math.IsInf(float64(t), 0) {
+				return formatFloat(float64(t))
+			}
 		}
-		return t
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = jsonSafe(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = jsonSafe(e)
-		}
-		return out
-	}
-	return v
+		return leaf
+	})
 }
 
 // JSONLLogger implements Logger, Direr, Resumable and DirClaimer.

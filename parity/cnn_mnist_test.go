@@ -21,7 +21,7 @@ import (
 // makes the case compare rounding. About one of a batch's 112K pooling
 // windows has its two largest values within 1e-6 of each other; summed in
 // another order, the convolution may rank them the other way, and the
-// window's gradient goes to the other position. fastconv's matmul lowering
+// window's gradient goes to the other position. golower's matmul lowering
 // does so at step 5 (a conv_1 window of 0.18133951 and 0.18133941), which
 // moves conv_1's weight gradient by 1e-4 (of 1.3e-2), and Adam carries it
 // on: float32 losses 9.1e-3 apart by step 50, where the backend's own

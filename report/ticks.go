@@ -4,6 +4,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // niceNum returns a "nice" number near x: 1, 2, 2.5 or 5 times a power of
@@ -208,13 +210,10 @@ func formatExp(v float64) string {
 
 // formatValue formats a metric value for tables and hover text.
 func formatValue(v float64) string {
+	if s, ok := jsonfloat.NonFinite(v); ok {
+		return s
+	}
 	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "−Inf"
 	case v == math.Trunc(v) && math.Abs(v) < 1e9:
 		return strconv.FormatFloat(v, 'f', -1, 64)
 	}

@@ -33,7 +33,6 @@ import (
 	"github.com/voltml/volt/examples/autoencoder/ae"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
-	"github.com/voltml/volt/examples/internal/epochflag"
 )
 
 func main() { cmdexit.Exit("autoencoder", run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -42,7 +41,7 @@ func main() { cmdexit.Exit("autoencoder", run(os.Args[1:], os.Stdout, os.Stderr)
 // the results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("autoencoder", flag.ContinueOnError)
-	epochs := epochflag.Int(flags, 2, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 2, "training epochs")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	code := flags.Int("code", 32, "width of the code")

@@ -2,7 +2,7 @@
 // conv 3×3 32 + ReLU, 2×2 max-pool, conv 3×3 64 + ReLU, 2×2 max-pool,
 // dense 128, dense 10; Adam 1e-3, batch 64 (package examples/cnn/cnn). On
 // the pure-Go backend volt runs convolutions and max-pooling through the
-// backend's matmul (internal/fastconv), so an epoch takes about a minute on
+// backend's matmul (internal/golower), so an epoch takes about a minute on
 // 2 cores instead of half an hour.
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn
@@ -27,7 +27,6 @@ import (
 	"github.com/voltml/volt/examples/cnn/cnn"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
-	"github.com/voltml/volt/examples/internal/epochflag"
 )
 
 func main() { cmdexit.Exit("cnn", run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -36,7 +35,7 @@ func main() { cmdexit.Exit("cnn", run(os.Args[1:], os.Stdout, os.Stderr)) }
 // results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("cnn", flag.ContinueOnError)
-	epochs := epochflag.Int(flags, 1, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 1, "training epochs")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	root := flags.String("root", ".", "where volt_logs/ is written")

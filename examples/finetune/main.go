@@ -42,7 +42,6 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
-	"github.com/voltml/volt/examples/internal/epochflag"
 	"github.com/voltml/volt/examples/internal/mnistfolder"
 	"github.com/voltml/volt/optim"
 	"github.com/voltml/volt/statedict"
@@ -99,7 +98,7 @@ func run(args []string, out, errOut io.Writer) error {
 	perClass := flags.Int("train-per-class", 50, "training images per digit")
 	valPerClass := flags.Int("val-per-class", 30, "validation images per digit (from MNIST's test set)")
 	size := flags.Int("size", 32, "image side the 28x28 digits are resized to")
-	epochs := epochflag.Int(flags, 3, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 3, "training epochs")
 	unfreezeAt := flags.Int("unfreeze-at", 1, "epoch at whose start the backbone is unfrozen (>= 1)")
 	lr := flags.Float64("lr", 1e-3, "Adam learning rate of the head (the backbone's starts at a tenth of it)")
 	batch := flags.Int("batch", 32, "batch size")

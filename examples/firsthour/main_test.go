@@ -27,9 +27,11 @@ var bestLine = regexp.MustCompile(`(?m)^best: (.*epoch=\d+-val_loss=[0-9.]+\.ckp
 // predicts every validation example.
 func TestFirstHourRuns(t *testing.T) {
 	dir := t.TempDir()
-	var out bytes.Buffer
-	if err := run(3, 200, dir, &out); err != nil {
-		t.Fatal(err)
+	var out, stderr bytes.Buffer
+	cmd := program(dir, "-epochs", "3", "-n", "200", "-dir", dir)
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v; stderr:\n%s", err, stderr.String())
 	}
 	best := bestLine.FindStringSubmatch(out.String())
 	if best == nil {

@@ -48,7 +48,8 @@ func TestFirstHourCommandLine(t *testing.T) {
 		want string // in stderr, once
 	}{
 		{[]string{"-h"}, 0, "Usage of "},
-		{[]string{"-epochs", "x"}, 2, `invalid value "x" for flag -epochs: parse error`},
+		{[]string{"-epochs", "x"}, 2, `invalid value "x" for flag -epochs: want a whole number of epochs`},
+		{[]string{"-epochs", "0"}, 2, `invalid value "0" for flag -epochs: 0 trains no epoch in Lightning (max_epochs=0)`},
 		{[]string{"-bogus"}, 2, "flag provided but not defined: -bogus"},
 	}
 	for _, tc := range tests {
@@ -111,7 +112,7 @@ func TestFirstHourCtrlC(t *testing.T) {
 	}
 	version := filepath.Join(dir, "volt_logs", "version_0")
 	interrupted := filepath.Join("volt_logs", "version_0", "checkpoints", "interrupted.ckpt")
-	if !strings.Contains(log.String(), "firsthour: volt: Fit interrupted by interrupt at epoch ") ||
+	if !strings.Contains(log.String(), filepath.Base(os.Args[0])+": volt: Fit interrupted by interrupt at epoch ") ||
 		!strings.Contains(log.String(), "resumable checkpoint saved to "+interrupted) {
 		t.Errorf("stderr does not say that Fit was interrupted and where its checkpoint is:\n%s", log.String())
 	}
@@ -175,5 +176,25 @@ func TestFirstHourTwiceAtOnce(t *testing.T) {
 		if b, err := os.ReadFile(p); err != nil || string(b) != "not volt's" {
 			t.Errorf("%s: %q, %v; want it untouched", p, b, err)
 		}
+	}
+}
+
+// TestFirstHourError: an error after the flags (here, a -dir under a file,
+// where no log directory can be made) ends the program as an exception
+// ends the Lightning script: "PROGRAM: error" on stderr, exit 1.
+func TestFirstHourError(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := program(dir, "-epochs", "1", "-n", "100", "-dir", filepath.Join("file", "logs"))
+	cmd.Stderr = &stderr
+	if got := exitCode(t, cmd.Run()); got != 1 {
+		t.Errorf("exit status %d, want 1; stderr:\n%s", got, stderr.String())
+	}
+	prefix := filepath.Base(os.Args[0]) + ": " // volt.ExitOnError's; NewTrainer's error lists its problems on the lines below
+	if out := stderr.String(); !strings.HasPrefix(out, prefix) || !strings.Contains(out, filepath.Join("file", "logs", "volt_logs")+": not a directory") {
+		t.Errorf("stderr is\n%s\nwant %q first and the error naming the path", out, prefix)
 	}
 }

@@ -31,7 +31,6 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
-	"github.com/voltml/volt/examples/internal/epochflag"
 )
 
 func main() {
@@ -44,7 +43,7 @@ func main() {
 
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("gan", flag.ContinueOnError)
-	epochs := epochflag.Int(flags, 80, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 80, "training epochs")
 	examples := flags.Int("examples", 2048, "real points per epoch")
 	batch := flags.Int("batch", 64, "batch size (per rank with -devices)")
 	lr := flags.Float64("lr", 2e-3, "Adam learning rate of both networks")

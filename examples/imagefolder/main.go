@@ -31,7 +31,6 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
-	"github.com/voltml/volt/examples/internal/epochflag"
 	"github.com/voltml/volt/examples/internal/mnistfolder"
 )
 
@@ -44,7 +43,7 @@ func run(args []string, out, errOut io.Writer) error {
 	dir := flags.String("dir", "", "folder to write the images to and keep (new, empty or written by this example); empty: a temporary folder, removed at the end")
 	perClass := flags.Int("train-per-class", 600, "training images per digit")
 	valPerClass := flags.Int("val-per-class", 100, "validation images per digit (from MNIST's test set)")
-	epochs := epochflag.Int(flags, 2, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 2, "training epochs")
 	batch := flags.Int("batch", 64, "batch size")
 	workers := flags.Int("workers", 2, "loader goroutines decoding and transforming images")
 	seed := flags.Uint64("seed", 42, "seed for weights, shuffling and crops")

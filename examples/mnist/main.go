@@ -37,7 +37,6 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/callback"
-	"github.com/voltml/volt/examples/internal/epochflag"
 )
 
 func main() {
@@ -52,7 +51,7 @@ func main() {
 // to out and progress and logs to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("mnist", flag.ContinueOnError)
-	epochs := epochflag.Int(flags, 3, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 3, "training epochs")
 	batch := flags.Int("batch", 64, "batch size")
 	lr := flags.Float64("lr", 1e-3, "Adam learning rate")
 	workers := flags.Int("workers", 2, "goroutines preparing batches")

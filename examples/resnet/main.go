@@ -4,7 +4,7 @@
 // PyTorch's BatchNorm2d (package batchnorm), ReLU, global average pooling,
 // dense 10; Adam 1e-3, batch 64). On the pure-Go backend the engine lowers
 // the convolutions onto the matmul and batch normalization onto reductions
-// (internal/fastconv).
+// (internal/golower).
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/resnet
 //
@@ -27,7 +27,6 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
-	"github.com/voltml/volt/examples/internal/epochflag"
 	"github.com/voltml/volt/examples/resnet/resnet"
 )
 
@@ -37,7 +36,7 @@ func main() { cmdexit.Exit("resnet", run(os.Args[1:], os.Stdout, os.Stderr)) }
 // results to out and progress to errOut.
 func run(args []string, out, errOut io.Writer) error {
 	flags := flag.NewFlagSet("resnet", flag.ContinueOnError)
-	epochs := epochflag.Int(flags, 1, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 1, "training epochs")
 	trainBatches := flags.Int("train-batches", 300, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	root := flags.String("root", ".", "where volt_logs/ is written")

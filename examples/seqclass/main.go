@@ -29,7 +29,6 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
-	"github.com/voltml/volt/examples/internal/epochflag"
 	"github.com/voltml/volt/examples/seqclass/classifier"
 	"github.com/voltml/volt/optim"
 )
@@ -48,7 +47,7 @@ func run(args []string, out, errOut io.Writer) error {
 	flags.IntVar(&cfg.Hidden, "hidden", 32, "LSTM hidden units")
 	nTrain := flags.Int("train", 4096, "training sequences")
 	nVal := flags.Int("val", 1024, "validation sequences")
-	epochs := epochflag.Int(flags, 3, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 3, "training epochs")
 	batch := flags.Int("batch", 32, "sequences per batch")
 	lr := flags.Float64("lr", 1e-2, "peak learning rate of the one-cycle schedule")
 	seed := flags.Uint64("seed", 1, "seed for the weights, the data and the shuffling")

@@ -20,7 +20,6 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/examples/internal/epochflag"
 )
 
 func main() { cmdexit.Exit("tbptt", run(os.Args[1:], os.Stdout)) }
@@ -46,7 +45,7 @@ func sines(n, steps int, seed uint64) data.Slice {
 
 func run(args []string, out io.Writer) error {
 	flags := flag.NewFlagSet("tbptt", flag.ContinueOnError)
-	epochs := epochflag.Int(flags, 5, "training epochs")
+	epochs := volt.EpochsFlag(flags, "epochs", 5, "training epochs")
 	split := flags.Int("split", 12, "time steps per truncated-BPTT split")
 	hidden := flags.Int("hidden", 16, "hidden units")
 	examples := flags.Int("examples", 512, "training sequences")

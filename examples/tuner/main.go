@@ -26,7 +26,6 @@ import (
 
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/examples/internal/digits"
-	"github.com/voltml/volt/examples/internal/epochflag"
 	"github.com/voltml/volt/report"
 	"github.com/voltml/volt/tuner"
 )
@@ -40,7 +39,7 @@ func run(args []string, out, errOut io.Writer) error {
 	lrSteps := flags.Int("lr-steps", 100, "optimization steps of the learning-rate sweep")
 	minLR := flags.Float64("min-lr", 1e-6, "smallest learning rate of the sweep")
 	maxLR := flags.Float64("max-lr", 1, "largest learning rate of the sweep")
-	epochs := epochflag.Int(flags, 1, "training epochs at the suggested rate")
+	epochs := volt.EpochsFlag(flags, "epochs", 1, "training epochs at the suggested rate")
 	trainBatches := flags.Int("train-batches", 0, "training batches per epoch (0: all)")
 	evalBatches := flags.Int("eval-batches", 0, "validation and test batches (0: all)")
 	batch := flags.Int("batch", 64, "batch size")

@@ -13,7 +13,7 @@ import (
 	"github.com/gomlx/compute/shapes"
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 )
 
 // convConfig is one generated convolution: operand dimensions and the
@@ -129,7 +129,7 @@ func TestGradientsAreAdjoints(t *testing.T) {
 	backends := []struct {
 		name    string
 		backend compute.Backend
-	}{{"go", direct}, {"lowered", fastconv.WrapWith(direct, fastconv.Rules{}, fastconv.Lowering{})}}
+	}{{"go", direct}, {"lowered", golower.WrapWith(direct, golower.Rules{}, golower.Lowering{})}}
 	rng := rand.New(rand.NewPCG(2026, 12))
 	even := 0
 	for i := range 150 {

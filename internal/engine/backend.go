@@ -11,7 +11,7 @@ import (
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"       // the pure-Go backend is always available.
 	_ "github.com/voltml/volt/internal/convgrad" // GoMLX's convolution gradient, corrected for even kernels.
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 )
 
 // BackendEnvVar names the environment variable that selects the backend when
@@ -21,14 +21,14 @@ const BackendEnvVar = compute.ConfigEnvVar
 // DefaultBackend is the backend used when neither the configuration nor the
 // environment names one: GoMLX's pure-Go backend, whose execution mode volt
 // chooses per graph (OpsByGraph): a graph with a convolution, or with
-// matrix products of at least fastconv.MinSideBySideMatmulMACs on average
+// matrix products of at least MinSideBySideMatmulMACs on average
 // when GOMAXPROCS > 1, runs its independent ops side by side, on one
 // executor goroutine per core (executors.go); any other one op at a time,
 // each op using every core ("ops_sequential").
 //
-// Neither mode wins everywhere (fastconv's ops_by_graph.go has the
-// figures). Measured with volt's fit loop, the modes taking turns step by
-// step in one process (BenchmarkZooBackendModes in
+// Neither mode wins everywhere (ops_by_graph.go has the figures).
+// Measured with volt's fit loop, the modes taking turns step by step in
+// one process (BenchmarkZooBackendModes in
 // examples/internal/speedtable, 2 runs of 20 steps, 2026-12-05, a 2-core
 // AMD EPYC VM), the default's step was, of one op at a time's, at two
 // threads: examples/resnet 0.81–0.84×, examples/mnist's MLP 0.77–0.80×,
@@ -119,13 +119,13 @@ func Backend(config string) (compute.Backend, error) {
 		return nil, fmt.Errorf("backend %q: %w", config, err)
 	}
 	if name == "go" {
-		rules := fastconv.DefaultRules()
+		rules := golower.DefaultRules()
 		if os.Getenv(FastConvEnvVar) == "off" {
 			rules.Disabled = true // batch normalization is still lowered: the Go backend has none
 		}
-		wrapped := fastconv.WrapWith(b, rules, loweringFor(config)).(*fastconv.Backend)
+		wrapped := golower.WrapWith(b, rules, loweringFor(config)).(*golower.Backend)
 		if byGraph {
-			if err := wrapped.ChooseOpsModePerGraph(); err != nil {
+			if err := chooseOpsModePerGraph(wrapped); err != nil {
 				return nil, fmt.Errorf("backend %q: %w", config, err)
 			}
 		}
@@ -135,8 +135,8 @@ func Backend(config string) (compute.Backend, error) {
 	return b, nil
 }
 
-// loweringFor returns fastconv's lowering for a Go backend configuration.
-// Shifted convolutions are built in cache-sized tiles (fastconv's
+// loweringFor returns golower's lowering for a Go backend configuration.
+// Shifted convolutions are built in cache-sized tiles (golower's
 // ShiftTileBytes) only where the backend runs independent ops side by
 // side ("go", "go:ops_parallel", and OpsByGraph, which runs graphs with
 // convolutions so), which runs the tiles on all cores: examples/resnet's step at
@@ -146,8 +146,8 @@ func Backend(config string) (compute.Backend, error) {
 // tiles run one after the other, each split over the cores, and took
 // 1.03–1.33× (median 1.18×, 10 pairs) as long at GOMAXPROCS=2 and about
 // as long at 1.
-func loweringFor(config string) fastconv.Lowering {
-	var l fastconv.Lowering
+func loweringFor(config string) golower.Lowering {
+	var l golower.Lowering
 	_, options, _ := strings.Cut(config, ":")
 	if slices.Contains(strings.Split(options, ","), "ops_sequential") {
 		l.ShiftTileBytes = -1
@@ -157,7 +157,7 @@ func loweringFor(config string) fastconv.Lowering {
 
 // FastConvEnvVar names the environment variable that, set to "off", keeps
 // the Go backend's own convolution and pooling loops instead of
-// internal/fastconv's lowering onto its matmul (14–19× faster on a small
+// internal/golower's lowering onto its matmul (14–19× faster on a small
 // CNN; see that package). Batch normalization, which the Go backend lacks,
 // is lowered by the same wrapper either way.
 const FastConvEnvVar = "VOLT_FASTCONV"

@@ -7,21 +7,21 @@ import (
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 )
 
 // convolveOn runs one convolution of an x of xDims by a kernel of kDims on
 // volt's backend for config (PadSame when same) and returns the wrapper
 // and the output's dimensions.
-func convolveOn(t *testing.T, config string, same bool, xDims, kDims []int) (*fastconv.Backend, []int) {
+func convolveOn(t *testing.T, config string, same bool, xDims, kDims []int) (*golower.Backend, []int) {
 	t.Helper()
 	b, err := Backend(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fc, ok := b.(*fastconv.Backend)
+	fc, ok := b.(*golower.Backend)
 	if !ok {
-		t.Fatalf("Backend(%q) is %T, want the fastconv wrapper", config, b)
+		t.Fatalf("Backend(%q) is %T, want the golower wrapper", config, b)
 	}
 	exec, err := graph.NewExec(b, func(x, k *graph.Node) *graph.Node {
 		if same {
@@ -41,14 +41,14 @@ func convolveOn(t *testing.T, config string, same bool, xDims, kDims []int) (*fa
 }
 
 // TestGoBackendLowersConvolutions: the Go backend volt uses runs a
-// convolution through fastconv's lowering (and a trainer's tensors work on
+// convolution through golower's lowering (and a trainer's tensors work on
 // it, which the wrapper's buffers make possible).
 func TestGoBackendLowersConvolutions(t *testing.T) {
 	b, err := Backend("go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := b.(*fastconv.Backend).Lowered()
+	before := b.(*golower.Backend).Lowered()
 	fc, got := convolveOn(t, "go", false, []int{4, 16, 16, 8}, []int{3, 3, 8, 16})
 	if got[1] != 14 || got[3] != 16 {
 		t.Errorf("output shape %v, want [4 14 14 16]", got)
@@ -72,7 +72,7 @@ func TestShiftTilesFollowTheExecutor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			before := b.(*fastconv.Backend).TiledShifts()
+			before := b.(*golower.Backend).TiledShifts()
 			fc, _ := convolveOn(t, tc.config, true, []int{8, 28, 28, 16}, []int{3, 3, 16, 16})
 			if tiled := fc.TiledShifts() > before; tiled != tc.tiled {
 				t.Errorf("tiled %v, want %v", tiled, tc.tiled)

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 )
 
 // TestWithExecutorsPerCore: one executor per core, at most the Go
@@ -36,7 +36,7 @@ func TestWithExecutorsPerCore(t *testing.T) {
 // TestOpsByGraphRunsOneExecutorPerCore: the Go backend that Backend
 // creates for go:ops_by_graph runs side-by-side graphs on one executor
 // goroutine per core, and one that names num_executors keeps it. The
-// backend's NumExecutors field is read by reflection, as fastconv reads
+// backend's NumExecutors field is read by reflection, as golower reads
 // its count of executions in flight.
 func TestOpsByGraphRunsOneExecutorPerCore(t *testing.T) {
 	// A worker limit only this test uses, one per GOMAXPROCS (go test -cpu
@@ -55,9 +55,9 @@ func TestOpsByGraphRunsOneExecutorPerCore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		wrapped, ok := b.(*fastconv.Backend)
+		wrapped, ok := b.(*golower.Backend)
 		if !ok {
-			t.Fatalf("%s: backend %T, want the fastconv wrapper", tc.config, b)
+			t.Fatalf("%s: backend %T, want the golower wrapper", tc.config, b)
 		}
 		field := reflect.ValueOf(wrapped.Backend).Elem().FieldByName("NumExecutors")
 		if !field.IsValid() {

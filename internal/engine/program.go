@@ -29,6 +29,9 @@ type Engine struct {
 	embedsVariables bool
 	// hostCopies counts the tensors ToHost has brought to the host.
 	hostCopies atomic.Int64
+	// hostWrites counts the host updates (hostupdate.go) that changed
+	// variables in place, which their tensors' identity does not show.
+	hostWrites atomic.Int64
 }
 
 // Mode says what a program does with the model, which decides how GoMLX
@@ -105,8 +108,10 @@ func (p *Program) SetCarry(c *Carry) {
 
 // embeddedValue is a variable and the value it had when a graph embedded it.
 type embeddedValue struct {
-	v     *model.Variable
-	value weak.Pointer[tensors.Tensor]
+	// hostWrites is the engine's count of in-place host updates then.
+	hostWrites int64
+	v          *model.Variable
+	value      weak.Pointer[tensors.Tensor]
 }
 
 // Compile wraps fn in an executor over the engine's store. mode decides
@@ -197,7 +202,7 @@ func (p *Program) recordEmbedded(outs []*graph.Node) {
 			continue
 		}
 		if t, err := v.Value(); err == nil {
-			p.embedded = append(p.embedded, embeddedValue{v: v, value: weak.Make(t)})
+			p.embedded = append(p.embedded, embeddedValue{v: v, value: weak.Make(t), hostWrites: p.engine.hostWrites.Load()})
 		}
 	}
 }
@@ -205,11 +210,12 @@ func (p *Program) recordEmbedded(outs []*graph.Node) {
 // embeddedStale reports whether a variable's value differs from the one
 // recorded when the graphs were traced. Values are compared by identity:
 // GoMLX gives a variable a new tensor whenever it changes, and a weak
-// pointer never equals one made from a later tensor at the same address.
+// pointer never equals one made from a later tensor at the same address;
+// a host update changes values in place and counts itself instead.
 func (p *Program) embeddedStale() bool {
 	for _, ev := range p.embedded {
 		t, err := ev.v.Value()
-		if err != nil || weak.Make(t) != ev.value {
+		if err != nil || weak.Make(t) != ev.value || ev.hostWrites != p.engine.hostWrites.Load() {
 			return true
 		}
 	}

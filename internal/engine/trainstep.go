@@ -57,7 +57,11 @@ type TrainStep struct {
 	grads, apply *Program // the split step
 	// per traced graph: the update's outputs, and for the gradient program
 	// how many trailing outputs and gradients follow the first outputs.
-	traces   map[graph.GraphId]UpdateTrace
+	traces map[graph.GraphId]UpdateTrace
+	// hosts holds the host update of each fused graph whose optimizer
+	// step runs on the host (hostupdate.go); its gradients are the
+	// graph's last outputs.
+	hosts    map[graph.GraphId]*hostUpdate
 	trailing map[graph.GraphId]int
 	numGrads map[graph.GraphId]int
 	vars     []*model.Variable // the variables of the last gradient trace
@@ -86,7 +90,7 @@ func (ts *TrainStep) timed(action string) func() {
 // reduce nil gives one fused program.
 func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward ForwardFn, update UpdateFn, reduce *Reducer) (*TrainStep, error) {
 	ts := &TrainStep{name: name, mode: mode, update: update, reduce: reduce,
-		traces: map[graph.GraphId]UpdateTrace{}, trailing: map[graph.GraphId]int{}, numGrads: map[graph.GraphId]int{}}
+		traces: map[graph.GraphId]UpdateTrace{}, hosts: map[graph.GraphId]*hostUpdate{}, trailing: map[graph.GraphId]int{}, numGrads: map[graph.GraphId]int{}}
 	var err error
 	if reduce == nil {
 		ts.whole, err = e.Compile(name, Training, func(scope *model.Scope, inputs, labels []*graph.Node) []*graph.Node {
@@ -96,12 +100,21 @@ func (e *Engine) CompileTrainStep(name string, mode Accumulation, forward Forwar
 			spec.Extra = f.Extra
 			grads := Backward(e.Store, f.Loss, spec)
 			outs := f.Outputs()
+			var hostGrads []*graph.Node
 			if grads != nil {
-				updateOuts, trace := Apply(e.Store, g, grads, spec)
+				var updateOuts []*graph.Node
+				var trace UpdateTrace
+				if host := e.planHostUpdate(g, grads, spec); host != nil {
+					updateOuts, trace = Prepare(grads, spec)
+					hostGrads = Values(grads)
+					ts.hosts[g.GraphId()] = host
+				} else {
+					updateOuts, trace = Apply(e.Store, g, grads, spec)
+				}
 				ts.traces[g.GraphId()] = trace
 				outs = append(outs, updateOuts...)
 			}
-			return append(outs, f.Trailing...)
+			return append(append(outs, f.Trailing...), hostGrads...)
 		})
 		return ts, err
 	}
@@ -187,6 +200,13 @@ func (ts *TrainStep) Run(b *data.Batch) ([]*tensors.Tensor, graph.GraphId, Updat
 		outs, gid, err := ts.whole.Run(b)
 		if err != nil {
 			return nil, 0, UpdateTrace{}, err
+		}
+		if host := ts.hosts[gid]; host != nil {
+			first := len(outs) - len(host.params)
+			if err := host.run(ts.whole.engine, outs[first:]); err != nil {
+				return nil, 0, UpdateTrace{}, fmt.Errorf("%s: %w", ts.name, err)
+			}
+			outs = outs[:first]
 		}
 		return outs, gid, ts.traces[gid], nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/pyfloat"
 	"github.com/voltml/volt/optim"
 )
 
@@ -187,23 +188,7 @@ func Backward(store *model.Store, loss *graph.Node, spec *UpdateSpec) []Gradient
 // clipping, the optimizer step on the variables (or their float32 masters)
 // and the compute copies cast back. It returns the outputs it adds.
 func Apply(store *model.Store, g *graph.Graph, grads []Gradient, spec *UpdateSpec) ([]*graph.Node, UpdateTrace) {
-	var trace UpdateTrace
-	outs := gradNorms(grads, spec.TrackGradNorm, &trace)
-	if spec.DetectAnomaly || spec.TerminateOnNaN {
-		for _, gr := range grads {
-			trace.ParamPaths = append(trace.ParamPaths, gr.Variable.Path())
-		}
-	}
-	if spec.DetectAnomaly {
-		outs = append(outs, FiniteFlags(Values(grads)))
-		trace.GradFlags = true
-	}
-	if spec.Clip != nil {
-		spec.Clip(grads)
-	}
-	if spec.BeforeOptimizerStep != nil {
-		spec.BeforeOptimizerStep(grads)
-	}
+	outs, trace := Prepare(grads, spec)
 	vars := make([]*model.Variable, len(grads))
 	for i, gr := range grads {
 		vars[i] = gr.Variable
@@ -237,6 +222,32 @@ func Apply(store *model.Store, g *graph.Graph, grads []Gradient, spec *UpdateSpe
 	if gate != nil {
 		outs = append(outs, gate)
 		trace.Gate = true
+	}
+	return outs, trace
+}
+
+// Prepare builds what the update does before the optimizer step: the
+// gradient norms, the finite checks and clipping, then the
+// BeforeOptimizerStep hooks, which may replace the gradients in grads. It
+// returns the outputs it adds; Apply runs it first, and a step whose
+// optimizer runs on the host (hostUpdate) runs it alone.
+func Prepare(grads []Gradient, spec *UpdateSpec) ([]*graph.Node, UpdateTrace) {
+	var trace UpdateTrace
+	outs := gradNorms(grads, spec.TrackGradNorm, &trace)
+	if spec.DetectAnomaly || spec.TerminateOnNaN {
+		for _, gr := range grads {
+			trace.ParamPaths = append(trace.ParamPaths, gr.Variable.Path())
+		}
+	}
+	if spec.DetectAnomaly {
+		outs = append(outs, FiniteFlags(Values(grads)))
+		trace.GradFlags = true
+	}
+	if spec.Clip != nil {
+		spec.Clip(grads)
+	}
+	if spec.BeforeOptimizerStep != nil {
+		spec.BeforeOptimizerStep(grads)
 	}
 	return outs, trace
 }
@@ -359,8 +370,8 @@ func gradNorms(grads []Gradient, p float64, trace *UpdateTrace) []*graph.Node {
 
 // pythonFloat formats p as Python's str(float) does: 2.0, 0.5, inf.
 func pythonFloat(p float64) string {
-	if math.IsInf(p, 1) {
-		return "inf"
+	if math.IsInf(p, 0) || math.IsNaN(p) {
+		return pyfloat.Format(p, -1)
 	}
 	s := strconv.FormatFloat(p, 'f', -1, 64)
 	if p == math.Trunc(p) {

@@ -24,16 +24,26 @@ type Float float64
 
 // MarshalJSON implements json.Marshaler.
 func (f Float) MarshalJSON() ([]byte, error) {
-	v := float64(f)
+	if s, ok := NonFinite(float64(f)); ok {
+		return []byte(`"` + s + `"`), nil
+	}
+	return json.Marshal(float64(f))
+}
+
+// NonFinite returns the spelling of a NaN or an infinity that Float
+// writes ("NaN", "+Inf" or "-Inf", as Go's strconv spells them) and true,
+// or "" and false for a finite v. Text for people that is no Python's
+// (the HTML report's tables) spells them so too.
+func NonFinite(v float64) (string, bool) {
 	switch {
 	case math.IsNaN(v):
-		return []byte(`"NaN"`), nil
+		return "NaN", true
 	case math.IsInf(v, 1):
-		return []byte(`"+Inf"`), nil
+		return "+Inf", true
 	case math.IsInf(v, -1):
-		return []byte(`"-Inf"`), nil
+		return "-Inf", true
 	}
-	return json.Marshal(v)
+	return "", false
 }
 
 // UnmarshalJSON implements json.Unmarshaler.

@@ -3,6 +3,7 @@ package jsonfloat_test
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,5 +104,29 @@ func TestInStructs(t *testing.T) {
 	}
 	if again, _ := json.Marshal(out); string(again) != want {
 		t.Errorf("read back and written again as %s, want %s", again, want)
+	}
+}
+
+// TestNonFinite: NaN and the infinities are spelled as Float writes them
+// (and as Go's strconv does); a finite value has no such spelling.
+func TestNonFinite(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+		ok   bool
+	}{
+		{math.NaN(), "NaN", true},
+		{math.Inf(1), "+Inf", true},
+		{math.Inf(-1), "-Inf", true},
+		{0, "", false},
+		{-1e300, "", false},
+	} {
+		got, ok := jsonfloat.NonFinite(c.v)
+		if got != c.want || ok != c.ok {
+			t.Errorf("NonFinite(%v) = %q, %v; want %q, %v", c.v, got, ok, c.want, c.ok)
+		}
+		if ok && got != strconv.FormatFloat(c.v, 'g', -1, 64) {
+			t.Errorf("NonFinite(%v) = %q; strconv spells it %q", c.v, got, strconv.FormatFloat(c.v, 'g', -1, 64))
+		}
 	}
 }

@@ -1,10 +1,11 @@
 // Package onnxcheck runs the checks of volt's ONNX export that are not
-// volt: Debian's python3-onnx checker, and two independent Go runtimes,
-// gonnx (github.com/advancedclimatesystems/gonnx, in process) and onnx-go's
-// Gorgonia backend (github.com/owulveryck/onnx-go, built from the module
-// in gorgonnxrun/ and run as a command). Missing python3-onnx, or a
-// gorgonnx runner that cannot be built, skips the test, or fails it under
-// VOLT_REQUIRE_TOOLS=1.
+// volt: Debian's python3-onnx checker; ONNX Runtime, npm's
+// onnxruntime-node run by Node.js (ORT, ortrun.js); and two independent Go
+// runtimes, gonnx (github.com/advancedclimatesystems/gonnx, in process)
+// and onnx-go's Gorgonia backend (github.com/owulveryck/onnx-go, built
+// from the module in gorgonnxrun/ and run as a command). Missing
+// python3-onnx, Node.js or onnxruntime-node, or a gorgonnx runner that
+// cannot be built, skips the test, or fails it under VOLT_REQUIRE_TOOLS=1.
 package onnxcheck
 
 import (

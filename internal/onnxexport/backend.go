@@ -72,5 +72,5 @@ func (bld *builder) Main() compute.Function {
 // NewFunction implements compute.Builder: sub-functions have no ONNX
 // lowering here.
 func (bld *builder) NewFunction(name string) (compute.Function, error) {
-	return nil, &UnsupportedOpError{Op: "NewFunction (a sub-function " + name + ")"}
+	return nil, refuse("NewFunction (a sub-function "+name+")", "")
 }

@@ -11,6 +11,10 @@
 // left to ONNX's multidirectional broadcasting instead of being
 // materialised, and Max(x, 0) is written as Relu, so that the graph stays
 // free of the batch size where it can, and runs on small ONNX runtimes
-// that lack Expand or Max. Ops the lowering has no ONNX counterpart for
-// fail when the graph is traced, with an *UnsupportedOpError naming them.
+// that lack Expand or Max. Export takes the graph traced at two batch
+// sizes and pairs their values: a shape that differs between the two only
+// by the batch is written to follow it (-1 in a Reshape, the input's
+// Shape in an Expand), so that the batch axis stays dynamic. Ops the
+// lowering has no ONNX counterpart for fail when the graph is traced, with
+// an *UnsupportedOpError naming them and the model's code that built them.
 package onnxexport

@@ -18,6 +18,7 @@ type Trace struct {
 	// Name is the builder's (GoMLX's graph) name.
 	Name    string
 	values  map[compute.Value]*value
+	order   []*value // every value, in the order recorded
 	params  []*value
 	outputs []*value
 	done    bool
@@ -39,6 +40,12 @@ func (t *Trace) Outputs() []shapes.Shape {
 		out[i] = p.shape
 	}
 	return out
+}
+
+// add records iv's value v.
+func (t *Trace) add(iv compute.Value, v *value) {
+	t.values[iv] = v
+	t.order = append(t.order, v)
 }
 
 // Done reports whether the function returned (its graph is complete).
@@ -86,6 +93,10 @@ type value struct {
 	compact []int
 	// zero: every element is 0 (a zero constant, or a broadcast of one).
 	zero bool
+	// twin is the same value in the step traced at the other batch size
+	// (pairTwins), or nil: where their shapes differ, a shape the
+	// lowering writes is made to follow the batch size.
+	twin *value
 }
 
 // function records the ops of a builder's main function, passing each to
@@ -100,7 +111,7 @@ type function struct {
 
 func newFunction(bld *builder, inner compute.Function) *function {
 	f := &function{inner: inner, builder: bld, trace: bld.trace}
-	f.Function.ErrFn = func(op compute.OpType) error { return &UnsupportedOpError{Op: op.String()} }
+	f.Function.ErrFn = func(op compute.OpType) error { return refuse(op.String(), "") }
 	return f
 }
 
@@ -134,7 +145,7 @@ func (f *function) Parameter(name string, shape shapes.Shape, spec *compute.Shar
 	v := &value{op: compute.OpTypeParameter, shape: shape, param: len(f.trace.params)}
 	v.lower = func(e *emitter, v *value) string { return e.inputNames[v.param] }
 	f.trace.params = append(f.trace.params, v)
-	f.trace.values[iv] = v
+	f.trace.add(iv, v)
 	return iv, nil
 }
 
@@ -157,7 +168,7 @@ func (f *function) Constant(flat any, dims ...int) (compute.Value, error) {
 	}
 	v := &value{op: compute.OpTypeConstant, shape: shape, param: -1, constant: raw, zero: zero}
 	v.lower = func(e *emitter, v *value) string { return e.initializer(v.shape.DType, v.shape.Dimensions, v.constant) }
-	f.trace.values[iv] = v
+	f.trace.add(iv, v)
 	return iv, nil
 }
 
@@ -206,7 +217,7 @@ func (f *function) record(op compute.OpType, iv compute.Value, err error, lower 
 		return nil, unsupported(op, "its result is %s, which ONNX has no type for", shape.DType)
 	}
 	v := &value{op: op, shape: shape, inputs: ins, lower: lower, param: -1}
-	f.trace.values[iv] = v
+	f.trace.add(iv, v)
 	return iv, nil
 }
 

@@ -141,17 +141,19 @@ func inverse(q []int) []int {
 	return p
 }
 
-// ReduceWindow implements compute.Function for max pooling (ONNX MaxPool):
-// the axes whose window is 1 with stride 1 and no padding pass through; the
-// first two of them are ONNX's batch and channel axes.
+// ReduceWindow implements compute.Function for max pooling (ONNX MaxPool)
+// and sum pooling (GoMLX's SumPool, under average pooling: ONNX
+// AveragePool counting the padding, times the window's size): the axes
+// whose window is 1 with stride 1 and no padding pass through; the first
+// two of them are ONNX's batch and channel axes.
 func (f *function) ReduceWindow(input compute.Value, reductionType compute.ReduceOpType, windowDimensions, strides, inputDilations,
 	windowDilations []int, paddings [][2]int) (compute.Value, error) {
 	iv, err := f.inner.ReduceWindow(input, reductionType, windowDimensions, strides, inputDilations, windowDilations, paddings)
 	if err != nil {
 		return nil, err
 	}
-	if reductionType != compute.ReduceOpMax {
-		return nil, unsupported(compute.OpTypeReduceWindow, "a %s reduction (the export writes MaxPool, for max pooling only)", reductionType)
+	if reductionType != compute.ReduceOpMax && reductionType != compute.ReduceOpSum {
+		return nil, unsupported(compute.OpTypeReduceWindow, "a %s reduction (the export writes MaxPool and AveragePool, for max and sum pooling)", reductionType)
 	}
 	for _, d := range inputDilations {
 		if d > 1 {
@@ -192,13 +194,28 @@ func (f *function) ReduceWindow(input compute.Value, reductionType compute.Reduc
 		pads[j], pads[len(spatial)+j] = padAt(a)[0], padAt(a)[1]
 	}
 	attrs := []*onnxAttr{attrInts("kernel_shape", kernel), attrInts("strides", st), attrInts("pads", pads)}
-	if slices.ContainsFunc(dil, func(d int) bool { return d != 1 }) {
+	dilated := slices.ContainsFunc(dil, func(d int) bool { return d != 1 })
+	if dilated {
 		attrs = append(attrs, attrInts("dilations", dil))
+	}
+	size := 1
+	for _, k := range kernel {
+		size *= k
+	}
+	if reductionType == compute.ReduceOpSum {
+		if dilated {
+			return nil, unsupported(compute.OpTypeReduceWindow, "a sum over dilated windows %v (ONNX AveragePool has no dilations before opset 19)", dil)
+		}
+		attrs = append(attrs, attrInt("count_include_pad", 1))
 	}
 	perm := slices.Concat(pass, spatial)
 	return f.record(compute.OpTypeReduceWindow, iv, nil, func(e *emitter, v *value) string {
 		x := e.transpose(e.value(v.inputs[0]), perm)
-		return e.transpose(e.node("MaxPool", []string{x}, attrs...), inverse(perm))
+		if reductionType == compute.ReduceOpMax {
+			return e.transpose(e.node("MaxPool", []string{x}, attrs...), inverse(perm))
+		}
+		mean := e.node("AveragePool", []string{x}, attrs...)
+		return e.transpose(e.node("Mul", []string{mean, e.scalar(v.shape.DType, float64(size))}), inverse(perm))
 	}, input)
 }
 

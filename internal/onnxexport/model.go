@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
+	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 	"google.golang.org/protobuf/proto"
@@ -46,6 +47,9 @@ type Result struct {
 // second, when not nil, is the same function traced at another batch
 // size: where both lower to the same graph, the batch axis is dynamic.
 func Export(first, second *Trace, o Options) (*Result, error) {
+	if second != nil {
+		pairTwins(first, second)
+	}
 	g, err := lowerGraph(first, o)
 	if err != nil {
 		return nil, err
@@ -77,6 +81,41 @@ func Export(first, second *Trace, o Options) (*Result, error) {
 	return res, nil
 }
 
+// pairTwins links each value of a to the value recorded at the same place
+// in b, where both recorded the same ops of the same ranks (the same step
+// at two batch sizes).
+func pairTwins(a, b *Trace) {
+	if len(a.order) != len(b.order) {
+		return
+	}
+	for i, v := range a.order {
+		w := b.order[i]
+		if v.op != w.op || v.shape.DType != w.shape.DType || v.shape.Rank() != w.shape.Rank() {
+			return
+		}
+	}
+	for i, v := range a.order {
+		w := b.order[i]
+		v.twin, w.twin = w, v
+		// A Reshape that only adds leading 1s at batch size 1 may do more
+		// at another: compact in both or in neither, and of one rank, so
+		// that both lower alike (leading 1s are implied in broadcasting).
+		switch {
+		case v.op == compute.OpTypeReshape && (v.compact == nil) != (w.compact == nil):
+			v.compact, w.compact = nil, nil
+		case len(v.compact) < len(w.compact):
+			v.compact = padOnes(v.compact, len(w.compact))
+		case len(w.compact) < len(v.compact):
+			w.compact = padOnes(w.compact, len(v.compact))
+		}
+	}
+}
+
+// padOnes returns dims with leading 1s up to rank n.
+func padOnes(dims []int, n int) []int {
+	return append(slices.Repeat([]int{1}, n-len(dims)), dims...)
+}
+
 func pick(ok bool, axes [][]bool, i int) []bool {
 	if !ok {
 		return nil
@@ -95,6 +134,12 @@ func lowerGraph(t *Trace, o Options) (*onnx.GraphProto, error) {
 			len(o.InputNames), len(o.OutputNames), len(t.params), len(t.outputs))
 	}
 	e := newEmitter(o.InputNames, o.NameConstant)
+	for _, p := range t.params {
+		if p.twin != nil && p.shape.Rank() > 0 && p.shape.Dimensions[0] != p.twin.shape.Dimensions[0] {
+			e.batchParam = p
+			break
+		}
+	}
 	for _, n := range slices.Concat(o.InputNames, o.OutputNames) {
 		if e.used[n] {
 			return nil, fmt.Errorf("ONNX export: the name %q is given to two inputs or outputs", n)

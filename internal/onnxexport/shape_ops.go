@@ -13,7 +13,12 @@ import (
 func (f *function) Reshape(x compute.Value, dimensions ...int) (compute.Value, error) {
 	iv, err := f.inner.Reshape(x, dimensions...)
 	res, err := f.record(compute.OpTypeReshape, iv, err, func(e *emitter, v *value) string {
-		return e.reshape(e.value(v.inputs[0]), v.inputs[0].shape.Dimensions, v.shape.Dimensions)
+		from, to := v.inputs[0].shape.Dimensions, v.shape.Dimensions
+		twinFrom, twinTo := from, to
+		if v.twin != nil {
+			twinFrom, twinTo = v.twin.inputs[0].shape.Dimensions, v.twin.shape.Dimensions
+		}
+		return e.reshapeTo(e.value(v.inputs[0]), from, to, twinFrom, twinTo)
 	}, x)
 	if err != nil {
 		return nil, err
@@ -38,12 +43,17 @@ func (f *function) Transpose(x compute.Value, permutation ...int) (compute.Value
 
 // BroadcastInDim implements compute.Function: an elementwise op consuming
 // it takes its compact form (ONNX broadcasts it); anything else gets it
-// expanded (Expand, whose target shape holds the batch size).
+// expanded (Expand, whose target shape reads the batch size from the
+// batch input where it follows it).
 func (f *function) BroadcastInDim(operand compute.Value, outputShape shapes.Shape, broadcastAxes []int) (compute.Value, error) {
 	iv, err := f.inner.BroadcastInDim(operand, outputShape, broadcastAxes)
 	res, err := f.record(compute.OpTypeBroadcastInDim, iv, err, func(e *emitter, v *value) string {
 		name, _ := e.compactOf(v)
-		return e.node("Expand", []string{name, e.int64Const(int64s(v.shape.Dimensions))})
+		twin := v.shape.Dimensions
+		if v.twin != nil {
+			twin = v.twin.shape.Dimensions
+		}
+		return e.node("Expand", []string{name, e.shape(v.shape.Dimensions, twin)})
 	}, operand)
 	if err != nil {
 		return nil, err
@@ -88,12 +98,19 @@ func (f *function) Slice(x compute.Value, starts, limits, strides []int) (comput
 		}
 	}
 	return f.record(compute.OpTypeSlice, iv, err, func(e *emitter, v *value) string {
-		axes := make([]int, len(st))
-		for i := range axes {
-			axes[i] = i
+		// Only the axes sliced are written: an axis taken whole (the
+		// batch's, often) keeps its size out of the model.
+		var axes, from, to, by []int
+		for i, d := range v.inputs[0].shape.Dimensions {
+			if st[i] != 0 || lim[i] != d || steps[i] != 1 {
+				axes, from, to, by = append(axes, i), append(from, st[i]), append(to, lim[i]), append(by, steps[i])
+			}
 		}
-		return e.node("Slice", []string{e.value(v.inputs[0]), e.int64Const(int64s(st)), e.int64Const(int64s(lim)),
-			e.int64Const(int64s(axes)), e.int64Const(int64s(steps))})
+		if len(axes) == 0 {
+			return e.value(v.inputs[0])
+		}
+		return e.node("Slice", []string{e.value(v.inputs[0]), e.int64Const(int64s(from)), e.int64Const(int64s(to)),
+			e.int64Const(int64s(axes)), e.int64Const(int64s(by))})
 	}, x)
 }
 
@@ -141,7 +158,7 @@ func (f *function) Iota(shape shapes.Shape, iotaAxis int) (compute.Value, error)
 	}
 	v := &value{op: compute.OpTypeIota, shape: shape, param: -1, constant: raw}
 	v.lower = func(e *emitter, v *value) string { return e.initializer(v.shape.DType, v.shape.Dimensions, v.constant) }
-	f.trace.values[iv] = v
+	f.trace.add(iv, v)
 	return iv, nil
 }
 

@@ -59,12 +59,8 @@ func pyFormatG3(v float64) string { return pyfloat.Format(v, 3) }
 // in exponent form when the exponent is below -4 or at least 16.
 func pyRepr(v float64) string {
 	switch {
-	case math.IsNaN(v):
-		return "nan"
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return pyfloat.Format(v, -1)
 	case v == 0:
 		if math.Signbit(v) {
 			return "-0.0"

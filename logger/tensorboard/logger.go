@@ -23,9 +23,8 @@ import (
 type Logger struct {
 	mu         sync.Mutex
 	cfg        Config
-	dir        logger.VersionDir // pinned; fixed once claimed
-	claimed    bool              // dir is claimed (created)
-	resume     *logger.Position  // the killed run's event file to continue
+	dir        *logger.RunDir
+	resume     *logger.Position // the killed run's event file to continue
 	now        func() time.Time
 	start      time.Time // session start time (first LogHyperparams)
 	file       *eventFile
@@ -49,7 +48,7 @@ type Logger struct {
 //	volt.Config{Loggers: []volt.Logger{tensorboard.New(tensorboard.Config{SaveDir: dir})}}
 func New(cfg Config) *Logger {
 	cfg, dir, err := cfg.withDefaults()
-	return &Logger{cfg: cfg, dir: dir, now: time.Now, metricTags: map[string]struct{}{}, invalid: err}
+	return &Logger{cfg: cfg, dir: logger.NewRunDir(dir), now: time.Now, metricTags: map[string]struct{}{}, invalid: err}
 }
 
 // Validate reports what was wrong with the Config New was given (the
@@ -66,35 +65,23 @@ func (l *Logger) Validate() error { return l.invalid }
 func (l *Logger) Config() Config {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.cfg
-	c.SaveDir, c.Name, c.pinned = l.dir.SaveDir, l.dir.Name, nil
+	c, d := l.cfg, l.dir.Dir()
+	c.SaveDir, c.Name, c.pinned = d.SaveDir, d.Name, nil
 	return c
 }
 
 // LogDir returns the directory event files are written to:
 // SaveDir/Name/version_N (or SaveDir/Name/VersionName), as
 // logger.CSVLogger.LogDir.
-func (l *Logger) LogDir() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Path()
-}
+func (l *Logger) LogDir() string { return l.dir.Path() }
 
 // Version returns N of the version_N directory, or -1 when
 // Config.VersionName named it.
-func (l *Logger) Version() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.dir.Number()
-}
+func (l *Logger) Version() int { return l.dir.Number() }
 
 // ClaimDir creates the log directory, claiming a new version_N atomically
 // when the version was chosen as the next free one (logger.VersionDir.Claim).
-func (l *Logger) ClaimDir() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.claimLocked()
-}
+func (l *Logger) ClaimDir() error { return l.claim() }
 
 // Mark writes the buffered events to the event file, syncs it and returns
 // the file's length in bytes. Before the first event it creates the file,
@@ -130,13 +117,18 @@ func (l *Logger) Resume(pos logger.Position) (bool, error) {
 	if l.invalid != nil {
 		return false, l.invalid
 	}
-	if l.claimed || l.file != nil || l.lastPath != "" || !l.dir.MayResume(pos.Dir) {
+	if l.file != nil || l.lastPath != "" {
 		return false, nil
 	}
-	if pos.Offset < 0 || pos.File != filepath.Base(pos.File) {
-		return false, fmt.Errorf("tensorboard: cannot resume %s at byte %d of %q: not a file name and length", pos.Dir, pos.Offset, pos.File)
+	moved, err := l.dir.Resume(pos.Dir, func() error {
+		if pos.Offset < 0 || pos.File != filepath.Base(pos.File) {
+			return fmt.Errorf("tensorboard: cannot resume %s at byte %d of %q: not a file name and length", pos.Dir, pos.Offset, pos.File)
+		}
+		return nil
+	})
+	if !moved {
+		return false, err
 	}
-	l.dir = logger.VersionDirAt(pos.Dir)
 	if pos.File != "" {
 		l.resume = &pos
 	}
@@ -285,7 +277,7 @@ func (l *Logger) openLocked(now time.Time) error {
 	if l.file != nil {
 		return nil
 	}
-	if err := l.claimLocked(); err != nil {
+	if err := l.claim(); err != nil {
 		return err
 	}
 	if r := l.resume; r != nil {
@@ -308,19 +300,15 @@ func (l *Logger) openLocked(now time.Time) error {
 	return nil
 }
 
-// claimLocked claims the log directory once; l.mu must be held.
-func (l *Logger) claimLocked() error {
+// claim claims the log directory once, or reports why the logger cannot
+// write.
+func (l *Logger) claim() error {
 	if l.invalid != nil {
 		return l.invalid
 	}
-	if l.claimed {
-		return nil
-	}
-	dir, err := l.dir.Claim()
-	if err != nil {
+	if _, err := l.dir.Claim(); err != nil {
 		return fmt.Errorf("tensorboard: %w", err)
 	}
-	l.dir, l.claimed = dir, true
 	return nil
 }
 

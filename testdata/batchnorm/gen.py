@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes goldens.json: PyTorch's BatchNorm1d/2d on seeded inputs, for volt's
-batchnorm tests (package batchnorm and internal/fastconv).
+batchnorm tests (package batchnorm and internal/golower).
 
 Run from the repository root with Debian's python3-torch (/usr/bin/python3):
 

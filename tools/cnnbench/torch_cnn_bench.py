@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Times one training step of issue 16's CNN in PyTorch on one thread.
 
-The network matches BenchmarkCNNStep in internal/fastconv/cnn_bench_test.go:
+The network matches BenchmarkCNNStep in internal/golower/cnn_bench_test.go:
 conv 3x3 32 + ReLU, 2x2 max-pool, conv 3x3 64 + ReLU, 2x2 max-pool,
 dense 128 + ReLU, dense 10; cross-entropy; Adam(lr=1e-3); batches of 64
 MNIST-shaped images (uniform pixels, uniform labels).

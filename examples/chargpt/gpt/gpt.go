@@ -142,7 +142,9 @@ type Module struct {
 	Init func(scope *model.Scope)
 }
 
-func (m *Module) logits(s *volt.Step, tokens *graph.Node) *graph.Node {
+// StepLogits returns the next-token logits [batch, T, vocab] of tokens
+// [batch, T], built under the step's scope "gpt" as every step builds them.
+func (m *Module) StepLogits(s *volt.Step, tokens *graph.Node) *graph.Node {
 	scope := s.Scope().In("gpt")
 	if m.Init != nil {
 		defer m.Init(scope)
@@ -156,14 +158,22 @@ func (m *Module) logits(s *volt.Step, tokens *graph.Node) *graph.Node {
 
 // TrainingStep returns the batch's loss and logs it as train_loss.
 func (m *Module) TrainingStep(s *volt.Step, b volt.Batch) *graph.Node {
-	l := Loss(m.logits(s, b.Input(0)), b.Label(0))
+	l := Loss(m.StepLogits(s, b.Input(0)), b.Label(0))
 	s.Log("train_loss", l, volt.ProgBar)
 	return l
 }
 
 // ValidationStep logs val_loss.
 func (m *Module) ValidationStep(s *volt.Step, b volt.Batch) {
-	s.Log("val_loss", Loss(m.logits(s, b.Input(0)), b.Label(0)), volt.ProgBar)
+	s.Log("val_loss", Loss(m.StepLogits(s, b.Input(0)), b.Label(0)), volt.ProgBar)
+}
+
+// PredictStep implements volt.PredictStepper: the next-token logits
+// [batch, T, vocab] at every position of the batch's tokens (what
+// nanoGPT's forward returns; sampling from the last position's is the
+// caller's), the output of the model ExportONNX writes.
+func (m *Module) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return m.StepLogits(s, b.Input(0))
 }
 
 // ConfigureOptimizers returns m.Optimizers, or nanoGPT's AdamW.

@@ -15,7 +15,7 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/gomlx/gomlx/ml/model/initializer"
 	"github.com/voltml/volt/examples/chargpt/gpt"
-	"github.com/voltml/volt/internal/fastconv"
+	"github.com/voltml/volt/internal/golower"
 )
 
 // stepVariants are the wrapper settings and attention layers
@@ -24,15 +24,15 @@ import (
 // profile of one.
 var stepVariants = []struct {
 	name                          string
-	lowering                      fastconv.Lowering
+	lowering                      golower.Lowering
 	gomlxAttention, maskedSoftmax bool
 }{
-	{"before", fastconv.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}, true, true},
-	{"transposes", fastconv.Lowering{NoDotLayouts: true, NoDenseVJP: true}, true, true},
-	{"dots", fastconv.Lowering{NoDenseVJP: true}, true, true},
-	{"densevjp", fastconv.Lowering{}, true, true},
-	{"layout", fastconv.Lowering{}, false, true},
-	{"after", fastconv.Lowering{}, false, false},
+	{"before", golower.Lowering{NoTransposePlans: true, NoDotLayouts: true, NoDenseVJP: true}, true, true},
+	{"transposes", golower.Lowering{NoDotLayouts: true, NoDenseVJP: true}, true, true},
+	{"dots", golower.Lowering{NoDenseVJP: true}, true, true},
+	{"densevjp", golower.Lowering{}, true, true},
+	{"layout", golower.Lowering{}, false, true},
+	{"after", golower.Lowering{}, false, false},
 }
 
 // stepExec builds nanoGPT's CPU configuration's training step on backend:
@@ -97,7 +97,7 @@ func BenchmarkCharGPTStep(b *testing.B) {
 		if picked != "" && !strings.Contains(","+picked+",", ","+v.name+",") {
 			continue
 		}
-		exec, inputs := stepExec(b, fastconv.WrapWith(gobackend.GetBackend(), fastconv.DefaultRules(), v.lowering))
+		exec, inputs := stepExec(b, golower.WrapWith(gobackend.GetBackend(), golower.DefaultRules(), v.lowering))
 		runs = append(runs, prepared{v.name, exec, inputs, v.gomlxAttention, v.maskedSoftmax})
 	}
 	call := func(b *testing.B, r prepared) {

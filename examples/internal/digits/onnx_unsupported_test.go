@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -41,19 +42,25 @@ func (m *headedLogits) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
 }
 
 // TestExportONNXNamesUnsupportedOp: a PredictStep with an op the export
-// cannot write fails with an *onnxexport.UnsupportedOpError naming the op
-// and the checkpoint, and writes nothing. Sort and TopK (which GoMLX
+// cannot write fails with an *onnxexport.UnsupportedOpError naming the op,
+// the checkpoint and where the model builds the op (the head's line here,
+// then PredictStep's), and writes nothing. Sort and TopK (which GoMLX
 // builds from a sort) name Sort, as the docs say, where they said
 // "backend "Go Backend" does not support functions (needed for closures)".
+// A gather of another form than graph.Gather's (GatherSlices of axis 1)
+// names Gather and what about it the export cannot write.
 func TestExportONNXNamesUnsupportedOp(t *testing.T) {
 	xs, ys := images(64, 3)
 	for _, tc := range []struct {
-		name, op string
-		head     func(logits *graph.Node) *graph.Node
+		name, op, says string
+		head           func(logits *graph.Node) *graph.Node
 	}{
-		{"gather", "Gather", func(l *graph.Node) *graph.Node { return graph.Gather(l, graph.Const(l.Graph(), [][]int32{{0}})) }},
-		{"sort", "Sort", func(l *graph.Node) *graph.Node { return graph.Sort(l, -1, false) }},
-		{"topk", "Sort", func(l *graph.Node) *graph.Node { values, _ := graph.TopK(l, 3, -1); return values }},
+		{"sort", "Sort", "op Sort has no ONNX lowering in volt, built at ", func(l *graph.Node) *graph.Node { return graph.Sort(l, -1, false) }},
+		{"topk", "Sort", "op Sort has no ONNX lowering in volt, built at ", func(l *graph.Node) *graph.Node { values, _ := graph.TopK(l, 3, -1); return values }},
+		{"reverse", "Reverse", "op Reverse has no ONNX lowering in volt, built at ", func(l *graph.Node) *graph.Node { return graph.Reverse(l, 1) }},
+		{"gather_slices", "Gather", "op Gather is not supported: start index map [1] and collapsed axes []: the export writes Gather and GatherND, which index the operand's leading axes and drop them, built at ", func(l *graph.Node) *graph.Node {
+			return graph.GatherSlices(l, []int{1}, graph.Const(l.Graph(), [][]int32{{2}}), []int{4}, false)
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &headedLogits{Hidden: []int{16}, LR: 1e-3, head: tc.head}
@@ -67,14 +74,21 @@ func TestExportONNXNamesUnsupportedOp(t *testing.T) {
 			if err == nil {
 				t.Fatalf("ExportONNX of a PredictStep with %s succeeded", tc.op)
 			}
-			for _, want := range []string{"op " + tc.op + " has no ONNX lowering in volt (supported: ", ckpt} {
+			t.Log(err)
+			for _, want := range []string{tc.says, ckpt} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
 			}
 			var unsupported *onnxexport.UnsupportedOpError
 			if !errors.As(err, &unsupported) || unsupported.Op != tc.op {
-				t.Errorf("error %q is not an *onnxexport.UnsupportedOpError for %s (got %+v)", err, tc.op, unsupported)
+				t.Fatalf("error %q is not an *onnxexport.UnsupportedOpError for %s (got %+v)", err, tc.op, unsupported)
+			}
+			// The head's closure in this file, then PredictStep's line.
+			place := regexp.MustCompile(`^digits_test\.TestExportONNXNamesUnsupportedOp\.func\d+ \(digits/onnx_unsupported_test\.go:\d+\) ← ` +
+				`digits_test\.\(\*headedLogits\)\.PredictStep \(digits/onnx_unsupported_test\.go:\d+\)`)
+			if !place.MatchString(unsupported.Place) {
+				t.Errorf("Place %q does not match %s", unsupported.Place, place)
 			}
 			if buf.Len() != 0 {
 				t.Errorf("a failed export wrote %d bytes", buf.Len())

@@ -20,7 +20,7 @@ import (
 // zooBackendModes are the Go backend configurations BenchmarkZooBackendModes
 // compares: one op at a time with each big op on every core, GoMLX's
 // default (independent ops side by side when one graph runs alone), and
-// volt's default, which chooses per graph (fastconv's
+// volt's default, which chooses per graph (golower's
 // ChooseOpsModePerGraph).
 // The last two also tile shifted convolutions (internal/engine's
 // loweringFor).

@@ -93,6 +93,12 @@ func (m *ResNet) ValidationStep(s *volt.Step, b volt.Batch) { digits.ValidationS
 // TestStep implements volt.TestStepper.
 func (m *ResNet) TestStep(s *volt.Step, b volt.Batch) { digits.TestStep(s, b, m.Logits) }
 
+// PredictStep implements volt.PredictStepper: the predicted class
+// (digits.PredictStep), with batch normalization's running statistics.
+func (m *ResNet) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
+	return digits.PredictStep(s, b, m.Logits)
+}
+
 // ConfigureOptimizers implements volt.OptimizerConfigurer: m.Optimizers,
 // or Adam(LR).
 func (m *ResNet) ConfigureOptimizers() volt.Optimizers {

@@ -81,8 +81,9 @@ type Module struct {
 	Init func(scope *model.Scope)
 }
 
-// logits builds the model under the step's scope "seqclass".
-func (m *Module) logits(s *volt.Step, tokens *graph.Node) *graph.Node {
+// StepLogits returns the class scores [batch, Classes] of tokens [batch,
+// T], built under the step's scope "seqclass" as every step builds them.
+func (m *Module) StepLogits(s *volt.Step, tokens *graph.Node) *graph.Node {
 	scope := s.Scope().In("seqclass")
 	if m.Init != nil {
 		defer m.Init(scope)
@@ -94,7 +95,7 @@ func (m *Module) logits(s *volt.Step, tokens *graph.Node) *graph.Node {
 
 // evaluate returns a batch's logits, its classes and the mean cross-entropy.
 func (m *Module) evaluate(s *volt.Step, b volt.Batch) (logits, labels, l *graph.Node) {
-	logits = m.logits(s, b.Input(0))
+	logits = m.StepLogits(s, b.Input(0))
 	labels = s.ClassLabels(graph.ConvertDType(b.Label(0), dtypes.Int32), m.Classes)
 	l = loss.SparseCategoricalCrossEntropyLogits([]*graph.Node{graph.ExpandAxes(labels, -1)}, []*graph.Node{logits})
 	return logits, labels, l
@@ -120,7 +121,7 @@ func (m *Module) ValidationStep(s *volt.Step, b volt.Batch) {
 
 // PredictStep returns the predicted class of each sequence.
 func (m *Module) PredictStep(s *volt.Step, b volt.Batch) *graph.Node {
-	return graph.ArgMax(m.logits(s, b.Input(0)), -1, dtypes.Int32)
+	return graph.ArgMax(m.StepLogits(s, b.Input(0)), -1, dtypes.Int32)
 }
 
 // accuracy is the multiclass micro accuracy over m.Classes.

@@ -1,5 +1,5 @@
-// Command mnistcnn trains issue 16's CNN (internal/fastconv/cnn) on MNIST
-// for a number of epochs on the pure-Go backend, with or without fastconv,
+// Command mnistcnn trains issue 16's CNN (internal/golower/cnn) on MNIST
+// for a number of epochs on the pure-Go backend, with or without golower,
 // and prints the wall time of each epoch and the test accuracy.
 //
 //	GOEXPERIMENT=simd go run ./tools/cnnbench/mnistcnn [-epochs 1] [-direct] [-limit N]
@@ -20,13 +20,13 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/datasets/mnist"
 	_ "github.com/voltml/volt/internal/convgrad" // GoMLX's convolution gradient, corrected for even kernels.
-	"github.com/voltml/volt/internal/fastconv"
-	"github.com/voltml/volt/internal/fastconv/cnn"
+	"github.com/voltml/volt/internal/golower"
+	"github.com/voltml/volt/internal/golower/cnn"
 )
 
 func main() {
 	epochs := flag.Int("epochs", 1, "training epochs")
-	direct := flag.Bool("direct", false, "use the Go backend's own convolutions (no fastconv)")
+	direct := flag.Bool("direct", false, "use the Go backend's own convolutions (no golower)")
 	limit := flag.Int("limit", 0, "train on the first N batches of each epoch only (0: all)")
 	batch := flag.Int("batch", 64, "batch size")
 	flag.Parse()
@@ -46,7 +46,7 @@ func run(epochs, batchSize, limit int, direct bool) error {
 	}
 	var backend compute.Backend = gobackend.GetBackend()
 	if !direct {
-		backend = fastconv.Wrap(backend)
+		backend = golower.Wrap(backend)
 	}
 	store := model.NewStore()
 	if err := store.SetRNGStateFromSeed(42); err != nil {
@@ -61,7 +61,7 @@ func run(epochs, batchSize, limit int, direct bool) error {
 		return err
 	}
 	rng := rand.New(rand.NewPCG(42, 1))
-	fmt.Printf("backend %s (fastconv: %v), %d training examples, batch %d\n", backend, !direct, train.Len(), batchSize)
+	fmt.Printf("backend %s (golower: %v), %d training examples, batch %d\n", backend, !direct, train.Len(), batchSize)
 	for epoch := range epochs {
 		order := rng.Perm(train.Len())
 		start := time.Now()

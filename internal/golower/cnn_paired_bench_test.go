@@ -1,0 +1,95 @@
+package golower
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+)
+
+// cnnVariant is one configuration of the wrapper for BenchmarkCNNPaired.
+type cnnVariant struct {
+	name     string
+	rules    Rules
+	lowering Lowering
+}
+
+// cnnPairs are the before/after pairs of BenchmarkCNNPaired, one per
+// lowering that targets the CNN's step.
+var cnnPairs = []struct {
+	name          string
+	before, after cnnVariant
+}{
+	// The second convolution (13×13 input, 11×11 output: padded grid
+	// 1.40× the output) on shifted runs, past DefaultMaxShiftWaste.
+	{"conv2-shift", cnnVariant{"before", DefaultRules(), Lowering{}},
+		cnnVariant{"after", DefaultRules(), Lowering{MaxShiftWaste: 1.5}}},
+	// Pooling one windowed axis at a time (pool_axes.go), gradient of
+	// 2-windows from their halves.
+	{"pool", cnnVariant{"before", DefaultRules(), Lowering{WholeWindowPooling: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The second convolution's input gradient (full-padded) multiplied
+	// first, its shifted products summed (scatter.go).
+	{"conv2-scatter", cnnVariant{"before", DefaultRules(), Lowering{NoScatterConvs: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The gradient of 2-windows from their two halves, not ArgMinMax.
+	{"pool-pairs", cnnVariant{"before", DefaultRules(), Lowering{PoolArgMinMax: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
+}
+
+// BenchmarkCNNPaired times the CNN's training step (as BenchmarkCNNStep)
+// under two wrapper configurations, alternating one step of each per
+// iteration so that both see the same machine load; it reports each
+// one's CPU and wall time per step and the after/before CPU ratio.
+func BenchmarkCNNPaired(b *testing.B) {
+	for _, pair := range cnnPairs {
+		b.Run(pair.name, func(b *testing.B) {
+			variants := []cnnVariant{pair.before, pair.after}
+			execs := make([]*model.Exec, len(variants))
+			for i, v := range variants {
+				exec, err := cnnTrainer(WrapWith(gobackend.GetBackend(), v.rules, v.lowering))
+				if err != nil {
+					b.Fatal(err)
+				}
+				execs[i] = exec
+			}
+			// A tensor is bound to the backend that first used it: one batch
+			// per variant.
+			type batch struct{ images, labels *tensors.Tensor }
+			batches := make([]batch, len(execs))
+			for i := range batches {
+				batches[i].images, batches[i].labels = cnnBatchTensors(cnnSeed)
+			}
+			step := func(i int) {
+				outs, err := execs[i].Exec(batches[i].images, batches[i].labels)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tensors.ToScalar[float32](outs[0])
+			}
+			for i := range execs {
+				for range cnnWarmup {
+					step(i)
+				}
+			}
+			cpu := make([]time.Duration, len(execs))
+			wall := make([]time.Duration, len(execs))
+			for b.Loop() {
+				for i := range execs {
+					c0, w0 := processCPUTime(b), time.Now()
+					step(i)
+					cpu[i] += processCPUTime(b) - c0
+					wall[i] += time.Since(w0)
+				}
+			}
+			for i, v := range variants {
+				b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(b.N), "cpu-ns/step-"+v.name)
+				b.ReportMetric(float64(wall[i].Nanoseconds())/float64(b.N), "ns/step-"+v.name)
+			}
+			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-after/before")
+			b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-after/before")
+		})
+	}
+}
