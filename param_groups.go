@@ -110,7 +110,7 @@ func validateGroups(groups []ParamGroup, lr float64) error {
 			case !(g.LR > 0) || math.IsInf(g.LR, 0):
 				return fmt.Errorf("Groups[%d].LR must be a finite number > 0 (0: use LRScale), got %v", j, g.LR)
 			case g.LRScale != 0:
-				return fmt.Errorf("Groups[%d] sets both LR (%v) and LRScale (%v): set one", j, g.LR, g.LRScale)
+				return fmt.Errorf("Groups[%d].LR (%v) and LRScale (%v) are both set: set one", j, g.LR, g.LRScale)
 			case !(lr > 0):
 				return fmt.Errorf("Groups[%d].LR %v needs the optimizer's LR > 0 to scale, got %v", j, g.LR, lr)
 			}

@@ -112,7 +112,7 @@ func TestParamGroupValidation(t *testing.T) {
 		{"scope that selects nothing", volt.ParamGroup{Params: []string{"/a", "/c"}, LRScale: 1}, `Groups[0].Params[1] "/c" selects no variable`},
 		{"neither scope nor name", volt.ParamGroup{Params: []string{"a/dense"}, LRScale: 1}, `Groups[0].Params[0]: "a/dense" is neither a scope path`},
 		{"bad name pattern", volt.ParamGroup{Params: []string{"a["}, LRScale: 1}, `Groups[0].Params[0]: "a[" is not a valid name pattern`},
-		{"LR and LRScale", volt.ParamGroup{Params: []string{"a"}, LR: 0.01, LRScale: 1}, "Groups[0] sets both LR (0.01) and LRScale (1): set one"},
+		{"LR and LRScale", volt.ParamGroup{Params: []string{"a"}, LR: 0.01, LRScale: 1}, "Groups[0].LR (0.01) and LRScale (1) are both set: set one"},
 		{"negative LR", volt.ParamGroup{Params: []string{"a"}, LR: -1}, "Groups[0].LR must be a finite number > 0"},
 		{"bad pattern", volt.ParamGroup{Names: []string{"[bias"}, LRScale: 1}, `Groups[0].Names[0] "[bias"`},
 		{"pattern with a slash", volt.ParamGroup{Names: []string{"dense/biases"}}, `Groups[0].Names[0] "dense/biases"`},

@@ -89,8 +89,11 @@ func TestFloat64Epsilon(t *testing.T) {
 	}
 
 	// Evaluation with running statistics: mean 0, variance 1e-12.
-	store.GetVariable("/running_mean").MustSetValue(tensors.FromFlatDataAndDimensions([]float64{0, 0}, 2))
-	store.GetVariable("/running_var").MustSetValue(tensors.FromFlatDataAndDimensions([]float64{1, 1e-12}, 2))
+	for path, values := range map[string][]float64{"/running_mean": {0, 0}, "/running_var": {1, 1e-12}} {
+		if err := store.GetVariable(path).SetValue(tensors.FromFlatDataAndDimensions(values, 2)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	eval := model.MustNewExec(backend, store, func(scope *model.Scope, x *graph.Node) *graph.Node {
 		return batchnorm.New(scope, x, 1).Done()
 	})
