@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,15 +13,16 @@ import (
 // for a Fit, the parts it cannot resume without are an error; anything this
 // version of volt cannot vouch for (a newer volt_version, parts it does not
 // know) is said once, through the trainer's logger.
-func (t *Trainer) checkState(path, voltVersion string, state json.RawMessage, st *trainerState, fn Stage) error {
-	var parts map[string]json.RawMessage
-	if err := json.Unmarshal(state, &parts); err != nil {
-		return fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
+func (t *Trainer) checkState(path, voltVersion string, doc *stateDoc, fn Stage) error {
+	var st checkedState
+	if err := doc.decode(&st); err != nil {
+		return err
 	}
+	parts := doc.members
 	if err := t.checkVoltVersion(path, voltVersion); err != nil {
 		return err
 	}
-	if unknown := unknownStateParts(parts); len(unknown) > 0 {
+	if unknown := t.unknownStateParts(parts); len(unknown) > 0 {
 		t.warnOnce("unknown-state-"+path, "volt: the checkpoint's trainer state has parts this volt does not know; they are ignored",
 			"checkpoint", path, "parts", unknown, "written_by", voltVersion, "this_volt", Version)
 	}
@@ -40,7 +40,16 @@ func (t *Trainer) checkState(path, voltVersion string, state json.RawMessage, st
 		}
 		return fmt.Errorf("checkpoint %s: \"progress\" has version %d%s; this volt (%s) reads version %d only", path, v, newer, Version, ProgressVersion)
 	}
-	return t.checkResumeParts(path, parts, st)
+	return t.checkResumeParts(path, parts, &st)
+}
+
+// checkedState is what checkState reads of a trainer state.
+type checkedState struct {
+	WeightsOnly      bool         `json:"weights_only"`
+	Progress         Progress     `json:"progress"`
+	Resume           *resumePoint `json:"resume"`
+	Accumulate       int          `json:"accumulate_grad_batches"`
+	ConfigAccumulate int          `json:"config_accumulate_grad_batches"`
 }
 
 // resumeParts are the parts of a trainer state, besides "progress", that
@@ -56,7 +65,7 @@ var resumeParts = []struct{ key, what string }{
 // part Fit resumes from missing, or a value no run has (an accumulation
 // below 1, a negative resume point), naming the part and what is valid. An
 // accumulation the saved run's Config did not set is said once.
-func (t *Trainer) checkResumeParts(path string, parts map[string]json.RawMessage, st *trainerState) error {
+func (t *Trainer) checkResumeParts(path string, parts map[string]json.RawMessage, st *checkedState) error {
 	for _, p := range resumeParts {
 		if _, ok := parts[p.key]; !ok {
 			return fmt.Errorf("checkpoint %s: the trainer state has no %q (%s), which every full checkpoint volt writes holds; Fit cannot resume without it "+
@@ -110,23 +119,13 @@ func badVoltVersion(path, written string) error {
 	return fmt.Errorf("checkpoint %s: volt_version %q is not a version (MAJOR.MINOR.PATCH, as this volt writes %q); the file was edited or written by another program", path, written, Version)
 }
 
-// knownStateParts are the top-level keys of a trainer state that this volt
-// reads: trainerState's fields and the data-parallel ranks' accumulators.
-var knownStateParts = func() map[string]bool {
-	known := map[string]bool{"rank_metrics": true}
-	ty := reflect.TypeFor[trainerState]()
-	for i := range ty.NumField() {
-		name, _, _ := strings.Cut(ty.Field(i).Tag.Get("json"), ",")
-		known[name] = true
-	}
-	return known
-}()
-
-// unknownStateParts returns the keys of parts this volt does not read, sorted.
-func unknownStateParts(parts map[string]json.RawMessage) []string {
+// unknownStateParts returns the keys of parts this volt does not read
+// (knownMembers), sorted.
+func (t *Trainer) unknownStateParts(parts map[string]json.RawMessage) []string {
+	known := t.knownMembers()
 	var unknown []string
 	for _, k := range slices.Sorted(maps.Keys(parts)) {
-		if !knownStateParts[k] {
+		if !known[k] {
 			unknown = append(unknown, k)
 		}
 	}
@@ -182,40 +181,4 @@ func parseVersion(s string) (version, bool) {
 		v.nums[i] = n
 	}
 	return v, true
-}
-
-// restoreCallbackStates gives the module and each Stateful callback its
-// saved state. One with no state in the checkpoint starts fresh, and a saved
-// state that none claims (by StateKey) is left unused; both are said once,
-// naming the callback and the keys: adding or removing a callback when
-// resuming is legitimate (Lightning allows both, warning of the second), but
-// the user should know that its state did not carry over.
-func (t *Trainer) restoreCallbackStates(path string, st *trainerState) error {
-	claimed := map[string]bool{}
-	for _, tg := range t.hooks.moduleFirst(hookStateful) {
-		s := tg.value.(Stateful)
-		key := s.StateKey()
-		claimed[key] = true
-		b, ok := st.Callbacks[key]
-		if !ok {
-			saved := slices.Sorted(maps.Keys(st.Callbacks))
-			t.warnOnce("no-state-"+key+"-"+path, "volt: the checkpoint has no state for "+tg.name+"; it starts fresh",
-				"state_key", key, "checkpoint", path, "saved_state_keys", saved)
-			continue
-		}
-		if err := s.LoadState(b); err != nil {
-			return fmt.Errorf("checkpoint %s: %s.LoadState: %w", path, tg.name, err)
-		}
-	}
-	var unclaimed []string
-	for _, key := range slices.Sorted(maps.Keys(st.Callbacks)) {
-		if !claimed[key] {
-			unclaimed = append(unclaimed, key)
-		}
-	}
-	if len(unclaimed) > 0 {
-		t.warnOnce("unclaimed-state-"+path, "volt: the checkpoint holds states of callbacks this run does not have; add them to Config.Callbacks to restore them",
-			"state_keys", unclaimed, "checkpoint", path)
-	}
-	return nil
 }

@@ -1,115 +1,18 @@
 package volt
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/voltml/volt/internal/engine"
 	"maps"
 	"path/filepath"
 	"strings"
 
-	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/checkpoint"
-	"github.com/voltml/volt/internal/jsonfloat"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Version is volt's version, recorded in every checkpoint.
 const Version = "0.1.0"
-
-// resumePoint says where a resumed Fit continues: at batch Batch of epoch
-// Epoch, with the validation that followed batch Batch-1 already done or not.
-// LastBatchDone says that batch Batch-1 was the epoch's last: only the
-// epoch's end remains (its validation if not done, OnTrainEpochEnd, the
-// plateau schedulers' step), which a loader of unknown length cannot tell.
-// Stepped says whether batch Batch-1 stepped the optimizer (nil in older
-// checkpoints: taken as stepped), ValidationPending that a due validation
-// waits for the end of the accumulation window: with them the resumed run
-// validates after the same batch as the uninterrupted one.
-type resumePoint struct {
-	Epoch             int   `json:"epoch"`
-	Batch             int   `json:"batch"`
-	ValidationDone    bool  `json:"validation_done"`
-	LastBatchDone     bool  `json:"last_batch_done,omitempty"`
-	Stepped           *bool `json:"stepped,omitempty"`
-	ValidationPending bool  `json:"validation_pending,omitempty"`
-	// StepLogs is set for a checkpoint taken in OnTrainBatchEnd, before
-	// the batch's step values went to the loggers: true when they were due
-	// (the resumed run sends them first), false when they were to be
-	// dropped (not at the LogEveryNSteps cadence).
-	StepLogs *bool `json:"step_logs,omitempty"`
-	// EpochLogs is set for a checkpoint taken in OnTrainEpochEnd, before
-	// the epoch's values went to the loggers: the resumed run sends them
-	// before the next epoch.
-	EpochLogs bool `json:"epoch_logs,omitempty"`
-	// StreamState is the training stream's position after Batch batches
-	// (data.Batch.StreamState; rank 0's in a data-parallel job), for a
-	// data.StatefulIterable to resume at once.
-	StreamState []byte `json:"stream_state,omitempty"`
-}
-
-// inEpoch reports whether the run continues inside epoch Epoch (some of its
-// batches or a validation done) rather than at its start.
-func (r *resumePoint) inEpoch() bool { return r.Batch > 0 || r.ValidationDone }
-
-// metricState is a metric's epoch accumulator, saved so that a run resumed
-// mid-epoch logs the same epoch values as one that never stopped.
-type metricState struct {
-	Key     string    `json:"key"`
-	OnStep  bool      `json:"on_step"`
-	OnEpoch bool      `json:"on_epoch"`
-	ProgBar bool      `json:"prog_bar"`
-	Logger  bool      `json:"logger"`
-	Reduce  Reduction `json:"reduce"`
-	Seen    bool      `json:"seen"`
-	Fresh   bool      `json:"fresh,omitempty"`
-	// Object is set for a metric object (Step.LogMetric), whose step value
-	// reaches the callbacks when it is sent to the loggers.
-	Object bool            `json:"object,omitempty"`
-	Step   jsonfloat.Float `json:"step"`
-	Sum    jsonfloat.Float `json:"sum"`
-	Weight jsonfloat.Float `json:"weight"`
-	Min    jsonfloat.Float `json:"min"`
-	Max    jsonfloat.Float `json:"max"`
-}
-
-// trainerState is the "state" of a checkpoint: everything but the tensors.
-type trainerState struct {
-	Progress        Progress                   `json:"progress"`
-	Resume          *resumePoint               `json:"resume,omitempty"`
-	Seed            uint64                     `json:"seed"`
-	Accumulate      int                        `json:"accumulate_grad_batches"`
-	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
-	Callbacks       map[string][]byte          `json:"callbacks,omitempty"`
-	DataModule      []byte                     `json:"datamodule,omitempty"`
-	// HParams are the module's hyper-parameters (what LoadModule sets),
-	// DataModuleHParams the data module's.
-	HParams           map[string]any `json:"hparams,omitempty"`
-	DataModuleHParams map[string]any `json:"datamodule_hparams,omitempty"`
-	Frozen            []string       `json:"frozen,omitempty"`
-	Scaler            []byte         `json:"loss_scaler,omitempty"`
-	Schedulers        [][]byte       `json:"schedulers,omitempty"`
-	// SchedulersAhead says, by optimizer, whether its scheduler's state
-	// holds a step taken after the saved learning rate (the plateau step
-	// following OnTrainEpochEnd): the resumed run takes the scheduler's
-	// rate, else the saved one. Absent in older checkpoints (the
-	// scheduler's rate).
-	SchedulersAhead []bool `json:"schedulers_ahead,omitempty"`
-	WeightsOnly     bool   `json:"weights_only,omitempty"`
-	// LogDir is where the saving run's loggers wrote, so that a resumed run
-	// can say where the earlier rows are.
-	LogDir string `json:"log_dir,omitempty"`
-	// ConfigAccumulate is Config.AccumulateGradBatches of the saving run;
-	// Accumulate, the factor in use, may differ (SetAccumulateGradBatches, a
-	// scheduler).
-	ConfigAccumulate int `json:"config_accumulate_grad_batches,omitempty"`
-	// Logs says how far each logger's files went (markLoggers): a resumed
-	// Fit continues them from there.
-	Logs []loggerMark `json:"logs,omitempty"`
-}
 
 // SaveCheckpoint writes the full training state (weights, optimizer state,
 // loop progress, data position, metric accumulators, callback and data
@@ -135,88 +38,31 @@ func (t *Trainer) SaveCheckpoint(path string, weightsOnly bool) error {
 	return nil
 }
 
-// snapshot captures the trainer's state.
+// snapshot captures the trainer's state: the module's variables (all of
+// them, or the module's only when weightsOnly), the checkpoint's metadata
+// and, in a full checkpoint, every part's state (stateParts).
 func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 	if t.eng == nil {
 		return nil, errors.New("nothing to save: the trainer has not run a module yet")
 	}
-	st := trainerState{Seed: t.cfg.seed, Accumulate: t.cfg.accumulate, ConfigAccumulate: max(t.cfg.AccumulateGradBatches, 1),
-		WeightsOnly: weightsOnly, LogDir: t.logDir()}
-	if h, ok := t.module.(HParamser); ok {
-		st.HParams = maps.Clone(h.HParams())
-	}
-	if h, ok := t.dataModule.(HParamser); ok {
-		st.DataModuleHParams = maps.Clone(h.HParams())
-	}
-	if !weightsOnly {
-		st.Progress = t.progress
-		st.Resume = t.resumePointNow()
-		st.Progress.settle()
-		if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
-			return nil, err
-		}
-		for _, m := range t.logs.trainRes.order {
-			// A metric object's step value is computed when it is sent: one
-			// still to be sent (a checkpoint taken in OnTrainBatchEnd) is
-			// computed now, from the batch's state, which the checkpoint does
-			// not hold.
-			if m.src != nil && m.fresh && m.opts.onStep {
-				if err := m.computeStepValue(); err != nil {
-					return nil, err
-				}
-			}
-			st.TrainMetrics = append(st.TrainMetrics, metricState{
-				Key: m.key, OnStep: m.opts.onStep, OnEpoch: m.opts.onEpoch, ProgBar: m.opts.progBar,
-				Logger: m.opts.logger, Reduce: m.opts.reduce, Seen: m.seen, Fresh: m.fresh, Object: m.isObject(),
-				Step: jsonfloat.Float(m.step), Sum: jsonfloat.Float(m.sum), Weight: jsonfloat.Float(m.weight), Min: jsonfloat.Float(m.min), Max: jsonfloat.Float(m.max),
-			})
-		}
-		st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = toJSONFloats(t.logs.callbackMetrics), toJSONFloats(t.logs.loggedMetrics), toJSONFloats(t.logs.progressBarMetrics)
-		st.Callbacks = map[string][]byte{}
-		for _, tg := range t.hooks.by[hookStateful] {
-			s := tg.value.(Stateful)
-			key := s.StateKey()
-			if _, dup := st.Callbacks[key]; dup {
-				return nil, fmt.Errorf("two callbacks have the state key %q; StateKey must be unique", key)
-			}
-			b, err := s.State()
-			if err != nil {
-				return nil, fmt.Errorf("%s.State: %w", tg.name, err)
-			}
-			st.Callbacks[key] = b
-		}
-		if s, ok := t.dataModule.(DataStateful); ok {
-			b, err := s.State()
-			if err != nil {
-				return nil, fmt.Errorf("%T.State: %w", t.dataModule, err)
-			}
-			st.DataModule = b
-		}
-		var err error
-		if st.Schedulers, st.SchedulersAhead, err = t.schedulerSnapshot(); err != nil {
-			return nil, err
-		}
-		if t.scaler != nil {
-			if st.Scaler, err = t.scaler.State(); err != nil {
-				return nil, fmt.Errorf("loss scaler: %w", err)
-			}
-		}
-	}
-	// Every row logged so far reaches the files before the checkpoint is
-	// published.
-	marks, err := t.markLoggers()
-	if err != nil {
+	st := t.newStateDoc("")
+	if err := t.saveMetadata(st, weightsOnly); err != nil {
 		return nil, err
 	}
-	if !weightsOnly {
-		st.Logs = marks
-	}
-	f := &checkpoint.File{VoltVersion: Version}
-	for v := range t.eng.Store.IterVariables() {
-		if !v.Trainable && engine.ModuleVariable(v.Path()) {
-			st.Frozen = append(st.Frozen, v.Path())
+	if weightsOnly {
+		// Every row logged so far reaches the files before the checkpoint
+		// is published (the loggers' part does so in a full one).
+		if _, err := t.logs.markLoggers(); err != nil {
+			return nil, err
+		}
+	} else {
+		for _, p := range t.stateParts() {
+			if err := p.save(st); err != nil {
+				return nil, err
+			}
 		}
 	}
+	f := &checkpoint.File{VoltVersion: Version}
 	for v := range t.eng.Store.IterVariables() {
 		if weightsOnly && !engine.ModuleVariable(v.Path()) {
 			continue
@@ -234,71 +80,42 @@ func (t *Trainer) snapshot(weightsOnly bool) (*checkpoint.File, error) {
 		}
 		f.Tensors = append(f.Tensors, ct)
 	}
-	if !weightsOnly {
-		if err := t.appendMetricState(f); err != nil {
-			return nil, err
-		}
+	if err := st.addTensors(f); err != nil {
+		return nil, err
 	}
-	state, err := json.Marshal(st)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the trainer state: %w", err)
+	var err error
+	if f.State, err = st.encode(); err != nil {
+		return nil, err
 	}
-	f.State = state
 	return f, nil
 }
 
-// resumePointNow says where a run restored from a checkpoint taken now
-// should continue, from the point the last run recorded: inside a Fit's
-// training epoch, at the next unseen batch (after or before the validation
-// it scheduled); at or after a training epoch's end, with the next epoch;
-// anywhere else (before training, after it, in another kind of run), with
-// the epoch after the last completed one.
-func (t *Trainer) resumePointNow() *resumePoint {
-	p := &t.progress
-	switch {
-	case t.state.Fn != StageFit:
-	case t.ckpt.resume != nil:
-		// A resumed Fit that has not reached its restored point yet (its
-		// OnFitStart, sanity check, OnTrainStart, the resumed epoch's
-		// OnTrainEpochStart) continues from that point.
-		r := *t.ckpt.resume
-		return &r
-	case p.At == PointTrainEpochEnd:
-		// The epoch's batches are processed; its completion may or may
-		// not be counted yet.
-		return &resumePoint{Epoch: int(p.Epoch.Total.Processed), EpochLogs: t.run.epochEndLogs}
-	case p.At.inTrainEpoch():
-		// The epoch is not completed: Completed is its index.
-		r := &resumePoint{Epoch: int(p.Epoch.Total.Completed), Batch: int(p.TrainBatch.Current.Processed), ValidationDone: p.At.validationDone()}
-		r.StreamState = t.streamStateAt(r.Epoch, r.Batch)
-		if l := t.run.fit; l != nil {
-			stepped := l.lastStepped
-			// Pending: a due validation waits for the window's end, or
-			// the cadence runs one right after this batch (decided before
-			// OnTrainBatchEnd, where the checkpoint is taken).
-			pending := l.valDue || p.At == PointTrainBatchEnd && l.valAfterBatch
-			r.LastBatchDone, r.Stepped, r.ValidationPending = l.epochFinished, &stepped, pending
-		}
-		if t.run.inBatchEnd {
-			due := t.run.batchEndStepLogs
-			r.StepLogs = &due
-		}
-		return r
+// saveMetadata adds what describes the checkpoint to st: whether it holds
+// the weights only, the log directory of the run, the module's and data
+// module's hyperparameters (what LoadModule sets) and the frozen variables.
+func (t *Trainer) saveMetadata(st *stateDoc, weightsOnly bool) error {
+	var hp, dmHP map[string]any
+	if h, ok := t.module.(HParamser); ok {
+		hp = maps.Clone(h.HParams())
 	}
-	return &resumePoint{Epoch: int(p.Epoch.Total.Completed)}
-}
-
-// settle rolls every in-flight counter forward to completed: a checkpoint is
-// taken after the step's effects are in the weights.
-func (p *Progress) settle() {
-	for _, tr := range []*Tracker{&p.TrainBatch, &p.ValBatch, &p.TestBatch, &p.PredictBatch} {
-		tr.Total.settle()
-		tr.Current.settle()
+	if h, ok := t.dataModule.(HParamser); ok {
+		dmHP = maps.Clone(h.HParams())
 	}
-}
-
-func (c *Counter) settle() {
-	c.Ready, c.Started, c.Completed = c.Processed, c.Processed, c.Processed
+	var frozen []string
+	for v := range t.eng.Store.IterVariables() {
+		if !v.Trainable && engine.ModuleVariable(v.Path()) {
+			frozen = append(frozen, v.Path())
+		}
+	}
+	for _, m := range []struct {
+		member string
+		value  any
+	}{{"weights_only", weightsOnly}, {"log_dir", t.logDir()}, {"hparams", hp}, {"datamodule_hparams", dmHP}, {"frozen", frozen}} {
+		if err := st.putNonEmpty(m.member, m.value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DataStateful is implemented by data modules whose state must be saved in
@@ -380,34 +197,40 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if err != nil {
 		return err
 	}
-	var st trainerState
-	if err := json.Unmarshal(f.State, &st); err != nil {
-		return fmt.Errorf("checkpoint %s: decoding the trainer state: %w", path, err)
-	}
-	if err := t.takeRankMetrics(path, f, &st); err != nil {
+	st, err := t.decodeStateDoc(path, f.State)
+	if err != nil {
 		return err
 	}
-	if fn == StageFit && st.WeightsOnly {
+	if err := t.takeRankMetrics(path, f, st); err != nil {
+		return err
+	}
+	var meta struct {
+		WeightsOnly bool     `json:"weights_only"`
+		Frozen      []string `json:"frozen"`
+	}
+	if err := st.decode(&meta); err != nil {
+		return err
+	}
+	if fn == StageFit && meta.WeightsOnly {
 		return fmt.Errorf("checkpoint %s holds weights only; Fit cannot resume from it (load it with Validate, Test or Predict, or start a new Fit from its weights with volt.LoadModule)", path)
 	}
-	if err := t.checkState(path, f.VoltVersion, f.State, &st, fn); err != nil {
+	if err := t.checkState(path, f.VoltVersion, st, fn); err != nil {
 		return err
 	}
 	frozen := map[string]bool{}
-	for _, p := range st.Frozen {
+	for _, p := range meta.Frozen {
 		frozen[p] = true
 	}
 	l := &loadCheck{path: path, loaded: map[string]bool{}, strict: !opts.nonStrict}
 	store := t.eng.Store
 	var mismatched []string
-	metricState := map[string]*tensors.Tensor{}
 	for _, ct := range f.Tensors {
 		val, err := ct.ToGoMLX()
 		if err != nil {
 			return fmt.Errorf("checkpoint %s: tensor %s: %w", path, ct.Name, err)
 		}
-		if key, ok := strings.CutPrefix(ct.Name, metricStatePrefix); ok {
-			metricState[key] = val
+		if strings.HasPrefix(ct.Name, metricStatePrefix) {
+			st.tensors[ct.Name] = val // a part's (the training metrics')
 			continue
 		}
 		v := store.GetVariable(ct.Name)
@@ -431,69 +254,16 @@ func (t *Trainer) restore(path string, opts runOptions, fn Stage) error {
 	if fn != StageFit {
 		return nil
 	}
-	if err := t.logs.trainMetrics.carry.Restore(metricState); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	return t.restoreState(path, &st)
+	return t.restoreState(st)
 }
 
-// restoreState puts a checkpoint's loop state back.
-func (t *Trainer) restoreState(path string, st *trainerState) error {
-	if dir := t.logDir(); st.LogDir != "" && dir != st.LogDir && len(t.logs.loggers) > 0 {
-		t.cfg.Log.Info("volt: resuming; this run logs to "+dir+", the run it resumes logged to "+st.LogDir,
-			"checkpoint", path)
-	}
-	if st.Seed != t.cfg.seed {
-		t.cfg.Log.Info("volt: resuming with the checkpoint's seed", "seed", st.Seed, "was", t.cfg.seed)
-		t.cfg.seed = st.Seed
-	}
-	t.progress = st.Progress
-	t.ckpt.resume = st.Resume
-	t.restoreStreamState(st.Resume)
-	t.ckpt.resumedFrom = path
-	t.ckpt.restoredEpochs = int(st.Progress.Epoch.Total.Completed)
-	if r := st.Resume; r != nil {
-		e := int64(r.Epoch)
-		if r.inEpoch() {
-			t.progress.Epoch.Total = Counter{Ready: e + 1, Started: e + 1, Processed: e, Completed: e}
-		} else {
-			t.progress.Epoch.Total = Counter{Ready: e, Started: e, Processed: e, Completed: e}
-		}
-		t.progress.Epoch.Current = t.progress.Epoch.Total
-	}
-	if c, mine := st.ConfigAccumulate, max(t.cfg.AccumulateGradBatches, 1); c != 0 && c != mine {
-		t.warnOnce("accumulate-"+path, fmt.Sprintf("volt: the checkpoint's run had Config.AccumulateGradBatches=%d, this Config has %d; "+
-			"the resumed run goes on as the saved one did (accumulating %d batches, the same optimizer steps), its accumulators hold sums of that many; "+
-			"to change it from an epoch on, call Trainer.SetAccumulateGradBatches in OnTrainEpochStart (callback.GradientAccumulationScheduler)",
-			c, mine, max(st.Accumulate, 1)), "checkpoint", path)
-	}
-	t.cfg.accumulate = max(st.Accumulate, 1)
-	t.logs.trainRes = newResults()
-	for _, ms := range st.TrainMetrics {
-		m, err := t.logs.trainRes.entry(ms.Key, logOptions{onStep: ms.OnStep, onEpoch: ms.OnEpoch, progBar: ms.ProgBar, logger: ms.Logger, reduce: ms.Reduce})
-		if err != nil {
+// restoreState gives every part its state back from st, the trainer state
+// of the checkpoint a Fit resumes from.
+func (t *Trainer) restoreState(st *stateDoc) error {
+	for _, p := range t.stateParts() {
+		if err := p.load(st); err != nil {
 			return err
 		}
-		m.seen, m.fresh, m.restoredObject = ms.Seen, ms.Fresh, ms.Object
-		m.step, m.sum, m.weight, m.min, m.max = float64(ms.Step), float64(ms.Sum), float64(ms.Weight), float64(ms.Min), float64(ms.Max)
 	}
-	t.logs.callbackMetrics, t.logs.loggedMetrics, t.logs.progressBarMetrics = fromJSONFloats(st.CallbackMetrics), fromJSONFloats(st.LoggedMetrics), fromJSONFloats(st.ProgBarMetrics)
-	if err := t.restoreCallbackStates(path, st); err != nil {
-		return err
-	}
-	if s, ok := t.dataModule.(DataStateful); ok {
-		if st.DataModule == nil {
-			t.warnOnce("no-datamodule-state-"+path, fmt.Sprintf("volt: the checkpoint has no state for the data module (%T is DataStateful); it starts fresh", t.dataModule),
-				"checkpoint", path)
-		} else if err := s.LoadState(st.DataModule); err != nil {
-			return fmt.Errorf("checkpoint %s: %T.LoadState: %w", path, t.dataModule, err)
-		}
-	}
-	if t.scaler != nil && st.Scaler != nil {
-		if err := t.scaler.LoadState(st.Scaler); err != nil {
-			return fmt.Errorf("checkpoint %s: loss scaler: %w", path, err)
-		}
-	}
-	t.ckpt.restoredSchedulers, t.ckpt.restoredSchedulersAhead = &st.Schedulers, st.SchedulersAhead
 	return nil
 }

@@ -236,6 +236,9 @@ type resolved struct {
 	fakeSteps trainSteps
 	fakeEval  evalSteps
 	profiler  profiler.Profiler // Config.Profiler's or CustomProfiler; nil: none
+	// moreParts are state parts beyond the trainer's own (stateParts):
+	// tests add a toy part here.
+	moreParts []statePart
 }
 
 // validate checks every field and returns all problems at once, each naming

@@ -42,7 +42,7 @@ func (t *Trainer) newDefaultCheckpoint() *defaultCheckpoint {
 	// run that wrote it (its loggers continue the same directory): that
 	// file is the one the next save replaces, as the uninterrupted run's
 	// would be.
-	if from := t.ckpt.resumedFrom; from != "" && sameDir(filepath.Dir(from), d.dir) {
+	if from := t.ckpt.fit.resumedFrom; from != "" && sameDir(filepath.Dir(from), d.dir) {
 		if ok, _ := filepath.Match("epoch=*-step=*.ckpt", filepath.Base(from)); ok {
 			d.last = from
 		}

@@ -54,7 +54,7 @@ func (t *Trainer) ownMetrics() (*rankMetrics, error) {
 		return nil, err
 	}
 	m.Tensors = f.Tensors
-	if r := t.resumePointNow(); r != nil {
+	if r := t.fitLoopPart().resumePointNow(); r != nil {
 		m.StreamState = r.StreamState
 	}
 	return m, nil
@@ -123,7 +123,7 @@ func addRankMetrics(f *checkpoint.File, all []*rankMetrics) error {
 // (rank 0's stay in st and f for rank 0, a single process, a checkpoint
 // without them or of a job of another size, which volt says) and drops
 // the other ranks' tensors from f.
-func (t *Trainer) takeRankMetrics(path string, f *checkpoint.File, st *trainerState) error {
+func (t *Trainer) takeRankMetrics(path string, f *checkpoint.File, st *stateDoc) error {
 	rank := t.ddp.group.Rank()
 	var saved struct {
 		Ranks []rankMetrics `json:"rank_metrics"`
@@ -152,13 +152,29 @@ func (t *Trainer) takeRankMetrics(path string, f *checkpoint.File, st *trainerSt
 	f.Tensors = kept
 	if mine {
 		m := saved.Ranks[rank-1]
-		st.TrainMetrics, st.CallbackMetrics, st.LoggedMetrics, st.ProgBarMetrics = m.TrainMetrics, m.CallbackMetrics, m.LoggedMetrics, m.ProgBarMetrics
-		if st.Resume != nil {
-			st.Resume.StreamState = m.StreamState
+		for _, v := range []struct {
+			member string
+			value  any
+		}{{"train_metrics", m.TrainMetrics}, {"callback_metrics", m.CallbackMetrics}, {"logged_metrics", m.LoggedMetrics}, {"progress_bar_metrics", m.ProgBarMetrics}} {
+			if err := st.putNonEmpty(v.member, v.value); err != nil {
+				return err
+			}
 		}
+		return editResumePoint(st, func(r *resumePoint) { r.StreamState = m.StreamState })
 	}
-	if st.Resume != nil && len(saved.Ranks)+1 != t.ddp.group.Size() {
-		st.Resume.StreamState = nil // a position in another job's split
+	if len(saved.Ranks)+1 != t.ddp.group.Size() {
+		// A position in another job's split.
+		return editResumePoint(st, func(r *resumePoint) { r.StreamState = nil })
 	}
 	return nil
+}
+
+// editResumePoint applies edit to the resume point of st, if it has one.
+func editResumePoint(st *stateDoc, edit func(r *resumePoint)) error {
+	var r *resumePoint
+	if _, err := st.get("resume", &r); err != nil || r == nil {
+		return err
+	}
+	edit(r)
+	return st.put("resume", r)
 }

@@ -28,8 +28,8 @@ var SyncDist LogOption = func(o *logOptions) { o.syncDist = true }
 // (training only: evaluation loaders give ranks different batch counts, so
 // their values are reduced at the epoch's end). The epoch accumulators keep
 // the local value; syncResults reduces them.
-func (t *Trainer) syncStepValue(m *metric) error {
-	if t.state.Stage != RunningTrain {
+func (l *logging) syncStepValue(m *metric) error {
+	if l.state.Stage != RunningTrain {
 		return nil
 	}
 	buf := []float64{m.step}
@@ -40,12 +40,12 @@ func (t *Trainer) syncStepValue(m *metric) error {
 	case Min:
 		op = dist.Min
 	}
-	if err := t.ddp.group.AllReduceFloat64(buf, op); err != nil {
+	if err := l.ddp.group.AllReduceFloat64(buf, op); err != nil {
 		return fmt.Errorf("syncing logged value %q across ranks: %w", m.key, err)
 	}
 	m.step = buf[0]
 	if m.opts.reduce == Mean {
-		m.step /= float64(t.ddp.group.Size())
+		m.step /= float64(l.ddp.group.Size())
 	}
 	return nil
 }
@@ -77,8 +77,8 @@ type syncBuffers struct {
 // the epoch's end and after the run covers every rank's shard). Rank 0's list of entries is used on every rank (a rank
 // whose loader gave no batches contributes nothing), so the ranks make the
 // same calls.
-func (t *Trainer) syncResults(r *results) error {
-	if !t.ddp.on {
+func (l *logging) syncResults(r *results) error {
+	if !l.ddp.on {
 		return nil
 	}
 	var local []syncEntry
@@ -101,15 +101,15 @@ func (t *Trainer) syncResults(r *results) error {
 		case m.opts.syncDist:
 			local = append(local, syncEntry{Key: m.key})
 		case m.seen:
-			t.sayOnce("sync-dist-"+m.key, fmt.Sprintf("volt: %q is logged per epoch without volt.SyncDist: each rank keeps its own value "+
-				"and only rank 0's is logged; add volt.SyncDist to reduce it across the %d ranks", m.key, t.ddp.group.Size()))
+			l.sayOnce("sync-dist-"+m.key, fmt.Sprintf("volt: %q is logged per epoch without volt.SyncDist: each rank keeps its own value "+
+				"and only rank 0's is logged; add volt.SyncDist to reduce it across the %d ranks", m.key, l.ddp.group.Size()))
 		}
 	}
 	msg, err := json.Marshal(local)
 	if err != nil {
 		return err
 	}
-	if msg, err = dist.BroadcastBytes(t.ddp.group, msg, 0); err != nil {
+	if msg, err = dist.BroadcastBytes(l.ddp.group, msg, 0); err != nil {
 		return fmt.Errorf("syncing logged values: %w", err)
 	}
 	var entries []syncEntry
@@ -122,14 +122,14 @@ func (t *Trainer) syncResults(r *results) error {
 			return err
 		}
 	}
-	if err := b.allReduce(t.ddp.group); err != nil {
+	if err := b.allReduce(l.ddp.group); err != nil {
 		return fmt.Errorf("syncing logged values across ranks: %w", err)
 	}
 	for _, e := range entries {
 		if err := b.unpack(r.byKey[e.Key], e); err != nil {
 			return err
 		}
-		if err := gatherRows(t.ddp.group, r.byKey[e.Key], e); err != nil {
+		if err := gatherRows(l.ddp.group, r.byKey[e.Key], e); err != nil {
 			return fmt.Errorf("syncing logged metric %q across ranks: %w", e.Key, err)
 		}
 	}

@@ -142,14 +142,22 @@
 //	Logging         logging.go, metric_logging.go, result_collection.go,
 //	                metric_rows.go, metric_value.go, hparams_of.go,
 //	                logger_resume.go, console.go, progress_bar*.go,
-//	                default_progress_bar.go, model_summary.go, profiling.go
-//	  logState        the loggers and the latest values (callback, logged,
-//	                  progress-bar metrics); results one loop's values over
-//	                  an epoch; metricTable the metric objects a step logs.
+//	                default_progress_bar.go, model_summary.go, profiling.go,
+//	                logging_part.go
+//	  logging         the loggers, the latest values (callback, logged,
+//	                  progress-bar metrics) and the pipeline from a step's
+//	                  raw outputs to the logged rows; results one loop's
+//	                  values over an epoch; metricTable the metric objects a
+//	                  step logs.
 //	Checkpoints     checkpointing.go, checkpoint_*.go, default_checkpoint.go,
 //	                last_checkpoint.go, stream_resume.go, json_float.go,
-//	                load_module.go, loaded_weights.go
-//	  trainerState    what a checkpoint holds besides the weights;
+//	                load_module.go, loaded_weights.go, state_parts.go,
+//	                settings_part.go, fit_resume.go, callback_state.go
+//	  statePart       one part of what a checkpoint holds besides the
+//	                  weights (settings, fit-loop progress and resume point,
+//	                  logging, callbacks, data module, schedulers, loss
+//	                  scaler, logger marks): a key, save and load;
+//	                  snapshot and restoreState loop over stateParts.
 //	                  checkpointState what the trainer knows of checkpoints
 //	                  between runs; defaultCheckpoint the latest-epoch
 //	                  checkpoint Fit keeps when no Checkpointer is configured.
@@ -190,4 +198,10 @@
 //     mid-epoch), given through a DataModule or Loaders.
 //   - A backend lowering: internal/golower's "Adding a lowering"; the
 //     engine wraps every Go backend, so a lowering reaches every model.
+//   - Resumable trainer state: a statePart (state_parts.go) owned by the
+//     object whose state it is, and one line in stateParts; checkpoints
+//     then save and restore it (TestToyPartSurvivesSIGKILL shows one).
+//   - An optimizer kind: optim's traced update, and where the pure-Go
+//     backend should run it on the host, a kernel in internal/fusedupdate
+//     equal to it bitwise (TestKernelsEqualTracedUpdate).
 package volt

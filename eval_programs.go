@@ -37,7 +37,7 @@ type evalProgram struct {
 // evalProgramFor returns the compiled step of kind for loader i of n.
 func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) {
 	key := evalKey{kind.stage, i, n, t.wantsOutputs(kind.hooks.batchEnd, kind.stage)}
-	if ep, ok := t.evals[key]; ok {
+	if ep, ok := t.perModule.evals[key]; ok {
 		return ep, nil
 	}
 	ep := &evalProgram{metrics: map[graph.GraphId][]*metric{}, table: newMetricTable(), outputNames: map[graph.GraphId][]string{},
@@ -68,7 +68,7 @@ func (t *Trainer) evalProgramFor(kind evalKind, i, n int) (*evalProgram, error) 
 		return nil, err
 	}
 	ep.prog.SetCarry(ep.table.carry)
-	t.evals[key] = ep
+	t.perModule.evals[key] = ep
 	return ep, nil
 }
 
@@ -92,7 +92,7 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 		}
 		ep.metrics[gid] = ms
 	}
-	err = t.recordOutputs(ms, outs[1:], b.Size)
+	err = t.logs.recordOutputs(ms, outs[1:], b.Size)
 	if err == nil {
 		err = ep.table.record(gid, res, dl, n)
 	}
@@ -138,7 +138,7 @@ func (c compiledEvalSteps) predict(ps PredictStepper, dl int, b *data.Batch) (*S
 // predictProgram returns the compiled predict step for loader dl.
 func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error) {
 	key := evalKey{RunningPredict, dl, 0, t.wantsOutputs(hookOnPredictBatchEnd, RunningPredict)}
-	if ep, ok := t.evals[key]; ok {
+	if ep, ok := t.perModule.evals[key]; ok {
 		return ep, nil
 	}
 	ep := &evalProgram{outputNames: map[graph.GraphId][]string{}}
@@ -161,6 +161,6 @@ func (t *Trainer) predictProgram(ps PredictStepper, dl int) (*evalProgram, error
 	if err != nil {
 		return nil, err
 	}
-	t.evals[key] = ep
+	t.perModule.evals[key] = ep
 	return ep, nil
 }

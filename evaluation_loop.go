@@ -92,7 +92,7 @@ type evalLoop struct {
 // which the sanity check runs too, or RunningTest), made on first use for
 // the engine's module.
 func (t *Trainer) evalLoop(stage RunningStage) *evalLoop {
-	if l, ok := t.evalLoops[stage]; ok {
+	if l, ok := t.perModule.evalLoops[stage]; ok {
 		return l
 	}
 	l := &evalLoop{t: t, res: newResults()}
@@ -111,7 +111,7 @@ func (t *Trainer) evalLoop(stage RunningStage) *evalLoop {
 			l.kind.step = vs.ValidationStep
 		}
 	}
-	t.evalLoops[stage] = l
+	t.perModule.evalLoops[stage] = l
 	return l
 }
 
@@ -166,17 +166,17 @@ func (l *evalLoop) sanityCheck(ctx context.Context, loaders []data.Loader, limit
 	return t.emit(hookOnSanityCheckEnd, hookArgs{})
 }
 
-// latestValues is a copy of the latest values (logState).
+// latestValues is a copy of the latest values (logging).
 type latestValues struct {
 	callback, logged, progressBar map[string]float64
 	progressBarOrder              []string
 }
 
-func (l *logState) latest() latestValues {
+func (l *logging) latest() latestValues {
 	return latestValues{maps.Clone(l.callbackMetrics), maps.Clone(l.loggedMetrics), maps.Clone(l.progressBarMetrics), slices.Clone(l.progressBarOrder)}
 }
 
-func (l *logState) restoreLatest(v latestValues) {
+func (l *logging) restoreLatest(v latestValues) {
 	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = v.callback, v.logged, v.progressBar
 	l.progressBarOrder = v.progressBarOrder
 }
@@ -208,7 +208,7 @@ func (l *evalLoop) run(ctx context.Context, loaders []data.Loader, limits []int)
 		}
 	}
 	t.run.loader = -1
-	if err := t.publishEpochValues(res, nil); err != nil {
+	if err := t.logs.publishEpochValues(res, nil); err != nil {
 		return nil, err
 	}
 	t.progress.At = kind.epochEndPoint
@@ -222,7 +222,7 @@ func (l *evalLoop) run(ctx context.Context, loaders []data.Loader, limits []int)
 	if err := t.emit(kind.hooks.epochEnd, hookArgs{}); err != nil {
 		return nil, err
 	}
-	logged := t.epochRow(res)
+	logged := t.logs.epochRow(res)
 	perLoader := make([]map[string]float64, len(loaders))
 	for dl := range loaders {
 		perLoader[dl] = map[string]float64{}
@@ -233,7 +233,7 @@ func (l *evalLoop) run(ctx context.Context, loaders []data.Loader, limits []int)
 		}
 	}
 	if !sanity {
-		if err := t.sendRow(logged, rowAt{step: t.logStep(), epoch: t.CurrentEpoch()}); err != nil {
+		if err := t.logs.sendRow(logged, rowAt{step: t.logs.logStep(), epoch: t.CurrentEpoch()}); err != nil {
 			return nil, err
 		}
 	}
@@ -265,7 +265,7 @@ func (l *evalLoop) runLoader(ctx context.Context, loader data.Loader, dl, n, lim
 			if !l.res.stepLogged {
 				return nil
 			}
-			return t.sendEvalStepRow(l.res, seen+ran-1)
+			return t.logs.sendEvalStepRow(l.res, seen+ran-1)
 		}
 	}
 	return t.evalBatches(ctx, bl, loader, dl, limit, func(b *data.Batch) (*StepOutput, error) {

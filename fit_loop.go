@@ -86,23 +86,23 @@ func (t *Trainer) newFitLoop(dm DataModule) (*fitLoop, error) {
 	// checkpoint recorded (one less than the epoch it resumes with after an
 	// epoch-end checkpoint).
 	l.valLoadEpoch, l.valLoadCounted = t.CurrentEpoch(), l.validatesInEpoch()
-	if t.ckpt.resume != nil {
-		l.trainLoadEpoch = t.ckpt.restoredEpochs
+	if t.ckpt.fit.resume != nil {
+		l.trainLoadEpoch = t.ckpt.fit.restoredEpochs
 	}
-	fresh := t.optimization == nil
+	fresh := t.perModule.optimization == nil
 	if fresh {
 		o, err := t.newOptimization()
 		if err != nil {
 			return nil, err
 		}
-		t.optimization = o
+		t.perModule.optimization = o
 	}
-	if fresh || t.ckpt.restoredSchedulers != nil {
+	if fresh || t.ckpt.schedulers.states != nil {
 		if err := t.startSchedulers(fresh); err != nil {
 			return nil, err
 		}
 	}
-	if err := t.logHyperparams(dm); err != nil {
+	if err := t.logs.logHyperparams(t.module, dm); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -285,12 +285,12 @@ func (l *fitLoop) run(ctx context.Context) error {
 		}
 	}
 	t.state.Stage = RunningTrain
-	if reason := l.done(); reason != "" && !t.resumesInEpoch() {
+	if reason := l.done(); reason != "" && !t.ckpt.fit.inEpoch() {
 		// Nothing to train (a run resumed at its end): Lightning's fit
 		// loop skips, with no OnTrainStart or OnTrainEnd. A run resumed
 		// inside an epoch finishes that epoch first (its end hooks).
 		t.cfg.Log.Info("volt: Fit stopped: " + reason)
-		if err := t.sendResumedEpochLogs(); err != nil {
+		if err := l.sendResumedEpochLogs(); err != nil {
 			return err
 		}
 		return t.emit(hookOnFitEnd, hookArgs{})
@@ -327,7 +327,7 @@ func (l *fitLoop) run(ctx context.Context) error {
 func (l *fitLoop) done() string {
 	t := l.t
 	p := &t.progress
-	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps && !t.resumesInEpoch() {
+	if t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps && !t.ckpt.fit.inEpoch() {
 		return fmt.Sprintf("MaxSteps=%d reached.", t.cfg.maxSteps)
 	}
 	if t.cfg.maxEpochs >= 0 && p.Epoch.Total.Completed >= int64(t.cfg.maxEpochs) {
@@ -337,6 +337,19 @@ func (l *fitLoop) done() string {
 		return "stop requested: " + t.stop.reason
 	}
 	return ""
+}
+
+// sendResumedEpochLogs sends, once, the rows of the epoch whose
+// OnTrainEpochEnd took the checkpoint this Fit resumed from: that
+// checkpoint comes before the epoch's values reached the loggers, whose
+// files the resumed run cut back to it. They go before the next epoch, or
+// before the resumed Fit ends when it has nothing left to train (a run
+// resumed after it finished), so that no row the run logged is lost.
+func (l *fitLoop) sendResumedEpochLogs() error {
+	if !l.t.ckpt.fit.takeEpochLogs() {
+		return nil
+	}
+	return l.t.logs.sendEndedEpochLogs()
 }
 
 // canStopEarly reports whether MinEpochs and MinSteps are met, saying once
@@ -367,10 +380,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if l.trainLimit == 0 {
 		return nil
 	}
-	epoch, skip := t.CurrentEpoch(), 0
-	if t.resumesInEpoch() {
-		skip = t.ckpt.resume.Batch
-	}
+	epoch, skip := t.CurrentEpoch(), t.ckpt.fit.batchesDone()
 	batches := l.openEpoch(ctx, epoch, skip)
 	b, err, ok := batches.first()
 	if !ok {
@@ -384,7 +394,7 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("training loader: %w", err)
 	}
-	if err := t.optimization.prepare(b); err != nil {
+	if err := t.perModule.optimization.prepare(b); err != nil {
 		return &StepError{Step: "TrainingStep", Epoch: t.CurrentEpoch(), Err: t.explainShapeClash(err)}
 	}
 	return t.startDistributedFit()

@@ -1,7 +1,6 @@
 package volt
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,10 +24,10 @@ type loggerMark struct {
 // logged so far, before a checkpoint is published, so that a checkpoint is
 // never ahead of the logs it implies; it returns the positions to store in
 // the checkpoint.
-func (t *Trainer) markLoggers() ([]loggerMark, error) {
+func (l *logging) markLoggers() ([]loggerMark, error) {
 	var marks []loggerMark
 	var errs []error
-	for _, l := range leafLoggers(t.logs.loggers) {
+	for _, l := range leafLoggers(l.loggers) {
 		m := loggerMark{Logger: fmt.Sprintf("%T", l)}
 		if r, ok := l.(logger.Resumable); ok {
 			pos, err := r.Mark()
@@ -97,28 +96,78 @@ func (t *Trainer) resumeLoggers(opts *runOptions) error {
 	if err != nil {
 		return nil
 	}
-	var st struct {
-		Logs []loggerMark `json:"logs"`
-	}
-	if json.Unmarshal(h.State(), &st) != nil {
+	st, err := t.decodeStateDoc(path, h.State())
+	if err != nil {
 		return nil
 	}
-	leaves := leafLoggers(t.logs.loggers)
-	if len(st.Logs) == 0 {
+	return t.loggerMarks().resume(st)
+}
+
+// loggerMarks is the state part of the loggers: how far each one's files
+// went when the checkpoint was taken ("logs"; markLoggers). Saving it
+// flushes them, so it comes after every other part. A Fit resumed from the
+// checkpoint hands each logger its position when the run starts, before
+// anything is written under LogDir (settleLoggers, resume), not when the
+// other parts load.
+type loggerMarks struct {
+	logs *logging
+	dir  string // this run's log directory
+	log  func(msg string, attrs ...any)
+}
+
+// loggerMarks returns the loggers' state part.
+func (t *Trainer) loggerMarks() loggerMarks {
+	return loggerMarks{logs: &t.logs, dir: t.logDir(), log: t.cfg.Log.Info}
+}
+
+func (loggerMarks) stateKey() string { return "logs" }
+
+func (p loggerMarks) save(st *stateDoc) error {
+	marks, err := p.logs.markLoggers()
+	if err != nil {
+		return err
+	}
+	return st.putNonEmpty("logs", marks)
+}
+
+// load says where the run resumed logged, when this run logs elsewhere.
+func (p loggerMarks) load(st *stateDoc) error {
+	var dir string
+	if _, err := st.get("log_dir", &dir); err != nil {
+		return err
+	}
+	if dir != "" && p.dir != dir && len(p.logs.loggers) > 0 {
+		st.info("volt: resuming; this run logs to "+p.dir+", the run it resumes logged to "+dir, "checkpoint", st.path)
+	}
+	return nil
+}
+
+// resume hands each logger its position in st, the trainer state of the
+// checkpoint Fit resumes from, so that the resumed run continues the same
+// files from there; a "logs" it cannot decode is ignored (restore reports
+// the checkpoint's problems).
+func (p loggerMarks) resume(st *stateDoc) error {
+	path := st.path
+	var marks []loggerMark
+	if _, err := st.get("logs", &marks); err != nil {
+		return nil
+	}
+	leaves := leafLoggers(p.logs.loggers)
+	if len(marks) == 0 {
 		if slices.ContainsFunc(leaves, func(l logger.Logger) bool { _, ok := l.(logger.Resumable); return ok }) {
-			t.cfg.Log.Info("volt: resuming; the checkpoint holds no logger positions (its run had no loggers, or its \"logs\" part is missing), so this run's logs start afresh instead of continuing the run it resumes",
+			p.log("volt: resuming; the checkpoint holds no logger positions (its run had no loggers, or its \"logs\" part is missing), so this run's logs start afresh instead of continuing the run it resumes",
 				"checkpoint", path)
 		}
 		return nil
 	}
-	if len(st.Logs) != len(leaves) {
-		t.cfg.Log.Info("volt: resuming; the checkpoint was saved with other loggers, so this run's logs start afresh",
-			"checkpoint", path, "loggers", len(leaves), "checkpoint_loggers", len(st.Logs))
+	if len(marks) != len(leaves) {
+		p.log("volt: resuming; the checkpoint was saved with other loggers, so this run's logs start afresh",
+			"checkpoint", path, "loggers", len(leaves), "checkpoint_loggers", len(marks))
 		return nil
 	}
 	var dirs []string
 	for i, l := range leaves {
-		m := st.Logs[i]
+		m := marks[i]
 		r, ok := l.(logger.Resumable)
 		if !ok || m.Position == nil || m.Logger != fmt.Sprintf("%T", l) {
 			continue
@@ -132,7 +181,7 @@ func (t *Trainer) resumeLoggers(opts *runOptions) error {
 		}
 	}
 	if len(dirs) > 0 {
-		t.cfg.Log.Info("volt: resuming; the logs continue those of the run it resumes in "+strings.Join(dirs, ", "), "checkpoint", path)
+		p.log("volt: resuming; the logs continue those of the run it resumes in "+strings.Join(dirs, ", "), "checkpoint", path)
 	}
 	return nil
 }

@@ -357,22 +357,22 @@ func (src *metricSource) resetState() {
 
 // metricStateTensors returns the training metrics' carried state by slot
 // key (for checkpoints): states only, not the per-batch values.
-func (t *Trainer) metricStateTensors() map[string]*tensors.Tensor {
-	if t.logs.trainMetrics == nil {
+func (l *logging) metricStateTensors() map[string]*tensors.Tensor {
+	if l.trainMetrics == nil {
 		return map[string]*tensors.Tensor{}
 	}
 	// A run resumed from a checkpoint holds the restored state of a metric
 	// whose step it has not traced yet, and saves it likewise.
-	return t.logs.trainMetrics.carry.Values("state/")
+	return l.trainMetrics.carry.Values("state/")
 }
 
 // resetTrainMetricState starts a training epoch's metric state afresh: the
 // carried state of every metric object, those no step of this run has
 // logged yet included (a run resumed at an epoch's end restored theirs), and
 // the restored state of those whose step is not traced yet.
-func (t *Trainer) resetTrainMetricState() {
-	t.logs.trainRes.reset()
-	c := t.logs.trainMetrics.carry
+func (l *logging) resetTrainMetricState() {
+	l.trainRes.reset()
+	c := l.trainMetrics.carry
 	for _, k := range c.Keys("state/") {
 		c.Reset(k)
 	}
@@ -385,7 +385,7 @@ const metricStatePrefix = engine.Prefix + "metric_state/"
 
 // appendMetricState adds the training metrics' carried state to f.
 func (t *Trainer) appendMetricState(f *checkpoint.File) error {
-	state := t.metricStateTensors()
+	state := t.logs.metricStateTensors()
 	for _, key := range slices.Sorted(maps.Keys(state)) {
 		val := state[key]
 		ct, err := checkpoint.FromGoMLX(metricStatePrefix+key, val)

@@ -48,7 +48,7 @@ func (t *Trainer) metricResults() []*results {
 		out = append(out, t.logs.trainRes)
 	}
 	for _, stage := range []RunningStage{RunningValidate, RunningTest} {
-		if l := t.evalLoops[stage]; l != nil {
+		if l := t.perModule.evalLoops[stage]; l != nil {
 			out = append(out, l.res)
 		}
 	}

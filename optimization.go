@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/optim"
@@ -17,7 +18,7 @@ var nan = math.NaN()
 // AccumulateGradBatches batches and applied at the window's boundary), and
 // how many optimization steps that makes; steps runs them.
 type optimization struct {
-	t     *Trainer
+	cfg   *resolved // the trainer's: the accumulation in use, TerminateOnNaN
 	opts  Optimizers
 	cycle int   // sum of frequencies when optimizers alternate, else 0
 	all   []int // the indexes of opts, when they all run on every batch
@@ -26,8 +27,15 @@ type optimization struct {
 	manual, tbptt bool
 	out           StepOutput
 	// steps runs the compiled training steps (compiledSteps; a fake in loop
-	// tests).
+	// tests), handing their outputs to take.
 	steps trainSteps
+	// What take reads a step's outputs with: the logging object, the loop
+	// counters (where a failed step was), the loss scaler ("16-mixed") and
+	// the store holding the scale.
+	logs     *logging
+	progress *Progress
+	scaler   *optim.LossScaler
+	store    *model.Store
 }
 
 // optimizersFor returns the module's optimizers, or Adam(1e-3).
@@ -48,11 +56,12 @@ func (t *Trainer) newOptimization() (*optimization, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &optimization{t: t, opts: opts, manual: manualMode(t.module), tbptt: t.cfg.TruncatedBPTTSteps > 0}
+	a := &optimization{cfg: &t.cfg, opts: opts, manual: manualMode(t.module), tbptt: t.cfg.TruncatedBPTTSteps > 0,
+		logs: &t.logs, progress: &t.progress, scaler: t.perModule.scaler, store: t.eng.Store}
 	if t.cfg.fakeSteps != nil {
 		a.steps = t.cfg.fakeSteps
 	} else {
-		a.steps = newCompiledSteps(t, opts, a.manual)
+		a.steps = newCompiledSteps(t, opts, a.manual, a.take)
 	}
 	if a.manual && t.cfg.accumulate > 1 {
 		return nil, fmt.Errorf("volt: Config.AccumulateGradBatches=%d cannot be used with manual optimization (%T.AutomaticOptimization() is false): accumulate inside TrainingStep", t.cfg.accumulate, t.module)
@@ -114,7 +123,7 @@ func (a *optimization) run(b *data.Batch, batchIdx int, lastInEpoch bool) (*Step
 		a.out = StepOutput{loss: loss}
 		return &a.out, steps, nil
 	}
-	k := a.t.cfg.accumulate
+	k := a.cfg.accumulate
 	boundary := (batchIdx+1)%k == 0 || lastInEpoch
 	mode := engine.ApplyAtOnce
 	if k > 1 {
@@ -159,7 +168,7 @@ func (a *optimization) firstSteps() []programKey {
 		return []programKey{{manualStep, engine.ApplyAtOnce}}
 	}
 	mode := engine.ApplyAtOnce
-	if a.t.cfg.accumulate > 1 {
+	if a.cfg.accumulate > 1 {
 		mode = engine.AccumulateOnly
 	}
 	var first []programKey

@@ -195,10 +195,10 @@ func (o *OptimizerSetup) checkSelectors(store *model.Store) error {
 // SetLRScale changes the learning-rate multiplier of group g of optimizer
 // opt, effective from the next step (no recompilation).
 func (t *Trainer) SetLRScale(opt, g int, scale float64) error {
-	if t.optimization == nil || opt < 0 || opt >= len(t.optimization.opts) || g < 0 || g >= len(t.optimization.opts[opt].Groups) {
+	if t.perModule.optimization == nil || opt < 0 || opt >= len(t.perModule.optimization.opts) || g < 0 || g >= len(t.perModule.optimization.opts[opt].Groups) {
 		return fmt.Errorf("volt: SetLRScale: no group %d in optimizer %d", g, opt)
 	}
-	t.optimization.opts[opt].Groups[g].LRScale = scale
+	t.perModule.optimization.opts[opt].Groups[g].LRScale = scale
 	return engine.SetLRScale(t.eng.Store, opt, g, scale)
 }
 
@@ -206,23 +206,23 @@ func (t *Trainer) SetLRScale(opt, g int, scale float64) error {
 // frozen backbone is unfrozen) and retraces the training step, returning the
 // group's index.
 func (t *Trainer) AddParamGroup(opt int, group ParamGroup) (int, error) {
-	if t.optimization == nil || opt < 0 || opt >= len(t.optimization.opts) {
+	if t.perModule.optimization == nil || opt < 0 || opt >= len(t.perModule.optimization.opts) {
 		return 0, fmt.Errorf("volt: AddParamGroup: no optimizer %d", opt)
 	}
 	groups := []ParamGroup{group}
-	if err := validateGroups(groups, t.optimization.opts[opt].Optimizer.LR); err != nil {
+	if err := validateGroups(groups, t.perModule.optimization.opts[opt].Optimizer.LR); err != nil {
 		return 0, fmt.Errorf("volt: AddParamGroup: %w", err)
 	}
-	t.optimization.opts[opt].Groups = append(t.optimization.opts[opt].Groups, groups[0])
+	t.perModule.optimization.opts[opt].Groups = append(t.perModule.optimization.opts[opt].Groups, groups[0])
 	t.RetraceTrainingStep()
-	return len(t.optimization.opts[opt].Groups) - 1, nil
+	return len(t.perModule.optimization.opts[opt].Groups) - 1, nil
 }
 
 // SetLearningRate writes lr into optimizer opt's learning-rate variable, for
 // callbacks that drive the rate themselves (stochastic weight averaging);
 // a scheduler's next step overrides it.
 func (t *Trainer) SetLearningRate(opt int, lr float64) error {
-	if t.optimization == nil || opt < 0 || opt >= len(t.optimization.opts) {
+	if t.perModule.optimization == nil || opt < 0 || opt >= len(t.perModule.optimization.opts) {
 		return fmt.Errorf("volt: SetLearningRate: no optimizer %d", opt)
 	}
 	return t.setLR(opt, lr)
@@ -232,10 +232,10 @@ func (t *Trainer) SetLearningRate(opt int, lr float64) error {
 // batch traces them again: call it after changing which variables are
 // trainable (freezing or unfreezing), which is fixed in a compiled step.
 func (t *Trainer) RetraceTrainingStep() {
-	if t.optimization == nil {
+	if t.perModule.optimization == nil {
 		return
 	}
-	if c, ok := t.optimization.steps.(*compiledSteps); ok { // a fake has nothing traced
+	if c, ok := t.perModule.optimization.steps.(*compiledSteps); ok { // a fake has nothing traced
 		c.retrace()
 	}
 }

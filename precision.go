@@ -63,7 +63,7 @@ func (c *compiledSteps) ensureMasters(b *data.Batch) error {
 
 // setLossScale writes the scaler's current scale into its variable.
 func (t *Trainer) setLossScale() error {
-	return engine.SetLossScale(t.eng.Store, t.scaler.Scale())
+	return engine.SetLossScale(t.eng.Store, t.perModule.scaler.Scale())
 }
 
 // newScaler returns the loss scaler of "16-mixed" (nil otherwise).
@@ -72,4 +72,35 @@ func newScaler(p engine.Precision) *optim.LossScaler {
 		return nil
 	}
 	return optim.NewLossScaler()
+}
+
+// scalerPart is the state part of the "16-mixed" loss scaler: its scale
+// and growth tracker.
+type scalerPart struct{ scaler *optim.LossScaler }
+
+func (scalerPart) stateKey() string { return "loss_scaler" }
+
+func (p scalerPart) save(st *stateDoc) error {
+	if p.scaler == nil {
+		return nil
+	}
+	b, err := p.scaler.State()
+	if err != nil {
+		return fmt.Errorf("loss scaler: %w", err)
+	}
+	return st.putNonEmpty("loss_scaler", b)
+}
+
+func (p scalerPart) load(st *stateDoc) error {
+	if p.scaler == nil {
+		return nil
+	}
+	var b []byte
+	if _, err := st.get("loss_scaler", &b); err != nil || b == nil {
+		return err
+	}
+	if err := p.scaler.LoadState(b); err != nil {
+		return fmt.Errorf("checkpoint %s: loss scaler: %w", st.path, err)
+	}
+	return nil
 }

@@ -101,6 +101,7 @@ func (t *Trainer) startProfiler(fn Stage) error {
 		t.run.prof = nil
 		return fmt.Errorf("Config.Profiler: %w", err)
 	}
+	t.logs.prof = t.run.prof
 	return nil
 }
 
@@ -110,7 +111,7 @@ func (t *Trainer) stopProfiler() error {
 	if p == nil {
 		return nil
 	}
-	t.run.prof = nil
+	t.run.prof, t.logs.prof = nil, nil
 	if err := p.Teardown(); err != nil {
 		return fmt.Errorf("volt: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 
 // setProgressBar records a progress bar value, remembering the order in
 // which the keys were first logged.
-func (l *logState) setProgressBar(key string, v float64) {
+func (l *logging) setProgressBar(key string, v float64) {
 	if _, ok := l.progressBarMetrics[key]; !ok && !slices.Contains(l.progressBarOrder, key) {
 		l.progressBarOrder = append(l.progressBarOrder, key)
 	}

@@ -96,7 +96,7 @@ type results struct {
 	// evaluation loop has step rows to send after each batch.
 	stepLogged bool
 	// ended is set once the epoch's values are published to the epoch-end
-	// hooks (Trainer.publishEpochValues) until the next reset: an epoch
+	// hooks (logging.publishEpochValues) until the next reset: an epoch
 	// value logged then is published at once (Trainer.Log), as Lightning
 	// computes epoch values whenever callback_metrics is read.
 	ended bool

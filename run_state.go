@@ -2,7 +2,6 @@ package volt
 
 import (
 	"github.com/voltml/volt/data"
-	"github.com/voltml/volt/logger"
 	"github.com/voltml/volt/profiler"
 )
 
@@ -55,67 +54,14 @@ func (r *run) addEvalBatchesSeen(stage RunningStage, dl, n int) {
 	r.evalBatchesSeen[evalLoaderKey{stage, dl}] += n
 }
 
-// logState is what the trainer's runs have logged, and what it has said.
-type logState struct {
-	loggers []logger.Logger
-
-	trainRes *results
-	// trainMetrics holds the metric objects the training steps log and the
-	// state they carry.
-	trainMetrics *metricTable
-
-	// The latest values, as Lightning's trainer keeps them:
-	// callbackMetrics every logged value (what callbacks monitor;
-	// Trainer.CallbackMetrics), loggedMetrics those sent to the loggers
-	// (LoggedMetrics), progressBarMetrics those logged with ProgBar
-	// (ProgressBarMetrics).
-	callbackMetrics    map[string]float64
-	loggedMetrics      map[string]float64
-	progressBarMetrics map[string]float64
-	// progressBarOrder lists progressBarMetrics' keys in the order they
-	// were first logged (Lightning's progress_bar_metrics is a dict, in
-	// insertion order); see setProgressBar.
-	progressBarOrder []string
-
-	hparamsWritten bool
-	saidOnce       map[string]bool
-}
-
-func newLogState() logState {
-	l := logState{
-		trainRes: newResults(),
-		saidOnce: map[string]bool{},
-	}
-	l.resetMetrics()
-	return l
-}
-
-// resetMetrics forgets the latest values (callback, logged, progress bar),
-// as each of Fit, Validate, Test and Predict does when it starts.
-func (l *logState) resetMetrics() {
-	l.callbackMetrics, l.loggedMetrics, l.progressBarMetrics = map[string]float64{}, map[string]float64{}, map[string]float64{}
-	l.progressBarOrder = nil
-}
-
 // checkpointState is what the trainer knows of checkpoints between runs.
 type checkpointState struct {
-	lastCheckpoint string       // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
-	defaultSaved   string       // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
-	resume         *resumePoint // where the next Fit continues, after a restore
-	resumedFrom    string       // the file a Fit resumes from ("" otherwise)
-	loaded         *loadCheck   // what the last restore set, until the first trace checks it
-	restoredFrom   *loadCheck   // what the last restore set, kept to explain a shape clash (explainShapeClash)
-	stream         streamNotes  // the training stream's positions (stream_resume.go)
-	// restoredSchedulers holds the scheduler states of a restored checkpoint
-	// (nil when Fit does not resume), applied when Fit starts.
-	restoredSchedulers *[][]byte
-	// restoredSchedulersAhead is the checkpoint's trainerState.SchedulersAhead.
-	restoredSchedulersAhead []bool
-	// restoredEpochs is the completed-epoch count the restored checkpoint
-	// recorded (an epoch-end checkpoint: the index of the epoch it ended),
-	// Lightning's current_epoch when a resumed Fit first asks for its
-	// training loader.
-	restoredEpochs int
+	lastCheckpoint string             // the last file SaveCheckpoint wrote, or SetLastCheckpoint recorded
+	defaultSaved   string             // the default checkpointing's newest file (BestModelPath without a ModelCheckpoint)
+	loaded         *loadCheck         // what the last restore set, until the first trace checks it
+	restoredFrom   *loadCheck         // what the last restore set, kept to explain a shape clash (explainShapeClash)
+	fit            fitResume          // where the next Fit continues (fit_resume.go)
+	schedulers     restoredSchedulers // applied when Fit starts (scheduling.go)
 }
 
 // stopRequest is a request to stop Fit (Trainer.Stop); it stays readable

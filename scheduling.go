@@ -16,13 +16,13 @@ import (
 // is reported by that trace, after its check of the variables (checkLoaded):
 // a checkpoint of another model lacks both, and its variables say so best.
 func (t *Trainer) startSchedulers(fresh bool) error {
-	for i := range t.optimization.opts {
-		o := &t.optimization.opts[i]
+	for i := range t.perModule.optimization.opts {
+		o := &t.perModule.optimization.opts[i]
 		if o.Scheduler == nil {
 			continue
 		}
-		if t.ckpt.restoredSchedulers != nil {
-			states := *t.ckpt.restoredSchedulers
+		if restored := t.ckpt.schedulers.states; restored != nil {
+			states := *restored
 			if i >= len(states) || states[i] == nil {
 				err := fmt.Errorf("volt: the checkpoint has no state for optimizer %d's scheduler", i)
 				if l := t.ckpt.loaded; l != nil {
@@ -42,7 +42,7 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 			// scheduler's last step), unless the state holds a step taken
 			// after it was saved (the plateau step at an epoch's end), or
 			// the checkpoint does not say (one from before it did).
-			if ahead := t.ckpt.restoredSchedulersAhead; ahead == nil || i >= len(ahead) || ahead[i] {
+			if ahead := t.ckpt.schedulers.ahead; ahead == nil || i >= len(ahead) || ahead[i] {
 				if err := t.setLR(i, o.Scheduler.LR()); err != nil {
 					return err
 				}
@@ -53,7 +53,7 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 			return err
 		}
 	}
-	t.ckpt.restoredSchedulers, t.ckpt.restoredSchedulersAhead = nil, nil
+	t.ckpt.schedulers = restoredSchedulers{}
 	return nil
 }
 
@@ -64,8 +64,8 @@ func (t *Trainer) startSchedulers(fresh bool) error {
 // on a batch that stepped the optimizer) or of the epoch (IntervalEpoch); a
 // scheduler steps when it is a multiple of its SchedulerFrequency.
 func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) error {
-	for i := range t.optimization.opts {
-		o := &t.optimization.opts[i]
+	for i := range t.perModule.optimization.opts {
+		o := &t.perModule.optimization.opts[i]
 		if o.Scheduler == nil || orDefault(o.Interval, IntervalEpoch) != interval {
 			continue
 		}
@@ -98,47 +98,102 @@ func (t *Trainer) setLR(i int, lr float64) error {
 	return nil
 }
 
-// schedulerSnapshot returns each optimizer's scheduler state (nil without
-// one), and by optimizer whether that state holds the plateau step that
-// follows the checkpoint (a checkpoint taken in OnTrainEpochEnd): the
-// learning rate the run goes on with is then the scheduler's, not the one
-// saved.
-func (t *Trainer) schedulerSnapshot() ([][]byte, []bool, error) {
-	if t.optimization == nil {
-		return nil, nil, nil
+// restoredSchedulers are the scheduler states of a restored checkpoint,
+// applied when Fit starts (startSchedulers).
+type restoredSchedulers struct {
+	// states holds each optimizer's (nil when Fit does not resume).
+	states *[][]byte
+	// ahead is the checkpoint's "schedulers_ahead".
+	ahead []bool
+}
+
+// schedulerPart is the state part of the optimizers' learning-rate
+// schedulers: each one's state ("schedulers", nil for an optimizer without
+// one) and, by optimizer, whether that state holds a step taken after the
+// saved learning rate ("schedulers_ahead"; see save). A load keeps them
+// until Fit starts the schedulers.
+type schedulerPart struct {
+	opt      *optimization // the Fit's optimizers (nil before the first Fit)
+	restored *restoredSchedulers
+	// plateauPending, metrics and epoch tell whether a plateau step
+	// follows (withPendingPlateauStep): the Fit is in OnTrainEpochEnd
+	// before its plateau schedulers step, with the values they monitor,
+	// in epoch epoch.
+	plateauPending bool
+	metrics        map[string]float64
+	epoch          int
+}
+
+// schedulerPart returns the schedulers' state part.
+func (t *Trainer) schedulerPart() schedulerPart {
+	p := schedulerPart{opt: t.perModule.optimization, restored: &t.ckpt.schedulers, metrics: t.logs.callbackMetrics, epoch: t.CurrentEpoch()}
+	if fit := t.run.fit; fit != nil {
+		p.plateauPending = fit.plateauPending
 	}
-	states := make([][]byte, len(t.optimization.opts))
-	ahead := make([]bool, len(t.optimization.opts))
-	for i, o := range t.optimization.opts {
+	return p
+}
+
+func (schedulerPart) stateKey() string { return "schedulers" }
+
+func (schedulerPart) members() []string { return []string{"schedulers", "schedulers_ahead"} }
+
+// save adds each optimizer's scheduler state and whether it holds the
+// plateau step that follows the checkpoint (a checkpoint taken in
+// OnTrainEpochEnd): the learning rate the run goes on with is then the
+// scheduler's, not the one saved.
+func (p schedulerPart) save(st *stateDoc) error {
+	if p.opt == nil {
+		return nil
+	}
+	states := make([][]byte, len(p.opt.opts))
+	ahead := make([]bool, len(p.opt.opts))
+	for i, o := range p.opt.opts {
 		if o.Scheduler == nil {
 			continue
 		}
 		b, err := o.Scheduler.State()
 		if err != nil {
-			return nil, nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
+			return fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 		}
-		if fit := t.run.fit; fit != nil && fit.plateauPending {
-			if b, ahead[i], err = t.withPendingPlateauStep(i, b); err != nil {
-				return nil, nil, fmt.Errorf("optimizer %d's scheduler: %w", i, err)
+		if p.plateauPending {
+			if b, ahead[i], err = p.withPendingPlateauStep(i, b); err != nil {
+				return fmt.Errorf("optimizer %d's scheduler: %w", i, err)
 			}
 		}
 		states[i] = b
 	}
-	return states, ahead, nil
+	if err := st.putNonEmpty("schedulers", states); err != nil {
+		return err
+	}
+	return st.putNonEmpty("schedulers_ahead", ahead)
+}
+
+// load keeps the checkpoint's scheduler states for startSchedulers.
+func (p schedulerPart) load(st *stateDoc) error {
+	var states [][]byte
+	var ahead []bool
+	if _, err := st.get("schedulers", &states); err != nil {
+		return err
+	}
+	if _, err := st.get("schedulers_ahead", &ahead); err != nil {
+		return err
+	}
+	*p.restored = restoredSchedulers{states: &states, ahead: ahead}
+	return nil
 }
 
 // withPendingPlateauStep returns the state optimizer i's scheduler will have
 // after the plateau step that follows OnTrainEpochEnd, given its state now,
 // and whether such a step is due: the state itself when none is. The
 // scheduler is left as it was.
-func (t *Trainer) withPendingPlateauStep(i int, state []byte) ([]byte, bool, error) {
-	o := &t.optimization.opts[i]
+func (p schedulerPart) withPendingPlateauStep(i int, state []byte) ([]byte, bool, error) {
+	o := &p.opt.opts[i]
 	ms, ok := o.Scheduler.(optim.MetricScheduler)
 	if !ok || !ms.NeedsMetric() || orDefault(o.Interval, IntervalEpoch) != IntervalEpoch ||
-		int64(t.CurrentEpoch()+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {
+		int64(p.epoch+1)%int64(max(o.SchedulerFrequency, 1)) != 0 {
 		return state, false, nil
 	}
-	metric, ok := t.logs.callbackMetrics[o.Monitor]
+	metric, ok := p.metrics[o.Monitor]
 	if !ok {
 		return state, false, nil // the step will fail, saying so
 	}

@@ -11,7 +11,7 @@ import (
 // Resuming a stream: a data.DataLoader (or data.StreamShard) over a
 // data.StatefulIterable puts the stream's position after each batch in
 // Batch.StreamState. The trainer notes the positions of the batches it
-// trains (noteStreamState), saves the one after the last trained batch in
+// trains (streamNotes.note), saves the one after the last trained batch in
 // the checkpoint's resume point (each rank's: ranks 1…N-1 send theirs with
 // their metric accumulators), and a Fit resumed mid-epoch hands it back to
 // the loader (streamContext, data.WithStreamState), which continues the
@@ -32,18 +32,16 @@ type streamNote struct {
 	state          []byte
 }
 
-// noteStreamState records the position after training batch batchIdx of
-// the epoch in progress, b's StreamState.
-func (t *Trainer) noteStreamState(batchIdx int, b *data.Batch) {
-	s := &t.ckpt.stream
+// note records the position after training batch batchIdx of epoch, b's
+// StreamState.
+func (s *streamNotes) note(epoch, batchIdx int, b *data.Batch) {
 	s.prev = s.last
-	s.last = streamNote{epoch: t.CurrentEpoch(), batches: batchIdx + 1, state: b.StreamState}
+	s.last = streamNote{epoch: epoch, batches: batchIdx + 1, state: b.StreamState}
 }
 
-// streamStateAt returns the training stream's position after batches
-// batches of epoch, or nil when none is known.
-func (t *Trainer) streamStateAt(epoch, batches int) []byte {
-	s := &t.ckpt.stream
+// stateAt returns the training stream's position after batches batches of
+// epoch, or nil when none is known.
+func (s *streamNotes) stateAt(epoch, batches int) []byte {
 	for _, n := range []streamNote{s.last, s.prev, s.restored} {
 		if n.state != nil && n.epoch == epoch && n.batches == batches {
 			return n.state
@@ -52,12 +50,12 @@ func (t *Trainer) streamStateAt(epoch, batches int) []byte {
 	return nil
 }
 
-// restoreStreamState keeps the stream position of a restored resume point
-// (nil when the Fit does not resume inside an epoch).
-func (t *Trainer) restoreStreamState(r *resumePoint) {
-	t.ckpt.stream = streamNotes{}
+// restore keeps the stream position of a restored resume point (nil when
+// the Fit does not resume inside an epoch), forgetting the others.
+func (s *streamNotes) restore(r *resumePoint) {
+	*s = streamNotes{}
 	if r != nil && r.inEpoch() {
-		t.ckpt.stream.restored = streamNote{epoch: r.Epoch, batches: r.Batch, state: r.StreamState}
+		s.restored = streamNote{epoch: r.Epoch, batches: r.Batch, state: r.StreamState}
 	}
 }
 
@@ -70,7 +68,7 @@ func (t *Trainer) streamContext(ctx context.Context, train data.Loader, epoch, s
 	if skip == 0 {
 		return ctx
 	}
-	if state := t.streamStateAt(epoch, skip); state != nil {
+	if state := t.ckpt.fit.stream.stateAt(epoch, skip); state != nil {
 		return data.WithStreamState(ctx, epoch, skip, state)
 	}
 	var stream data.IterableDataset

@@ -128,8 +128,10 @@ func (c *compiledSteps) runTBPTT(b *data.Batch) (*tensors.Tensor, int, error) {
 		if err != nil {
 			return nil, 0, err
 		}
-		var info *traceInfo
-		loss, info, err = t.runTrainProgram(tp, in)
+		out, err := c.run(tp, in)
+		if err == nil {
+			err = c.take(out, in.Size)
+		}
 		// Under Devices with TerminateOnNaN the ranks agree after every
 		// split, not only after the batch: a rank whose split found a
 		// non-finite value (a loss term without a gradient stays its own)
@@ -138,7 +140,7 @@ func (c *compiledSteps) runTBPTT(b *data.Batch) (*tensors.Tensor, int, error) {
 		if err = t.agreeNonFinite(err); err != nil {
 			return nil, 0, err
 		}
-		hiddens = info.hiddenOut
+		loss, hiddens = out.loss, out.hidden
 	}
 	return loss, len(splits), nil
 }

@@ -87,7 +87,9 @@ type traceInfo struct {
 	manualSteps int          // optimizer steps a manual TrainingStep takes
 	numHidden   int          // TBPTT hidden-state outputs, last
 	labelChecks []labelCheck // ClassLabels checks, whose outputs follow the logged values
-	hiddenOut   []*tensors.Tensor
+	// bound: metrics and normMetrics are the training results' entries
+	// (logging.recordTrainStep binds them at the graph's first run).
+	bound bool
 }
 
 // program returns (compiling on first use) the step of optimizer opt in mode.

@@ -37,9 +37,11 @@ type trainSteps interface {
 // compiledSteps runs the training steps as compiled GoMLX programs. It owns
 // the programs (compiled on first use, per optimizer and accumulation mode),
 // the mixed-precision master weights and the accumulation factor written in
-// the store.
+// the store. It hands the raw outputs of each program it runs to take (the
+// optimization's: optimization.take), which reads them.
 type compiledSteps struct {
 	t      *Trainer
+	take   func(out *trainOutputs, batchSize int) error
 	opts   Optimizers // the decision side's, shared: a new group is seen here
 	manual bool
 	// parts are the parts of the batch being traced (combined loaders).
@@ -55,10 +57,11 @@ type compiledSteps struct {
 	// factor is the accumulation factor last written, in the tensor factorSet.
 	factor    int
 	factorSet *tensors.Tensor
+	out       trainOutputs // the last run's (run)
 }
 
-func newCompiledSteps(t *Trainer, opts Optimizers, manual bool) *compiledSteps {
-	return &compiledSteps{t: t, opts: opts, manual: manual, programs: map[programKey]*trainProgram{},
+func newCompiledSteps(t *Trainer, opts Optimizers, manual bool, take func(*trainOutputs, int) error) *compiledSteps {
+	return &compiledSteps{t: t, take: take, opts: opts, manual: manual, programs: map[programKey]*trainProgram{},
 		mastersReady: !t.cfg.precision.Mixed(), reduce: t.cfg.reduceGradients}
 }
 
@@ -90,11 +93,14 @@ func (c *compiledSteps) step(opt int, mode engine.Accumulation, b *data.Batch) (
 	if err != nil {
 		return nil, 0, err
 	}
-	loss, info, err := c.t.runTrainProgram(tp, b)
+	out, err := c.run(tp, b)
 	if err != nil {
 		return nil, 0, err
 	}
-	return loss, info.manualSteps, nil
+	if err := c.take(out, b.Size); err != nil {
+		return nil, 0, err
+	}
+	return out.loss, out.info.manualSteps, nil
 }
 
 // syncBatchNorm reports whether the automatic training steps synchronise

@@ -28,25 +28,32 @@ type Trainer struct {
 	dataModule DataModule
 	hooks      *hookSet // resolved when a run starts
 
-	// The engine and the programs it compiled for module, kept across runs.
-	eng    *engine.Engine
-	evals  map[evalKey]*evalProgram
-	scaler *optim.LossScaler // "16-mixed" dynamic loss scaling
-	// The validation and test loops, with their results, kept across runs
-	// for module.
-	evalLoops map[RunningStage]*evalLoop
+	// The engine for module (its backend and variable store), and what
+	// the trainer keeps across runs for module.
+	eng       *engine.Engine
+	perModule moduleKept
 
-	// optimization decides which optimizers step, in which mode; it runs
-	// the compiled training steps (kept across runs too).
-	optimization *optimization
-
-	logs logState
+	logs logging
 	ckpt checkpointState
 	stop stopRequest
 	ddp  ddpState
 	run  *run // the run in progress; empty between runs
 
 	defaultBar *ProgressBar // Config.EnableProgressBar's, nil when off
+}
+
+// moduleKept is what the trainer keeps across runs for its module, made
+// afresh when the module changes (ensureEngine).
+type moduleKept struct {
+	// evals are the compiled evaluation and prediction programs.
+	evals map[evalKey]*evalProgram
+	// evalLoops are the validation and test loops, with their results.
+	evalLoops map[RunningStage]*evalLoop
+	// optimization decides which optimizers step, in which mode; it runs
+	// the compiled training steps. Every Fit makes its own
+	// (dropOptimizers).
+	optimization *optimization
+	scaler       *optim.LossScaler // "16-mixed" dynamic loss scaling
 }
 
 // NewTrainer validates cfg, naming every bad field, and returns a trainer.
@@ -56,13 +63,14 @@ func NewTrainer(cfg Config) (*Trainer, error) {
 		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
 	t := &Trainer{
-		cfg:      r,
-		state:    State{Status: StatusInitializing},
-		progress: Progress{Version: ProgressVersion},
-		evals:    map[evalKey]*evalProgram{},
-		logs:     newLogState(),
-		run:      &run{},
+		cfg:       r,
+		state:     State{Status: StatusInitializing},
+		progress:  Progress{Version: ProgressVersion},
+		perModule: moduleKept{evals: map[evalKey]*evalProgram{}},
+		logs:      newLogging(),
+		run:       &run{},
 	}
+	t.logs.bind(&t.state, &t.progress, &t.ddp, r.Log)
 	if t.defaultBar, err = defaultProgressBar(r.Config); err != nil {
 		return nil, fmt.Errorf("volt.NewTrainer: invalid configuration:\n%w", err)
 	}
@@ -134,25 +142,12 @@ func (t *Trainer) Stop(reason string) {
 // epoch before the batch (Lightning's -1 from on_train_batch_start).
 func (t *Trainer) SkipRestOfEpoch() { t.run.skipEpoch = true }
 
-// warnOnce logs msg at warning level the first time key is seen: something
-// the run goes on with but the user should know (a checkpoint's missing or
-// unknown parts).
-func (t *Trainer) warnOnce(key, msg string, attrs ...any) {
-	if t.logs.saidOnce[key] {
-		return
-	}
-	t.logs.saidOnce[key] = true
-	t.cfg.Log.Warn(msg, attrs...)
-}
+// warnOnce logs msg at warning level the first time key is seen
+// (logging.warnOnce).
+func (t *Trainer) warnOnce(key, msg string, attrs ...any) { t.logs.warnOnce(key, msg, attrs...) }
 
 // sayOnce logs msg at info level the first time key is seen.
-func (t *Trainer) sayOnce(key, msg string, attrs ...any) {
-	if t.logs.saidOnce[key] {
-		return
-	}
-	t.logs.saidOnce[key] = true
-	t.cfg.Log.Info(msg, attrs...)
-}
+func (t *Trainer) sayOnce(key, msg string, attrs ...any) { t.logs.sayOnce(key, msg, attrs...) }
 
 // ensureEngine creates the engine (backend, variable store) for m, keeping
 // the current one when the module is the same as in the previous run.
@@ -172,17 +167,14 @@ func (t *Trainer) ensureEngine(m Module) error {
 		return err
 	}
 	t.eng, t.module = eng, m
-	t.scaler = newScaler(t.cfg.precision)
-	if t.scaler != nil {
+	t.perModule = moduleKept{evals: map[evalKey]*evalProgram{}, evalLoops: map[RunningStage]*evalLoop{}, scaler: newScaler(t.cfg.precision)}
+	if t.perModule.scaler != nil {
 		if err := t.setLossScale(); err != nil {
 			return err
 		}
 	}
-	t.optimization = nil
-	t.evals = map[evalKey]*evalProgram{}
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()
-	t.evalLoops = map[RunningStage]*evalLoop{}
 	return nil
 }
 
@@ -192,15 +184,15 @@ func (t *Trainer) ensureEngine(m Module) error {
 // trains with fresh optimizers (a checkpoint it resumes from then restores
 // their state).
 func (t *Trainer) dropOptimizers() error {
-	if t.optimization == nil {
+	if t.perModule.optimization == nil {
 		return nil
 	}
-	for i := range t.optimization.opts {
+	for i := range t.perModule.optimization.opts {
 		if err := t.eng.Store.DeleteVariablesInScope(optim.StatePrefix(i)); err != nil {
 			return fmt.Errorf("clearing optimizer %d's state: %w", i, err)
 		}
 	}
-	t.optimization = nil
+	t.perModule.optimization = nil
 	t.logs.trainMetrics = newMetricTable()
 	t.logs.trainRes = newResults()
 	return nil
@@ -239,7 +231,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 	}
 	t.state = State{Fn: fn, Status: StatusRunning}
 	t.stop = stopRequest{}
-	t.ckpt.resumedFrom = ""
+	t.ckpt.fit.resumedFrom = ""
 	t.ddp.agreedInterrupt, t.ddp.agreedNonFinite = false, false
 	t.hooks = resolveHooks(t.callbacks(), t.cfg.FastDevRun > 0, m, dm)
 	t.dataModule = dm
@@ -272,7 +264,7 @@ func (t *Trainer) lifecycle(ctx context.Context, fn Stage, m Module, dm DataModu
 			t.state.Status = StatusFailed
 		}
 		if fn != StagePredict {
-			err = errors.Join(err, t.finalizeLoggers())
+			err = errors.Join(err, t.logs.finalizeLoggers())
 		}
 		err = errors.Join(err, t.stopProfiler())
 		err = errors.Join(err, t.leaveAgreedStopTogether(err))

@@ -61,10 +61,10 @@ func (t *Trainer) NumEvalBatches() []int {
 
 // Optimizers returns the optimizers of the current module (nil before Fit).
 func (t *Trainer) Optimizers() Optimizers {
-	if t.optimization == nil {
+	if t.perModule.optimization == nil {
 		return nil
 	}
-	return t.optimization.opts
+	return t.perModule.optimization.opts
 }
 
 // LearningRates returns the current learning rate of each optimizer, as held
@@ -134,10 +134,10 @@ func (t *Trainer) SetLastCheckpoint(path string) { t.ckpt.lastCheckpoint = path 
 // LossScale returns the current dynamic loss scale under "16-mixed" (0 for
 // the other precisions).
 func (t *Trainer) LossScale() float64 {
-	if t.scaler == nil {
+	if t.perModule.scaler == nil {
 		return 0
 	}
-	return t.scaler.Scale()
+	return t.perModule.scaler.Scale()
 }
 
 // Validating reports whether the current Fit validates (it has validation

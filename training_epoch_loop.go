@@ -18,22 +18,14 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	epoch := t.CurrentEpoch()
 	// A run restored mid-epoch continues with the next unseen batch, keeping
 	// the epoch's counters and metric accumulators.
-	skip, valDone, stepped := 0, false, true
-	var stepLogs *bool // a checkpoint's pending step values (resumePoint.StepLogs)
-	resumed := t.resumesInEpoch()
-	if r := t.ckpt.resume; resumed {
-		skip, valDone, l.valDue, stepLogs = r.Batch, r.ValidationDone, r.ValidationPending, r.StepLogs
-		// Sent below, once: a checkpoint taken before the restored point
-		// (which copies it) must not send them again.
-		r.StepLogs = nil
-		if r.Stepped != nil {
-			stepped = *r.Stepped
-		}
+	at := t.ckpt.fit.enterEpoch()
+	if at.resumed {
+		l.valDue = at.validationPending
 		// A checkpoint the resumed run takes before its first batch (in
 		// the validation it resumes with) records the same.
-		l.lastStepped = stepped
+		l.lastStepped = at.stepped
 	} else {
-		if err := t.sendResumedEpochLogs(); err != nil {
+		if err := l.sendResumedEpochLogs(); err != nil {
 			return err
 		}
 		if l.reloadTrainDue() {
@@ -43,32 +35,32 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		}
 		p.Epoch.ready()
 		p.TrainBatch.resetCurrent()
-		t.resetTrainMetricState()
+		t.logs.resetTrainMetricState()
 	}
 	// A run restored after the epoch's last batch has only the epoch's end
 	// left, its plateau step included. (A checkpoint without the flag is
 	// from before it was saved: the loader's length tells.)
-	l.epochFinished = resumed && (t.ckpt.resume.LastBatchDone ||
-		skip > 0 && skip == effectiveBatches(l.train.NumBatches(), l.trainLimit))
+	l.epochFinished = at.resumed && (at.lastBatchDone ||
+		at.skip > 0 && at.skip == effectiveBatches(l.train.NumBatches(), l.trainLimit))
 	t.state.Stage = RunningTrain
 	t.run.res, t.run.loader, t.run.numLoaders, t.run.batchSize = t.logs.trainRes, 0, 1, 1
 	t.run.skipEpoch = false
 	// A checkpoint taken in OnTrainBatchEnd comes before that batch's step
 	// values reached the loggers: send them (or drop them) first.
-	if stepLogs != nil {
-		if err := t.endStepLogs(*stepLogs); err != nil {
+	if at.stepLogs != nil {
+		if err := t.logs.endStepLogs(*at.stepLogs); err != nil {
 			return err
 		}
 	}
 	p.At = PointTrainEpochStart
 	// Until the resumed epoch's OnTrainEpochStart has run, a checkpoint
-	// resumes where the restored one did (resumePointNow).
+	// resumes where the restored one did (fitLoopPart.resumePointNow).
 	err := t.emit(hookOnTrainEpochStart, hookArgs{})
-	t.ckpt.resume = nil
+	t.ckpt.fit.reached()
 	if err != nil {
 		return err
 	}
-	if !resumed {
+	if !at.resumed {
 		p.Epoch.started()
 	}
 	if err := t.agreeAtEpochStart(ctx); err != nil {
@@ -80,7 +72,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	if !(t.stop.requested && t.canStopEarly()) {
 		// A checkpoint taken after a batch, before the validation it
 		// scheduled, runs that validation first.
-		if resumed && !valDone && skip > 0 && l.validationDue(skip-1, l.epochFinished, stepped) {
+		if at.resumed && !at.validationDone && at.skip > 0 && l.validationDue(at.skip-1, l.epochFinished, at.stepped) {
 			if err := l.validate(ctx); err != nil {
 				return err
 			}
@@ -88,8 +80,8 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 		// After the epoch's last batch no batch is left, even where the
 		// loader has more (LimitTrainBatches); after the step that reached
 		// MaxSteps the epoch ends.
-		if !l.epochFinished && !(resumed && t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps) {
-			if err := l.runBatches(ctx, epoch, skip); err != nil {
+		if !l.epochFinished && !(at.resumed && t.cfg.maxSteps > 0 && p.OptimizerSteps >= t.cfg.maxSteps) {
+			if err := l.runBatches(ctx, epoch, at.skip); err != nil {
 				return err
 			}
 		}
@@ -98,12 +90,12 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 
 	// Epoch values are visible to OnTrainEpochEnd and the plateau
 	// schedulers, then logged with whatever it logs.
-	if err := t.publishEpochValues(t.logs.trainRes, t.logs.trainMetrics); err != nil {
+	if err := t.logs.publishEpochValues(t.logs.trainRes, t.logs.trainMetrics); err != nil {
 		return err
 	}
 	p.At = PointTrainEpochEnd
 	// A checkpoint taken in OnTrainEpochEnd holds the plateau step that
-	// follows it (schedulerSnapshot), so that a run resumed from it goes on
+	// follows it (schedulerPart.save), so that a run resumed from it goes on
 	// with the same learning rate.
 	l.plateauPending = l.epochFinished
 	t.run.epochEndLogs = true // a checkpoint taken now records it
@@ -116,7 +108,7 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := t.sendEpochLogs(); err != nil {
+	if err := t.logs.sendEpochLogs(); err != nil {
 		return err
 	}
 	t.run.epochEndLogs = false
@@ -126,12 +118,6 @@ func (l *fitLoop) runEpoch(ctx context.Context) error {
 	p.Epoch.completed()
 	t.run.res = nil
 	return nil
-}
-
-// resumesInEpoch reports whether the next epoch continues one that a
-// restored checkpoint was taken inside.
-func (t *Trainer) resumesInEpoch() bool {
-	return t.ckpt.resume != nil && t.ckpt.resume.inEpoch()
 }
 
 // runBatches runs the epoch's batches from skip on; the pass looks one
@@ -179,7 +165,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return false, fmt.Errorf("volt: training loader, epoch %d, batch %d: %w", t.CurrentEpoch(), batchIdx, err)
 	}
 	p.TrainBatch.ready()
-	t.noteStreamState(batchIdx, b)
+	t.ckpt.fit.stream.note(t.CurrentEpoch(), batchIdx, b)
 	t.run.batchSize = b.Size
 	p.At = PointTrainBatchStart
 	if err := t.emit(hookOnTrainBatchStart, hookArgs{batch: b, batchIdx: batchIdx}); err != nil {
@@ -190,8 +176,8 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 		return true, nil
 	}
 	p.TrainBatch.started()
-	out, steps, err := t.optimization.run(b, batchIdx, lastInEpoch)
-	if !t.optimization.tbptt { // TBPTT agrees after every split (runTBPTT)
+	out, steps, err := t.perModule.optimization.run(b, batchIdx, lastInEpoch)
+	if !t.perModule.optimization.tbptt { // TBPTT agrees after every split (runTBPTT)
 		err = t.agreeNonFinite(err)
 	}
 	if err == nil {
@@ -251,7 +237,7 @@ func (l *fitLoop) runBatch(ctx context.Context, b *data.Batch, lastInEpoch bool)
 	}
 	t.run.inBatchEnd = false
 	stepLogsDue = stepLogsDue || stepped && t.stop.requested
-	if err := t.endStepLogs(stepLogsDue); err != nil {
+	if err := t.logs.endStepLogs(stepLogsDue); err != nil {
 		return false, err
 	}
 	if l.stopValidates(stepped) || validate {
