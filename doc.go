@@ -123,8 +123,8 @@
 //	  epochIterator   one pass over a loader, with look-ahead and limits
 //	                  (Keras's EpochIterator).
 //	Optimization    optimization.go, optimizers.go, param_groups.go,
-//	                scheduling.go, clipping.go, manual_optimization.go,
-//	                tbptt.go
+//	                param_select.go, scheduling.go, clipping.go,
+//	                manual_optimization.go, tbptt.go
 //	  optimization    which optimizers step on a batch, in which
 //	                  accumulation mode (Lightning's optimization loops).
 //	Compiled steps  train_steps.go, train_programs.go, train_step_outputs.go,

@@ -2,7 +2,7 @@ package volt
 
 import (
 	"fmt"
-	"strings"
+	"slices"
 
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/optim"
@@ -14,9 +14,10 @@ import (
 type OptimizerSetup struct {
 	// Optimizer is the algorithm and its hyperparameters.
 	Optimizer *optim.Optimizer
-	// Params lists the variable scopes this optimizer updates (a variable
-	// belongs when its path starts with one of them, e.g. "/generator");
-	// empty means every trainable variable.
+	// Params selects the variables this optimizer updates, by scope path
+	// ("/generator") or PyTorch name ("backbone", "layer4.*"; see Selects);
+	// empty means every trainable variable. A selector that selects no
+	// variable of the module is an error when the step is traced.
 	Params []string
 	// Frequency is the number of consecutive batches this optimizer runs
 	// before the next one takes over, with several optimizers; 0 means 1.
@@ -72,15 +73,7 @@ func Optimize(o *optim.Optimizer) Optimizers { return Optimizers{{Optimizer: o}}
 
 // owns reports whether the optimizer updates variable v.
 func (s *OptimizerSetup) owns(v *model.Variable) bool {
-	if len(s.Params) == 0 {
-		return true
-	}
-	for _, prefix := range s.Params {
-		if v.Path() == prefix || strings.HasPrefix(v.Path(), strings.TrimSuffix(prefix, "/")+"/") {
-			return true
-		}
-	}
-	return false
+	return len(s.Params) == 0 || selectsAny(s.Params, v.Path())
 }
 
 // validate checks every setup, naming the optimizer index and field.
@@ -111,12 +104,13 @@ func (o Optimizers) validate() error {
 		if ms, ok := s.Scheduler.(optim.MetricScheduler); ok && ms.NeedsMetric() && s.Monitor == "" {
 			return fmt.Errorf("optimizer %d: its scheduler needs a metric: set Monitor to the name of a logged metric", i)
 		}
-		if err := validateGroups(s.Groups); err != nil {
+		o[i].Groups = slices.Clone(s.Groups) // LR becomes LRScale in the copy
+		if err := validateGroups(o[i].Groups, s.Optimizer.LR); err != nil {
 			return fmt.Errorf("optimizer %d: %w", i, err)
 		}
 		for j, p := range s.Params {
-			if !strings.HasPrefix(p, "/") {
-				return fmt.Errorf("optimizer %d: Params[%d] %q must be a scope path starting with \"/\"", i, j, p)
+			if err := CheckSelector(p); err != nil {
+				return fmt.Errorf("optimizer %d: Params[%d]: %w", i, j, err)
 			}
 		}
 	}

@@ -108,7 +108,12 @@ func TestParamGroupValidation(t *testing.T) {
 		want  string
 	}{
 		{"no selector", volt.ParamGroup{LRScale: 1}, "Groups[0].Params and Names are both empty"},
-		{"relative scope", volt.ParamGroup{Params: []string{"dense"}, LRScale: 1}, `Groups[0].Params[0] "dense" must be a scope path`},
+		{"name that selects nothing", volt.ParamGroup{Params: []string{"dense"}, LRScale: 1}, `Groups[0].Params[0] "dense" selects no variable; the module's top-level names are a, b`},
+		{"scope that selects nothing", volt.ParamGroup{Params: []string{"/a", "/c"}, LRScale: 1}, `Groups[0].Params[1] "/c" selects no variable`},
+		{"neither scope nor name", volt.ParamGroup{Params: []string{"a/dense"}, LRScale: 1}, `Groups[0].Params[0]: "a/dense" is neither a scope path`},
+		{"bad name pattern", volt.ParamGroup{Params: []string{"a["}, LRScale: 1}, `Groups[0].Params[0]: "a[" is not a valid name pattern`},
+		{"LR and LRScale", volt.ParamGroup{Params: []string{"a"}, LR: 0.01, LRScale: 1}, "Groups[0].LR (0.01) and LRScale (1) are both set: set one"},
+		{"negative LR", volt.ParamGroup{Params: []string{"a"}, LR: -1}, "Groups[0].LR must be a finite number > 0"},
 		{"bad pattern", volt.ParamGroup{Names: []string{"[bias"}, LRScale: 1}, `Groups[0].Names[0] "[bias"`},
 		{"pattern with a slash", volt.ParamGroup{Names: []string{"dense/biases"}}, `Groups[0].Names[0] "dense/biases"`},
 		{"negative decay", volt.ParamGroup{Names: []string{"biases"}, LRScale: 1, WeightDecay: volt.Decay(-1)}, "Groups[0].WeightDecay must be a finite number >= 0, got -1"},

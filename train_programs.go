@@ -191,11 +191,15 @@ func (c *compiledSteps) updateSpec(s *Step, opt int) *engine.UpdateSpec {
 	t := c.t
 	setup := &c.opts[opt]
 	spec := &engine.UpdateSpec{
-		OptimizerIdx:   opt,
-		Optimizer:      setup.Optimizer,
-		Precision:      t.cfg.precision,
-		LRScale:        setup.lrScale,
-		WeightDecay:    setup.weightDecay,
+		OptimizerIdx: opt,
+		Optimizer:    setup.Optimizer,
+		Precision:    t.cfg.precision,
+		LRScale: func(v *model.Variable) (int, float64, bool) {
+			return setup.lrScale(t.eng.Store, v)
+		},
+		WeightDecay: func(v *model.Variable) (float64, bool) {
+			return setup.weightDecay(t.eng.Store, v)
+		},
 		TrackGradNorm:  t.cfg.TrackGradNorm,
 		DetectAnomaly:  t.cfg.DetectAnomaly,
 		TerminateOnNaN: t.cfg.TerminateOnNaN,
@@ -203,6 +207,9 @@ func (c *compiledSteps) updateSpec(s *Step, opt int) *engine.UpdateSpec {
 	spec.Vars = func() []*model.Variable {
 		used := engine.TrainableVariables(t.eng.Store, s.graph)
 		t.checkLoaded(s.graph, used)
+		if err := setup.checkSelectors(t.eng.Store); err != nil {
+			panic(fmt.Sprintf("optimizer %d: %v", opt, err))
+		}
 		var vars []*model.Variable
 		for _, v := range used {
 			if setup.owns(v) {

@@ -17,7 +17,11 @@
 // (the unbiased variance, n the elements per feature; momentum 0.1 by
 // default, or 1/num_batches_tracked with CumulativeAverage, PyTorch's
 // momentum=None). In an evaluation graph (validation, test, predict) it
-// normalises with the running statistics. Epsilon is 1e-5.
+// normalises with the running statistics. Epsilon is 1e-5 (in float64
+// exactly 1e-5, as PyTorch's float64 BatchNorm adds: the backend's ops
+// take a float32 epsilon, so float64 is normalised with graph ops).
+// IsAffine tells a batch normalization's weight and bias from other
+// variables (the finetuning callbacks leave them trainable).
 //
 // # Why not GoMLX's layers/norm.BatchNorm
 //
@@ -163,6 +167,11 @@ func (b *Builder) Done() *graph.Node {
 		weight, bias = graph.Ones(g, perFeature), graph.Zeros(g, perFeature)
 	}
 	eps := float32(b.epsilon)
+	// The backend's batch normalization ops take epsilon as a float32: in
+	// float64 that would add float32(1e-5) = 9.99999974737875e-06, not
+	// PyTorch's 1e-5, which parts float64 runs wherever a variance is small
+	// beside epsilon. There the normalization is computed with graph ops.
+	exactEps := x.DType() == dtypes.Float64 && float64(eps) != b.epsilon
 	var synced *syncbn.Trace
 	if b.scope.IsTraining(g) {
 		synced = syncbn.Active(g)
@@ -170,6 +179,10 @@ func (b *Builder) Done() *graph.Node {
 	if !b.track {
 		if synced != nil {
 			mean, variance, _ := synced.Stats(b.scope.Scope(), x, axis)
+			return normalizeWith(x, mean, variance, weight, bias, b.epsilon, axis)
+		}
+		if exactEps {
+			mean, variance := moments(x, axis)
 			return normalizeWith(x, mean, variance, weight, bias, b.epsilon, axis)
 		}
 		normalized, _, _ := graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
@@ -182,6 +195,9 @@ func (b *Builder) Done() *graph.Node {
 	countVar := b.scope.WithInitializer(initializer.Zero).
 		VariableWithShape("num_batches_tracked", shapes.Make(dtypes.Int64)).SetTrainable(false)
 	if !b.scope.IsTraining(g) {
+		if exactEps {
+			return normalizeWith(x, meanVar.NodeValue(g), varVar.NodeValue(g), weight, bias, b.epsilon, axis)
+		}
 		return graph.InternalBatchNormForInference(x, weight, bias, meanVar.NodeValue(g), varVar.NodeValue(g),
 			eps, axis)
 	}
@@ -196,6 +212,10 @@ func (b *Builder) Done() *graph.Node {
 	case n < 2:
 		panic(fmt.Sprintf("batchnorm: expected more than 1 value per feature when training, got input shape %s "+
 			"(feature axis %d)", x.Shape(), axis))
+	case exactEps:
+		batchMean, batchVar = moments(x, axis)
+		normalized = normalizeWith(x, batchMean, batchVar, weight, bias, b.epsilon, axis)
+		unbiased = graph.MulScalar(graph.StopGradient(batchVar), float64(n)/float64(n-1))
 	default:
 		normalized, batchMean, batchVar = graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
 		unbiased = graph.MulScalar(graph.StopGradient(batchVar), float64(n)/float64(n-1))
@@ -213,6 +233,20 @@ func (b *Builder) Done() *graph.Node {
 	meanVar.SetNodeValue(graph.Add(graph.Mul(keep, meanVar.NodeValue(g)), graph.Mul(momentum, batchMean)))
 	varVar.SetNodeValue(graph.Add(graph.Mul(keep, varVar.NodeValue(g)), graph.Mul(momentum, unbiased)))
 	return normalized
+}
+
+// moments returns x's mean and biased variance per feature (over every
+// axis but axis), differentiable.
+func moments(x *graph.Node, axis int) (mean, variance *graph.Node) {
+	var axes []int
+	for i := range x.Rank() {
+		if i != axis {
+			axes = append(axes, i)
+		}
+	}
+	mean = graph.ReduceMean(x, axes...)
+	centered := graph.Sub(x, graph.ExpandAxes(mean, axes...))
+	return mean, graph.ReduceMean(graph.Square(centered), axes...)
 }
 
 // normalizeWith is (x - mean) · rsqrt(variance + epsilon) · weight + bias

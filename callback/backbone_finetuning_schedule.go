@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/voltml/volt/internal/engine"
 	"maps"
 	"math"
 	"slices"
@@ -14,7 +13,9 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt"
+	"github.com/voltml/volt/batchnorm"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/engine"
 )
 
 // Finetuning freezes variable scopes for the start of Fit and unfreezes them
@@ -32,30 +33,52 @@ import (
 // scopes become trainable again and Trainer.AddParamGroup adds them to the
 // optimizer (which retraces the training step).
 //
-// A scope is a variable path prefix such as "/backbone" (a variable belongs
-// to it when its path is the scope or starts with scope+"/"). After the first
-// training batch every scope must match at least one variable; a typo is an
-// error, as in Lightning.
+// Scopes are volt.Selects selectors: a variable path prefix such as
+// "/backbone" (a variable belongs to it when its path is the scope or starts
+// with scope+"/"), or a PyTorch name or pattern such as "layer4" or
+// "layer*" for a model whose variables carry torch's names (package nn's
+// torch-named layers, torchvision, a state dict loaded with package
+// statedict). After the first training batch every scope must match at
+// least one variable; a typo is an error, as in Lightning.
+//
+// Batch normalizations (batchnorm.IsAffine) are Lightning's train_bn=True
+// by default: their weights and biases stay trainable while the rest of
+// their scope is frozen, in whatever group of the optimizer they were
+// (torch's configure_optimizers with filter(lambda p: p.requires_grad,
+// ...) puts them in the first), and the groups added when unfreezing leave
+// them out. FreezeBatchNorm (train_bn=False) freezes them with their scope
+// for good: Lightning never adds them to a group either. Unlike Lightning,
+// whose frozen batch normalizations stop updating their running statistics
+// (track_running_stats=False) until unfrozen, volt's keep updating them.
 type Finetuning struct {
 	configured[FinetuningConfig]
 	state   finetuningState
 	loaded  bool // LoadState was called: keep the state at the next OnFitStart
 	checked bool // the scopes were checked against the store in this Fit
+	// bnAffine holds the paths of the batch normalizations' weights and
+	// biases, found while tracing.
+	bnAffine map[string]bool
 }
 
 // FinetuningConfig configures Finetuning.
 type FinetuningConfig struct {
-	// Freeze lists the scopes frozen when Fit starts.
+	// Freeze lists the scopes frozen when Fit starts: scope paths or
+	// PyTorch names (volt.Selects).
 	Freeze []string
 	// Schedule lists what to unfreeze and when; steps run in epoch order.
 	Schedule []FinetuneStep
+	// FreezeBatchNorm freezes the batch normalizations in Freeze's scopes
+	// too, and keeps them frozen (Lightning's train_bn=False); by default
+	// they train all along (train_bn=True).
+	FreezeBatchNorm bool
 }
 
 // FinetuneStep unfreezes scopes at the start of an epoch.
 type FinetuneStep struct {
 	// Epoch is the epoch (counted from 0) at whose start the step runs.
 	Epoch int
-	// Unfreeze lists the scopes made trainable (usually some of Freeze).
+	// Unfreeze lists the scopes made trainable (usually some of Freeze),
+	// as scope paths or PyTorch names (volt.Selects).
 	Unfreeze []string
 	// LRScale multiplies the optimizer's learning rate for the unfrozen
 	// variables; 0 means 0.1 (Lightning's initial_denom_lr=10).
@@ -83,11 +106,10 @@ func newFinetuning(cfg *FinetuningConfig) (*Finetuning, error) {
 	var errs []error
 	checkScopes := func(field string, scopes []string) {
 		for i, s := range scopes {
-			switch {
-			case s == "/":
+			if s == "/" {
 				errs = append(errs, fmt.Errorf("FinetuningConfig.%s[%d]: \"/\" is the root, every variable: name a scope below it, such as \"/backbone\"", field, i))
-			case !strings.HasPrefix(s, "/"):
-				errs = append(errs, fmt.Errorf("FinetuningConfig.%s[%d]: %q must be a scope path starting with \"/\" such as \"/backbone\"", field, i, s))
+			} else if err := volt.CheckSelector(s); err != nil {
+				errs = append(errs, fmt.Errorf("FinetuningConfig.%s[%d]: %w", field, i, err))
 			}
 		}
 	}
@@ -122,18 +144,18 @@ func newFinetuning(cfg *FinetuningConfig) (*Finetuning, error) {
 
 // inScope reports whether variable path belongs to one of scopes.
 func inScope(path string, scopes []string) bool {
-	for _, s := range scopes {
-		if path == s || strings.HasPrefix(path, strings.TrimSuffix(s, "/")+"/") {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(scopes, func(s string) bool { return volt.Selects(s, path) })
 }
 
-// Frozen reports whether the variable at path is frozen now.
+// Frozen reports whether the variable at path is frozen now (a batch
+// normalization's weight or bias is known as one once the training step
+// has been traced).
 func (f *Finetuning) Frozen(path string) bool {
 	if !inScope(path, f.cfg.Freeze) {
 		return false
+	}
+	if f.bnAffine[path] {
+		return f.cfg.FreezeBatchNorm
 	}
 	for _, st := range f.cfg.Schedule[:f.state.Applied] {
 		if inScope(path, st.Unfreeze) {
@@ -186,7 +208,16 @@ func (f *Finetuning) OnFitStart(t *volt.Trainer) error {
 // OnBeforeBackward freezes, while the training step is traced, the
 // variables of the frozen scopes, before volt collects the trainable ones.
 func (f *Finetuning) OnBeforeBackward(s *volt.Step, _ *graph.Node) {
-	for v := range s.Scope().Store().IterVariables() {
+	store := s.Scope().Store()
+	for v := range store.IterVariables() {
+		if engine.ModuleVariable(v.Path()) && batchnorm.IsAffine(store, v.Path()) {
+			if f.bnAffine == nil {
+				f.bnAffine = map[string]bool{}
+			}
+			f.bnAffine[v.Path()] = true
+		}
+	}
+	for v := range store.IterVariables() {
 		if engine.ModuleVariable(v.Path()) && f.Frozen(v.Path()) {
 			v.SetTrainable(false)
 		}
@@ -212,7 +243,7 @@ func (f *Finetuning) checkScopes(store *model.Store) error {
 		}
 		paths = append(paths, p)
 		top, _, _ := strings.Cut(p[1:], "/")
-		tops["/"+top] = true
+		tops[top] = true
 	}
 	var missing []string
 	check := func(field string, scopes []string) {
@@ -229,7 +260,7 @@ func (f *Finetuning) checkScopes(store *model.Store) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	return fmt.Errorf("Finetuning: FinetuningConfig.%s match(es) no variable; the module's top-level scopes are %s",
+	return fmt.Errorf("Finetuning: FinetuningConfig.%s match(es) no variable; the module's top-level names are %s",
 		strings.Join(missing, ", "), strings.Join(slices.Sorted(maps.Keys(tops)), ", "))
 }
 
@@ -258,7 +289,9 @@ func (f *Finetuning) apply(t *volt.Trainer) error {
 			}
 		}
 	}
-	g, err := t.AddParamGroup(st.Optimizer, volt.ParamGroup{Params: slices.Clone(st.Unfreeze), LRScale: st.LRScale})
+	// The group leaves the batch normalizations where they are: trainable
+	// all along in their former group, or frozen for good.
+	g, err := t.AddParamGroup(st.Optimizer, volt.ParamGroup{Params: slices.Clone(st.Unfreeze), ExcludeBatchNorm: true, LRScale: st.LRScale})
 	if err != nil {
 		return fmt.Errorf("Finetuning: %w", err)
 	}

@@ -20,7 +20,9 @@ func TestNewFinetuningValidates(t *testing.T) {
 	}{
 		{"valid", callback.FinetuningConfig{Freeze: []string{"/backbone"}, Schedule: []callback.FinetuneStep{{Epoch: 2, Unfreeze: []string{"/backbone"}}}}, ""},
 		{"root scope", callback.FinetuningConfig{Freeze: []string{"/"}}, `Freeze[0]: "/" is the root, every variable: name a scope below it, such as "/backbone"`},
-		{"relative scope", callback.FinetuningConfig{Freeze: []string{"backbone"}}, `Freeze[0]: "backbone" must be a scope path starting with "/"`},
+		{"torch name", callback.FinetuningConfig{Freeze: []string{"layer*", "fc.bias"}}, ""},
+		{"neither path nor name", callback.FinetuningConfig{Freeze: []string{"backbone/dense"}}, `Freeze[0]: "backbone/dense" is neither a scope path (which starts with "/") nor a PyTorch name`},
+		{"bad pattern", callback.FinetuningConfig{Freeze: []string{"layer["}}, `Freeze[0]: "layer[" is not a valid name pattern`},
 		{"root scope", callback.FinetuningConfig{Freeze: []string{"/"}}, `Freeze[0]: "/"`},
 		{"negative epoch", callback.FinetuningConfig{Schedule: []callback.FinetuneStep{{Epoch: -1, Unfreeze: []string{"/a"}}}}, "Schedule[0].Epoch: must be >= 0"},
 		{"nothing to unfreeze", callback.FinetuningConfig{Schedule: []callback.FinetuneStep{{Epoch: 1}}}, "Schedule[0].Unfreeze: required"},
@@ -49,8 +51,10 @@ func TestNewBackboneFinetuningValidates(t *testing.T) {
 		{"defaults", callback.BackboneFinetuningConfig{}, ""},
 		{"epoch", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: -2}, "UnfreezeAtEpoch: must be >= 1"},
 		{"ratio", callback.BackboneFinetuningConfig{InitialRatio: -0.1}, "InitialRatio: must be a finite number > 0 (0 means 0.1)"},
-		{"multiplier", callback.BackboneFinetuningConfig{Multiplier: math.Inf(1)}, "Multiplier: must be a finite number > 0 (0 means 1.5)"},
-		{"scope", callback.BackboneFinetuningConfig{Scope: "backbone"}, `"backbone" must be a scope path`},
+		{"multiplier", callback.BackboneFinetuningConfig{Multiplier: math.Inf(1)}, "Multiplier: must be a finite number > 0 (0 means 2)"},
+		{"lambda and multiplier", callback.BackboneFinetuningConfig{Multiplier: 3, Lambda: func(int) float64 { return 1 }}, "Lambda and Multiplier are both set (3): set one"},
+		{"initial lr", callback.BackboneFinetuningConfig{InitialLR: -1}, "InitialLR: must be a finite number > 0"},
+		{"backbone", callback.BackboneFinetuningConfig{Backbone: []string{"/"}}, `Backbone or Optimizer: callback.NewFinetuning: FinetuningConfig.Freeze[0]: "/" is the root`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,7 +146,7 @@ func TestFinetuningFreezesAndUnfreezesOnSchedule(t *testing.T) {
 func TestFinetuningRejectsUnknownScope(t *testing.T) {
 	ft := callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"/backbne"}})
 	_, err := fit(t, quiet(volt.Config{MaxEpochs: 1}), &twoPart{}, trainOnly(), ft)
-	if err == nil || !strings.Contains(err.Error(), `Freeze[0] "/backbne" match(es) no variable`) || !strings.Contains(err.Error(), "/backbone, /head") {
+	if err == nil || !strings.Contains(err.Error(), `Freeze[0] "/backbne" match(es) no variable`) || !strings.Contains(err.Error(), "names are backbone, head") {
 		t.Fatalf("Fit error %v, want one naming the scope and the module's scopes", err)
 	}
 }
@@ -177,7 +181,9 @@ func TestBackboneFinetuningScaleSequence(t *testing.T) {
 	}{
 		{"aligned", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 1, Multiplier: 2}, []float64{0, 0.1, 0.2, 0.4, 0.8, 1}},
 		{"not aligned", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 1, Multiplier: 2, NoAlign: true}, []float64{0, 0.1, 0.2, 0.4, 0.8, 1.6}},
-		{"defaults from epoch 3", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 3}, []float64{0, 0, 0, 0.1, 0.15, 0.225}},
+		{"defaults from epoch 3", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 3}, []float64{0, 0, 0, 0.1, 0.2, 0.4}},
+		{"lambda of the epoch", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 1, Lambda: func(e int) float64 { return float64(e) }}, []float64{0, 0.1, 0.3, 1, 1, 1}},
+		{"initial lr", callback.BackboneFinetuningConfig{UnfreezeAtEpoch: 2, InitialLR: 0.005, Multiplier: 3}, []float64{0, 0, 0.5, 1, 1, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +201,7 @@ func TestBackboneFinetuningScaleSequence(t *testing.T) {
 					t.Errorf("epoch %d: backbone trainable = %v, want %v", e, got, want > 0)
 				}
 			}
-			if got := tr.Optimizers()[0].Groups; len(got) != 1 || got[0].Params[0] != "/backbone" {
+			if got := tr.Optimizers()[0].Groups; len(got) != 1 || got[0].Params[0] != "backbone" {
 				t.Errorf("parameter groups %+v, want one for /backbone", got)
 			}
 		})

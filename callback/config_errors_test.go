@@ -34,7 +34,7 @@ func TestBadCallbackConfigReachesNewTrainer(t *testing.T) {
 		{callback.NewStochasticWeightAveraging(callback.StochasticWeightAveragingConfig{}), "StochasticWeightAveragingConfig"},
 		{callback.NewEMAWeightAveraging(callback.EMAWeightAveragingConfig{Decay: 2}), "EMAWeightAveragingConfig.Decay"},
 		{callback.NewBackboneFinetuning(callback.BackboneFinetuningConfig{Multiplier: -1}), "BackboneFinetuningConfig.Multiplier"},
-		{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"x"}}), "FinetuningConfig.Freeze[0]"},
+		{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"x/y"}}), "FinetuningConfig.Freeze[0]"},
 	}
 	for _, tc := range tests {
 		t.Run(fmt.Sprintf("%T", tc.cb), func(t *testing.T) {

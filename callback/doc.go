@@ -17,7 +17,7 @@
 //	GradientAccumulationScheduler  changes AccumulateGradBatches by epoch
 //	ModelCheckpoint                saves checkpoints on a cadence, keeps the top k, writes last.ckpt
 //	OnExceptionCheckpoint          saves a resumable checkpoint when a run fails or is interrupted
-//	Finetuning, BackboneFinetuning freeze variable scopes and unfreeze them at chosen epochs
+//	Finetuning, BackboneFinetuning freeze variables (by scope or PyTorch name) and unfreeze them at chosen epochs
 //	StochasticWeightAveraging      averages the weights of the last epochs, with an annealed LR
 //	EMAWeightAveraging             keeps an exponential moving average of the weights
 //

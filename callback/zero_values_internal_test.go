@@ -35,8 +35,8 @@ func TestZeroValuesAreTheDocumentedDefaults(t *testing.T) {
 		{"BackboneFinetuning",
 			func() any { return valid(t, NewBackboneFinetuning(BackboneFinetuningConfig{})).cfg },
 			func() any {
-				return valid(t, NewBackboneFinetuning(BackboneFinetuningConfig{Scope: "/backbone", UnfreezeAtEpoch: 10,
-					InitialRatio: 0.1, Multiplier: 1.5})).cfg
+				return valid(t, NewBackboneFinetuning(BackboneFinetuningConfig{Backbone: []string{"backbone"}, UnfreezeAtEpoch: 10,
+					InitialRatio: 0.1, Multiplier: 2})).cfg
 			}},
 		{"EMAWeightAveraging",
 			func() any { return valid(t, NewEMAWeightAveraging(EMAWeightAveragingConfig{})).cfg },

@@ -52,7 +52,7 @@ func TestPrintConfigShowsEffectiveDefaults(t *testing.T) {
 				"- prediction_writer:\n        dir: predictions\n        write_interval: batch\n",
 				"decay: 0.999\n        update_every: 1\n",
 				"use_for_validation: true\n        copy_to_model: true\n",
-				"scope: /backbone\n        unfreeze_at_epoch: 10\n        initial_ratio: 0.1\n        multiplier: 1.5\n",
+				"backbone: [backbone]\n        unfreeze_at_epoch: 10\n        initial_ratio: 0.1\n        initial_lr: 0.0\n        multiplier: 2.0\n",
 				"- model_summary:\n        max_depth: 1\n",
 				"logging_interval: epoch\n",
 				"refresh_interval: 100ms\n",

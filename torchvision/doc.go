@@ -14,5 +14,12 @@
 //
 // The variables under scope are torchvision's state_dict keys with "/"
 // for ".": conv1/weight, bn1/running_mean, layer1/0/conv1/weight,
-// layer2/0/downsample/0/weight, fc/bias, ….
+// layer2/0/downsample/0/weight, fc/bias, …. Fine-tuning names them as
+// torch does (volt.Selects): the backbone is {"conv1", "bn1", "layer*"}
+// for callback.BackboneFinetuning, "layer4" a ParamGroup's Params
+// (examples/finetune). Twenty SGD fine-tuning steps match torch's losses
+// within 2.4e-14 in float64 over every parameter, and within 3.4e-5 in
+// float32 over the head and batch norms (TestResNet18FineTuningAsTorch64,
+// TestResNet18FineTuningAsTorch, which say why float32 cannot be compared
+// over the whole network).
 package torchvision

@@ -31,6 +31,7 @@ import (
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/cmdexit"
 	"github.com/voltml/volt/examples/internal/digits"
+	"github.com/voltml/volt/examples/internal/mnistfolder"
 )
 
 func main() { cmdexit.Exit("imagefolder", run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -64,11 +65,11 @@ func run(args []string, out, errOut io.Writer) error {
 		}
 		defer os.RemoveAll(tmp) // made above: everything in it is ours
 		folder = tmp
-	} else if err := prepareDir(folder); err != nil {
+	} else if err := mnistfolder.Prepare(folder); err != nil {
 		return err
 	}
 	start := time.Now()
-	n, err := writeFolders(folder, *perClass, *valPerClass, *shuffleLabels, *seed)
+	n, err := mnistfolder.Write(folder, *perClass, *valPerClass, *shuffleLabels, *seed)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/voltml/volt/examples/internal/mnistfolder"
 	"github.com/voltml/volt/examples/internal/stderr"
 )
 
@@ -69,13 +70,13 @@ func TestImageFolderDir(t *testing.T) {
 		t.Errorf("the refused folder has %d entries, want its 1 file only", len(entries))
 	}
 	own := filepath.Join(t.TempDir(), "new")
-	if err := prepareDir(own); err != nil {
+	if err := mnistfolder.Prepare(own); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeFolders(own, 1, 1, false, 1); err != nil {
+	if _, err := mnistfolder.Write(own, 1, 1, false, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := prepareDir(own); err != nil {
+	if err := mnistfolder.Prepare(own); err != nil {
 		t.Errorf("a folder the example wrote: %v, want it reused", err)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
-	"github.com/voltml/volt/internal/golower"
 	"github.com/voltml/volt/internal/fusedupdate"
+	"github.com/voltml/volt/internal/golower"
 )
 
 // HostUpdateEnvVar names the environment variable that, set to "off", keeps

@@ -1,4 +1,7 @@
-package main
+// Package mnistfolder writes MNIST as a folder of PNG images per class,
+// torchvision's ImageFolder layout, for the examples that read images
+// through data.ImageFolder (imagefolder, finetune).
+package mnistfolder
 
 import (
 	"errors"
@@ -12,13 +15,15 @@ import (
 	"github.com/voltml/volt/datasets/mnist"
 )
 
-// markerName is the file that marks a folder as written by this example.
+// markerName is the file that marks a folder as written by Write (named
+// after the example that first wrote it, so that its folders stay
+// accepted).
 const markerName = "volt-imagefolder.txt"
 
-// prepareDir makes dir ready to be written: it creates it when missing and
-// accepts it when empty or marked as this example's; a non-empty folder
+// Prepare makes dir ready to be written: it creates it when missing and
+// accepts it when empty or marked as written by Write; a non-empty folder
 // without the marker is refused, so nothing of the user's is overwritten.
-func prepareDir(dir string) error {
+func Prepare(dir string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return os.MkdirAll(dir, 0o755)
@@ -35,17 +40,18 @@ func prepareDir(dir string) error {
 	return fmt.Errorf("-dir %s is not empty and was not written by this example (no %s in it): give an empty or new folder", dir, markerName)
 }
 
-// writeFolders writes dir/train/<digit>/NNNNN.png (the first perClass
+// Write writes dir/train/<digit>/NNNNN.png (the first perClass
 // images of each digit of MNIST's training set) and dir/val/<digit>/ (the
 // first valPerClass of each digit of its test set). With shuffleLabels each
 // training image goes under a random digit's folder instead (a control: a
-// model can then learn nothing that holds on val).
-func writeFolders(dir string, perClass, valPerClass int, shuffleLabels bool, seed uint64) (int, error) {
+// model can then learn nothing that holds on val). It returns the number
+// of images written.
+func Write(dir string, perClass, valPerClass int, shuffleLabels bool, seed uint64) (int, error) {
 	train, test, err := mnist.Load()
 	if err != nil {
 		return 0, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, markerName), []byte("written by github.com/voltml/volt/examples/imagefolder\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, markerName), []byte("written by github.com/voltml/volt/examples/internal/mnistfolder (examples imagefolder, finetune)\n"), 0o644); err != nil {
 		return 0, err
 	}
 	rng := rand.New(rand.NewPCG(seed, 1))
