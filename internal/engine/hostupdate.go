@@ -41,6 +41,8 @@ type hostUpdate struct {
 	// variable (nil outside any group); weightDecay its weight decay.
 	lrScales    []*model.Variable
 	weightDecay []float64
+	// stateFlat is run's reused list of one parameter's state slices.
+	stateFlat [][]float32
 }
 
 // hostUpdates reports whether the engine's backend keeps buffers in host
@@ -126,13 +128,15 @@ func (h *hostUpdate) run(e *Engine, grads []*tensors.Tensor) error {
 		if err != nil {
 			return fmt.Errorf("host update: gradient of %s: %w", p.Path(), err)
 		}
-		state := make([][]float32, len(h.state[i]))
-		for k, v := range h.state[i] {
-			if state[k], err = hostFlat[float32](e, v); err != nil {
+		h.stateFlat = h.stateFlat[:0]
+		for _, v := range h.state[i] {
+			flat, err := hostFlat[float32](e, v)
+			if err != nil {
 				return err
 			}
+			h.stateFlat = append(h.stateFlat, flat)
 		}
-		fusedupdate.Apply(o, t, paramLR, h.weightDecay[i], param, grad, state)
+		fusedupdate.Apply(o, t, paramLR, h.weightDecay[i], param, grad, h.stateFlat)
 	}
 	e.hostWrites.Add(1)
 	return nil
