@@ -126,17 +126,11 @@ func run(args []string, out, errOut io.Writer) error {
 	}
 	fmt.Fprintf(out, "read %d tensors from %s\n", weights.Len(), *weightsPath)
 
-	folder := *dir
-	if folder == "" {
-		tmp, err := os.MkdirTemp("", "volt-finetune-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp) // made above: everything in it is ours
-		folder = tmp
-	} else if err := mnistfolder.Prepare(folder); err != nil {
+	folder, cleanup, err := mnistfolder.Folder(*dir, "volt-finetune-")
+	if err != nil {
 		return err
 	}
+	defer cleanup()
 	start := time.Now()
 	n, err := mnistfolder.Write(folder, *perClass, *valPerClass, false, *seed)
 	if err != nil {

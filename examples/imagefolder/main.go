@@ -57,17 +57,11 @@ func run(args []string, out, errOut io.Writer) error {
 	if *perClass < 1 || *valPerClass < 1 {
 		return fmt.Errorf("-train-per-class and -val-per-class must be >= 1, got %d and %d", *perClass, *valPerClass)
 	}
-	folder := *dir
-	if folder == "" {
-		tmp, err := os.MkdirTemp("", "volt-imagefolder-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp) // made above: everything in it is ours
-		folder = tmp
-	} else if err := mnistfolder.Prepare(folder); err != nil {
+	folder, cleanup, err := mnistfolder.Folder(*dir, "volt-imagefolder-")
+	if err != nil {
 		return err
 	}
+	defer cleanup()
 	start := time.Now()
 	n, err := mnistfolder.Write(folder, *perClass, *valPerClass, *shuffleLabels, *seed)
 	if err != nil {

@@ -40,6 +40,21 @@ func Prepare(dir string) error {
 	return fmt.Errorf("-dir %s is not empty and was not written by this example (no %s in it): give an empty or new folder", dir, markerName)
 }
 
+// Folder returns the folder an example writes its images into: dir,
+// prepared (Prepare), or, when dir is "", a new temporary folder named after
+// tempPrefix, which cleanup removes (everything in it is the example's);
+// cleanup does nothing for a folder the user gave.
+func Folder(dir, tempPrefix string) (folder string, cleanup func(), err error) {
+	if dir != "" {
+		return dir, func() {}, Prepare(dir)
+	}
+	tmp, err := os.MkdirTemp("", tempPrefix)
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
 // Write writes dir/train/<digit>/NNNNN.png (the first perClass
 // images of each digit of MNIST's training set) and dir/val/<digit>/ (the
 // first valPerClass of each digit of its test set). With shuffleLabels each
