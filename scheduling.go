@@ -83,6 +83,11 @@ func (t *Trainer) stepSchedulers(interval Interval, count int64, plateau bool) e
 			}
 			metric = v
 		}
+		if b, ok := o.Scheduler.(optim.BoundedScheduler); ok {
+			if err := b.CheckStep(); err != nil {
+				return fmt.Errorf("volt: optimizer %d's scheduler: %w", i, err)
+			}
+		}
 		if err := t.setLR(i, o.Scheduler.Step(metric)); err != nil {
 			return err
 		}

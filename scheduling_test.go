@@ -204,3 +204,25 @@ func TestSchedulerLiteralsValidateAtFit(t *testing.T) {
 		})
 	}
 }
+
+// TestOneCyclePastTotalStepsFailsFit: a OneCycleLR stepped more than its
+// TotalSteps fails Fit at that step, as Lightning's run raises torch's
+// "Tried to step 7 times. The specified number of total steps is 5": the
+// error names the optimizer, the scheduler, the step and TotalSteps, and
+// the run ends after the batch whose scheduler step it was.
+func TestOneCyclePastTotalStepsFailsFit(t *testing.T) {
+	m := &scheduled{setup: volt.OptimizerSetup{Optimizer: optim.SGD(0.1),
+		Scheduler: &optim.OneCycleLR{MaxLR: 0.1, TotalSteps: 5}, Interval: volt.IntervalStep}}
+	tr, err := volt.NewTrainer(quiet(volt.Config{MaxEpochs: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.Fit(t.Context(), m, loaderOf(regression(16, 1), 4))
+	const want = "optimizer 0's scheduler: optim.OneCycleLR: step 6 is past TotalSteps 5"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("Fit error = %v, want one containing %q", err, want)
+	}
+	if tr.GlobalStep() != 6 || tr.CurrentEpoch() != 1 {
+		t.Errorf("failed at epoch %d, global step %d; Lightning fails at epoch 1, global step 6", tr.CurrentEpoch(), tr.GlobalStep())
+	}
+}

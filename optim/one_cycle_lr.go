@@ -21,8 +21,10 @@ const (
 // back down to MaxLR/DivFactor symmetrically). It ignores the optimizer's
 // base LR. Momentum is not cycled.
 //
-// PyTorch raises an error when stepped more than TotalSteps times; volt keeps
-// the learning rate of step TotalSteps instead.
+// The cycle ends at step TotalSteps: as PyTorch raises ("Tried to step N
+// times. The specified number of total steps is M"), a step past it is
+// refused (CheckStep says so beforehand; Fit fails with that error, and
+// Step panics with it).
 //
 // MaxLR and TotalSteps are required; the other fields' zero values are
 // PyTorch's defaults, so &optim.OneCycleLR{MaxLR: 0.1, TotalSteps: 1000} is
@@ -160,12 +162,27 @@ func (s *OneCycleLR) Start(float64) float64 {
 	return s.p.start(initial, c.lrAt(0))
 }
 
-// Step implements Scheduler.
-func (s *OneCycleLR) Step(float64) float64 {
-	e := s.p.advance("OneCycleLR")
-	if e > s.TotalSteps {
-		return float64(s.p.LR)
+// CheckStep implements BoundedScheduler: an error, naming the step and
+// TotalSteps, when the next Step would go past the cycle's end.
+func (s *OneCycleLR) CheckStep() error {
+	if next := s.p.Epoch + 1; next > s.TotalSteps {
+		return fmt.Errorf("optim.OneCycleLR: step %d is past TotalSteps %d, where the cycle ends "+
+			"(PyTorch raises \"Tried to step %d times. The specified number of total steps is %d\"): "+
+			"make TotalSteps the number of scheduler steps the run takes (Trainer.EstimatedSteppingBatches for Interval step)",
+			next, s.TotalSteps, next+1, s.TotalSteps)
 	}
+	return nil
+}
+
+// Step implements Scheduler. A step past TotalSteps panics with
+// CheckStep's error, leaving the scheduler as it was.
+func (s *OneCycleLR) Step(float64) float64 {
+	if s.p.Started {
+		if err := s.CheckStep(); err != nil {
+			panic(err)
+		}
+	}
+	e := s.p.advance("OneCycleLR")
 	c := s.withDefaults()
 	return s.p.set(c.lrAt(e))
 }

@@ -39,6 +39,17 @@ type MetricScheduler interface {
 	NeedsMetric() bool
 }
 
+// BoundedScheduler is implemented by schedulers whose schedule ends after a
+// number of steps (OneCycleLR's TotalSteps), where PyTorch raises on the
+// step past the end. The trainer asks CheckStep before each Step and fails
+// the run with its error.
+type BoundedScheduler interface {
+	Scheduler
+	// CheckStep returns nil when one more Step is within the schedule,
+	// else an error naming the scheduler, that step and the last one.
+	CheckStep() error
+}
+
 // StepPeeker is implemented by schedulers that can say what their state
 // would be after a Step without taking it. The trainer uses it when a
 // checkpoint saved in OnTrainEpochEnd must hold the state after the plateau

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -280,20 +281,39 @@ func TestMetricScheduler(t *testing.T) {
 	}
 }
 
-// TestOneCycleHoldsAfterTotalSteps checks volt's documented divergence from
-// PyTorch (which raises): past TotalSteps the LR stays put.
-func TestOneCycleHoldsAfterTotalSteps(t *testing.T) {
+// TestOneCycleRefusesStepsPastTotalSteps: as PyTorch raises ("Tried to
+// step 12 times. The specified number of total steps is 10"), the step
+// after TotalSteps is refused: CheckStep says so beforehand, naming the
+// scheduler, the step and TotalSteps, and Step panics with that error; the
+// steps up to TotalSteps are allowed.
+func TestOneCycleRefusesStepsPastTotalSteps(t *testing.T) {
 	s := NewOneCycleLR(1, 10)
 	s.Start(0)
-	for range 10 {
+	for i := range 10 {
+		if err := s.CheckStep(); err != nil {
+			t.Fatalf("step %d of 10: CheckStep: %v", i+1, err)
+		}
 		s.Step(math.NaN())
 	}
 	last := s.LR()
-	for i := range 3 {
-		if got := s.Step(math.NaN()); got != last {
-			t.Errorf("step %d past TotalSteps: LR %v, want %v", 11+i, got, last)
-		}
+	const want = "optim.OneCycleLR: step 11 is past TotalSteps 10"
+	err := s.CheckStep()
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("CheckStep after 10 steps = %v, want an error containing %q", err, want)
 	}
+	func() {
+		defer func() {
+			r := recover()
+			if e, ok := r.(error); !ok || !strings.Contains(e.Error(), want) {
+				t.Errorf("Step past TotalSteps panicked with %v, want an error containing %q", r, want)
+			}
+		}()
+		s.Step(math.NaN())
+	}()
+	if s.LR() != last {
+		t.Errorf("a refused step changed the LR: %v, want %v", s.LR(), last)
+	}
+	var _ BoundedScheduler = s
 }
 
 // TestSchedulerStepBeforeStart checks that Step without Start panics with a
