@@ -74,6 +74,36 @@ func (o logOptions) logsSomething(name string) error {
 	return nil
 }
 
+// epochOnlyHooks are the hooks Lightning lets log epoch values only
+// (its _FxValidator: allowed_on_step (False,), allowed_on_epoch (True,)).
+var epochOnlyHooks = map[hookID]bool{
+	hookOnTrainStart: true, hookOnTrainEpochStart: true, hookOnTrainEpochEnd: true,
+	hookOnValidationStart: true, hookOnValidationEpochStart: true, hookOnValidationEpochEnd: true,
+	hookOnTestStart: true, hookOnTestEpochStart: true, hookOnTestEpochEnd: true,
+}
+
+// allowedIn refuses, in a hook that runs once per loop or epoch, options
+// that ask for step values: OnStep(true) or OnEpoch(false), as Lightning's
+// self.log raises there ("You can't `self.log(on_step=True)` inside
+// `on_train_epoch_end`, must be one of (False,)").
+func (o logOptions) allowedIn(name string, hook hookID) error {
+	if !epochOnlyHooks[hook] {
+		return nil
+	}
+	bad := ""
+	switch {
+	case o.onStep:
+		bad = "OnStep(true)"
+	case !o.onEpoch:
+		bad = "OnEpoch(false)"
+	default:
+		return nil
+	}
+	return fmt.Errorf("Log(%q) with %s in %s: that hook runs once per epoch, so it logs epoch values only "+
+		"(OnStep(false), OnEpoch(true), the defaults there; Lightning raises too): drop %s, or log the value in a batch hook or a step",
+		name, bad, hookTable[hook].name, bad)
+}
+
 func resolveLogOptions(o logOptions, opts []LogOption) logOptions {
 	for _, opt := range opts {
 		if opt != nil {

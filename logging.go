@@ -140,7 +140,10 @@ func (l *logging) currentEpoch() int { return int(l.progress.Epoch.Total.Complet
 // per-step logging, elsewhere to an epoch value (a mean weighted by batch size).
 // Outside a run the call is ignored with a warning. OnStep(false) with
 // OnEpoch(false) logs nothing and is refused: the hook fails, as Lightning's
-// self.log raises.
+// self.log raises; so are OnStep(true) and OnEpoch(false) in the hooks that
+// run once per loop or epoch (OnTrainStart, OnTrainEpochStart,
+// OnTrainEpochEnd and their validation and test twins), where Lightning
+// allows epoch values only.
 func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	if t.run.res == nil {
 		t.sayOnce("log-outside", "volt: Trainer.Log called outside a running loop; value ignored", slog.String("metric", name))
@@ -148,6 +151,9 @@ func (t *Trainer) Log(name string, value float64, opts ...LogOption) {
 	}
 	batchLevel := t.run.inHook == hookOnTrainBatchStart || t.run.inHook == hookOnTrainBatchEnd
 	o := resolveLogOptions(defaultLogOptions(t.state.Stage, batchLevel), opts)
+	if err := o.allowedIn(name, t.run.inHook); err != nil {
+		panic("volt.Trainer." + err.Error())
+	}
 	if err := o.logsSomething(name); err != nil {
 		// Raised in the hook that logs, which fails (a HookError naming
 		// it), as Lightning's self.log raises.
