@@ -422,7 +422,10 @@ func (l *fitLoop) prepare(ctx context.Context) error {
 // looking one batch ahead.
 func (l *fitLoop) openEpoch(ctx context.Context, epoch, skip int) *epochIterator {
 	// A resumed stream starts from its saved position (stream_resume.go).
-	return l.t.openEpoch(l.t.streamContext(ctx, l.train, epoch, skip), actTrainNext, l.train, epoch, skip, l.trainLimit, true)
+	// The loop reads l.trainLimit batches of each epoch and no other, as
+	// Lightning's: a RandomSampler's order follows torch's (WithBatchesRead).
+	ctx = data.WithBatchesRead(l.t.streamContext(ctx, l.train, epoch, skip), l.trainLimit)
+	return l.t.openEpoch(ctx, actTrainNext, l.train, epoch, skip, l.trainLimit, true)
 }
 
 // epochBatches returns the training batches of epoch from skip on: the pass

@@ -21,7 +21,7 @@ func (l *DataLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2[*Ba
 			return l.streamTasks(ctx, epoch, skip, nil)
 		}
 		seed := l.seedFor(ctx)
-		order, err := l.orderOf(epoch, seed)
+		order, err := l.orderRead(ctx, epoch, seed)
 		if err != nil {
 			return errorTask(err)
 		}

@@ -26,6 +26,9 @@ func (c *CombinedLoader) Batches(ctx context.Context, epoch, skip int) iter.Seq2
 			yield(nil, fmt.Errorf("data.CombinedLoader.Batches: skip must be >= 0, got %d", skip))
 			return
 		}
+		// The caller's batch count is the combined loader's, not its
+		// loaders': they are read to their ends (WithBatchesRead).
+		ctx = context.WithValue(ctx, batchesReadKey{}, nil)
 		mode, _ := c.mode()
 		if mode == Sequential {
 			c.sequential(ctx, epoch, skip, yield)

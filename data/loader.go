@@ -189,6 +189,40 @@ func (l *DataLoader) orderOf(epoch int, seed uint64) ([]int, error) {
 	return l.order(epoch, seed), nil
 }
 
+// orderRead is orderOf for a Batches call with ctx: a RandomSampler's
+// indices as torch's DataLoader yields them to a loop that reads each epoch
+// as ctx says (WithBatchesRead), else to its end.
+func (l *DataLoader) orderRead(ctx context.Context, epoch int, seed uint64) ([]int, error) {
+	rs, ok := l.Sampler.(RandomSampler)
+	if p, isPtr := l.Sampler.(*RandomSampler); isPtr && p != nil {
+		rs, ok = *p, true
+	}
+	limit, told := batchesRead(ctx)
+	if !ok || !told || l.Dataset == nil || l.BatchSampler != nil {
+		return l.orderOf(epoch, seed)
+	}
+	n := l.Dataset.Len()
+	order, err := rs.indicesRead(n, epoch, seed, l.epochRead(rs.numSamples(n), limit))
+	if err != nil {
+		return nil, fmt.Errorf("data.DataLoader.Sampler: epoch %d: %w", epoch, err)
+	}
+	return order, nil
+}
+
+// epochRead is how far torch's BatchSampler reads an epoch's k sampler
+// indices for a loop that takes at most limit batches (limit < 0: all)
+// and asks for no other: whole batches of them, and past the end only to
+// build a short last batch (not with DropLast).
+func (l *DataLoader) epochRead(k, limit int) epochRead {
+	b := l.batchSize()
+	all := batchCount(k, b, l.DropLast)
+	batches := all
+	if limit >= 0 {
+		batches = min(all, limit)
+	}
+	return epochRead{count: min(batches*b, k), past: !l.DropLast && k%b != 0 && batches == all}
+}
+
 // seed returns the effective shuffle seed outside Batches.
 func (l *DataLoader) seed() uint64 { return l.seedFor(context.Background()) }
 

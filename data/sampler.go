@@ -10,10 +10,14 @@ import (
 // this package draw their indices from torch's CPU generator seeded with
 // their seed, continued from epoch to epoch as one torch.Generator is: for
 // the same seed each yields, epoch after epoch, the indices the torch
-// sampler yields with generator=torch.Generator().manual_seed(seed). An
-// epoch's indices are a function of (seed, epoch) alone, so a run resumed
-// mid-epoch reads exactly the rest of them (epoch e costs the generator
-// draws of the epochs before it, skipped without building them).
+// sampler yields with generator=torch.Generator().manual_seed(seed) to a
+// loop that reads each epoch to its end; a DataLoader whose caller says
+// how far it reads each epoch (WithBatchesRead, as volt.Trainer does for
+// its training loader) yields a RandomSampler's indices as torch's
+// DataLoader yields them to such a loop (Lightning's fit loop). An epoch's
+// indices are a function of (seed, epoch) and how each epoch is read, so a
+// run resumed mid-epoch reads exactly the rest of them (epoch e costs the
+// generator draws of the epochs before it, skipped without building them).
 type Sampler interface {
 	// Len returns how many indices an epoch has for a dataset of n
 	// examples (torch's len(sampler)).
@@ -56,8 +60,50 @@ func (s RandomSampler) numSamples(n int) int {
 // Len implements Sampler.
 func (s RandomSampler) Len(n int) int { return s.numSamples(n) }
 
-// Indices implements Sampler.
+// Indices implements Sampler: the indices torch's sampler yields to a
+// loop that reads each epoch to its end.
 func (s RandomSampler) Indices(n, epoch int, seed uint64) ([]int, error) {
+	return s.indicesRead(n, epoch, seed, toTheEnd(s.numSamples(n)))
+}
+
+// epochRead is how far a loop reads a sampler's indices in each epoch:
+// the first count of them, and whether it then asks for one more (past),
+// as a loop to the sampler's end does.
+type epochRead struct {
+	count int
+	past  bool
+}
+
+// toTheEnd is the epochRead of a loop over all k indices of an epoch.
+func toTheEnd(k int) epochRead { return epochRead{count: k, past: true} }
+
+// drawsPerEpoch is the number of generator draws an epoch of k indices
+// costs when read as r: torch's RandomSampler draws each randperm(n) (n-1
+// draws), or each randint chunk of 32 indices (one draw each, two for
+// n >= 2^32), when the loop first reads into it; the last one, of k%n (or
+// k%32) indices, also when the loop asks past the end.
+func (s RandomSampler) drawsPerEpoch(n, k int, r epochRead) int {
+	chunk, cost, per := n, n-1, 1
+	if s.Replacement {
+		chunk, cost = 32, 32
+		if uint64(n) >= 1<<32 {
+			per = 2
+		}
+	}
+	full := k / chunk
+	draws := min(full, (r.count+chunk-1)/chunk) * cost
+	if r.count > full*chunk || r.past {
+		if s.Replacement {
+			draws += k % chunk
+		} else {
+			draws += cost
+		}
+	}
+	return draws * per
+}
+
+// indicesRead returns epoch's indices when every earlier epoch was read as r.
+func (s RandomSampler) indicesRead(n, epoch int, seed uint64, r epochRead) ([]int, error) {
 	if s.NumSamples < 0 {
 		return nil, fmt.Errorf("data.RandomSampler.NumSamples: must be >= 0 (0 = the dataset's length), got %d", s.NumSamples)
 	}
@@ -66,14 +112,7 @@ func (s RandomSampler) Indices(n, epoch int, seed uint64) ([]int, error) {
 	}
 	k := s.numSamples(n)
 	g := newTorchGenerator(samplerSeed(s.Seed, seed))
-	// torch draws 32 values per randint call; the draw count is the same.
-	perEpoch := k
-	if !s.Replacement {
-		perEpoch = (k/n + 1) * (n - 1) // randperm(n) k/n times, then once more
-	} else if uint64(n) >= 1<<32 {
-		perEpoch = 2 * k
-	}
-	g.discard(epoch * perEpoch)
+	g.discard(epoch * s.drawsPerEpoch(n, k, r))
 	if s.Replacement {
 		return g.randint(n, k), nil
 	}

@@ -35,6 +35,19 @@ type samplerGoldens struct {
 		Seed          uint64
 		Epochs        [][][]int
 	}
+	// LoaderReads are a DataLoader over a seeded RandomSampler read by a
+	// loop that stops after Limit batches of each epoch (-1: after the
+	// last one, asking for no other), as Lightning's fit loop reads it.
+	LoaderReads []struct {
+		N           int  `json:"n"`
+		NumSamples  int  `json:"num_samples"`
+		Replacement bool `json:"replacement"`
+		BatchSize   int  `json:"batch_size"`
+		DropLast    bool `json:"drop_last"`
+		Limit       int
+		Seed        uint64
+		Epochs      [][][]int
+	} `json:"loader_reads"`
 	Distributed []struct {
 		Name      string
 		Seed      uint64

@@ -36,3 +36,26 @@ func SeedFrom(ctx context.Context) uint64 {
 	}
 	return DefaultSeed()
 }
+
+// batchesReadKey is the context key of WithBatchesRead.
+type batchesReadKey struct{}
+
+// WithBatchesRead returns a context that tells the DataLoaders whose
+// Batches it is given how their caller reads each epoch: at most n batches
+// (n < 0: every batch), stopping there without asking for another, as
+// Lightning's fit loop reads its training loader (volt.Trainer says so
+// for its training loader, n being the limit of LimitTrainBatches). A
+// RandomSampler's order then follows torch's there: torch draws the
+// sampler's permutations (or chunks of 32 indices) lazily, so an epoch the
+// loop read short of the sampler's end leaves the next epoch another order
+// than a loop to the end (torch's for loop, and Batches without this
+// context) gives.
+func WithBatchesRead(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, batchesReadKey{}, n)
+}
+
+// batchesRead returns the n of WithBatchesRead and whether ctx has one.
+func batchesRead(ctx context.Context) (int, bool) {
+	n, ok := ctx.Value(batchesReadKey{}).(int)
+	return n, ok
+}

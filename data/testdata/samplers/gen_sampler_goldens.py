@@ -1,6 +1,10 @@
 """Writes goldens.json: the index sequences of torch's samplers (Debian's
 python3-torch 1.13), epoch after epoch from one seeded generator, and of
-Lightning 2.2.5's DistributedSamplerWrapper over them on 2 ranks.
+Lightning 2.2.5's DistributedSamplerWrapper over them on 2 ranks; and the
+batches a DataLoader over a seeded RandomSampler gives a loop that reads at
+most B batches of each epoch and no further, as Lightning's fit loop reads
+its training loader (torch draws a RandomSampler's permutations lazily, so
+what an epoch reads decides the next epoch's order).
 
 Run from the repository root (Lightning from the project's archive):
     mkdir -p /tmp/pl && tar -xJf testdata/lightning/lightning-2.2.5-site.tar.xz -C /tmp/pl
@@ -94,7 +98,34 @@ for n, bs, drop_last, mult, seed in [(50, 4, False, 3, 0), (50, 4, True, 3, 7), 
     eps = [list(bucket_batches(order, bs, drop_last, length, mult)) for _ in range(EPOCHS)]
     buckets.append(dict(n=n, batch_size=bs, drop_last=drop_last, bucket_batches=mult, seed=seed, epochs=eps))
 
-out = dict(torch=torch.__version__, buckets=buckets, mkl=torch.backends.mkl.is_available(), cases=cases, distributed=ranked)
+# A loop that stops after `limit` batches (None: after the last one, never
+# asking for another), as Lightning's fit loop reads a training DataLoader.
+import itertools  # noqa: E402
+from torch.utils.data import DataLoader  # noqa: E402
+
+reads = []
+for n, k, repl, bs, drop_last, limit, seed in [
+    (10, None, False, 3, False, None, 7), (10, None, False, 3, True, None, 7), (12, None, False, 4, False, None, 7),
+    (12, None, False, 3, False, None, 1), (10, None, False, 3, False, 2, 7), (10, None, False, 3, False, 3, 7),
+    (10, None, False, 3, False, 4, 7), (10, None, False, 3, False, 9, 7), (10, 25, False, 4, False, None, 3),
+    (10, 25, False, 5, False, None, 3), (10, 20, False, 5, False, None, 3), (10, 20, False, 5, False, 2, 3),
+    (10, 20, False, 5, True, 3, 3), (1, None, False, 1, False, None, 0), (16, None, False, 5, False, None, 42),
+    (10, 70, True, 8, False, None, 5), (10, 64, True, 8, False, None, 5), (10, 70, True, 8, False, 3, 5),
+    (10, 70, True, 8, True, None, 5), (10, 40, True, 8, False, 4, 5),
+]:
+    g = torch.Generator()
+    g.manual_seed(seed)
+    sampler = RandomSampler(range(n), replacement=repl, num_samples=k, generator=g)
+    dl = DataLoader(range(n), batch_size=bs, sampler=sampler, drop_last=drop_last)
+    eps = []
+    for _ in range(EPOCHS):
+        it = iter(dl) if limit is None else itertools.islice(iter(dl), limit)
+        eps.append([[int(v) for v in b] for b in itertools.islice(it, len(dl))])
+    reads.append(dict(n=n, num_samples=k or 0, replacement=repl, batch_size=bs, drop_last=drop_last,
+                      limit=-1 if limit is None else limit, seed=seed, epochs=eps))
+
+out = dict(torch=torch.__version__, buckets=buckets, mkl=torch.backends.mkl.is_available(), cases=cases, distributed=ranked,
+           loader_reads=reads)
 with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "goldens.json"), "w") as f:
     json.dump(out, f, indent=1)
     f.write("\n")
