@@ -229,6 +229,7 @@ type genLog struct {
 	Logger   bool    `json:"logger"`
 	OnStep   *bool   `json:"on_step"`
 	OnEpoch  *bool   `json:"on_epoch"`
+	ProgBar  bool    `json:"prog_bar"` // version 6
 }
 
 // resolved is gen_scenarios.py's resolved_options: Lightning's on_step and
@@ -262,6 +263,9 @@ func (g *genLog) options() []volt.LogOption {
 	}
 	if !g.Logger {
 		opts = append(opts, volt.NoLogger)
+	}
+	if g.ProgBar {
+		opts = append(opts, volt.ProgBar)
 	}
 	return opts
 }

@@ -25,6 +25,9 @@ type genStageResult struct {
 	Metrics         []map[string]float64 // validate, test: one map per loader
 	Predictions     [][]float64          // predict: per loader, every output value in order
 	CallbackMetrics map[string]float64
+	// ProgressBarMetrics (version 6) are trainer.progress_bar_metrics after
+	// the stage.
+	ProgressBarMetrics map[string]float64
 }
 
 // UnmarshalJSON implements json.Unmarshaler: "result" is a list of metric
@@ -34,11 +37,12 @@ func (r *genStageResult) UnmarshalJSON(b []byte) error {
 		Stage           string                `json:"stage"`
 		Result          json.RawMessage       `json:"result"`
 		CallbackMetrics map[string]traceFloat `json:"callback_metrics"`
+		ProgressBar     map[string]traceFloat `json:"progress_bar_metrics"`
 	}
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return err
 	}
-	r.Stage, r.CallbackMetrics = raw.Stage, traceMetrics(raw.CallbackMetrics)
+	r.Stage, r.CallbackMetrics, r.ProgressBarMetrics = raw.Stage, traceMetrics(raw.CallbackMetrics), traceMetrics(raw.ProgressBar)
 	switch raw.Stage {
 	case "validate", "test":
 		var ms []map[string]traceFloat
@@ -86,8 +90,20 @@ type genResumedFrom struct {
 }
 
 // genLoaders builds the spec's loaders: version 5's data, or 16 or 20
-// training examples and 8 validation examples per loader in batches of 4.
+// training examples and 8 validation examples per loader in batches of 4;
+// the training loader reads through a seeded RandomSampler where version
+// 6's shuffle_seed says.
 func genLoaders(sp genSpec, init *conformanceData) volt.Loaders {
+	l := genPlainLoaders(sp, init)
+	if s := sp.ShuffleSeed; s != nil {
+		train := l.Train.(*data.DataLoader)
+		train.Sampler = data.RandomSampler{Seed: s}
+	}
+	return l
+}
+
+// genPlainLoaders is genLoaders without the sampler.
+func genPlainLoaders(sp genSpec, init *conformanceData) volt.Loaders {
 	first := func(d xy, n int) data.Slice { return d.slice()[:n] }
 	var train data.Loader
 	var val []data.Loader
@@ -254,6 +270,9 @@ func compareWeights(want *genWeightsTrace, got []float64) string {
 // the designed differences it set aside.
 type stageComparison struct {
 	result, metrics string
+	// progressBar is the first difference in the progress bar metrics
+	// after a stage (version 6's traces), compared as the callback metrics.
+	progressBar string
 	// restored: volt's callback metrics of a resumed Fit held values
 	// Lightning's lacked (designed: it starts with the checkpoint's).
 	restored bool
@@ -282,9 +301,9 @@ func compareStageResults(want, got []genStageResult, failed bool) stageCompariso
 		if c.result == "" {
 			c.result = compareStageResult(i, w, g)
 		}
-		gm := g.CallbackMetrics
+		gm, gp := g.CallbackMetrics, g.ProgressBarMetrics
 		if w.Stage == "resume" {
-			gm = map[string]float64{}
+			gm, gp = map[string]float64{}, map[string]float64{}
 			for k, v := range g.CallbackMetrics {
 				if _, ok := w.CallbackMetrics[k]; ok {
 					gm[k] = v
@@ -292,6 +311,15 @@ func compareStageResults(want, got []genStageResult, failed bool) stageCompariso
 					c.restored = true
 				}
 			}
+			for k, v := range g.ProgressBarMetrics {
+				if _, ok := w.ProgressBarMetrics[k]; ok {
+					gp[k] = v
+				}
+			}
+		}
+		if c.progressBar == "" && !nearMetrics(w.ProgressBarMetrics, gp) && (!failed || i < len(want)-1) {
+			c.progressBar = fmt.Sprintf("after stage %d (%s): lightning {%s}, volt {%s}", i, w.Stage,
+				formatRow(loggedRow{Metrics: w.ProgressBarMetrics}), formatRow(loggedRow{Metrics: gp}))
 		}
 		if c.metrics != "" || nearMetrics(w.CallbackMetrics, gm) {
 			continue

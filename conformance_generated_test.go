@@ -34,10 +34,13 @@ import (
 // partial last batches, drop_last and unequal loaders, several validation
 // loaders, reloading, fast_dev_run, overfit_batches, any sequence of
 // Fit/Validate/Test/Predict on one Trainer and a resume, as a restarted
-// process, from any checkpoint the run saved) in volt and compares them
-// with real Lightning 2.2.5 as TestConformance does, plus the rows the
-// loggers received, the final weights, each stage's results (Validate's
-// and Test's metrics, Predict's outputs) and the callback metrics after it.
+// process, from any checkpoint the run saved; version 6: prog_bar,
+// on_step=True or on_epoch=False where Lightning refuses them, a OneCycleLR
+// stepped past its total_steps, a training loader over a seeded
+// RandomSampler) in volt and compares them with real Lightning 2.2.5 as
+// TestConformance does, plus the rows the loggers received, the final
+// weights, each stage's results (Validate's and Test's metrics, Predict's
+// outputs) and the callback and progress bar metrics after it.
 //
 // Every difference is either fixed or a designed class (a normalization,
 // a refusal or a whole-scenario rule) naming the line of
@@ -212,6 +215,9 @@ type genSpec struct {
 	// {"save": f}, the save at fraction f of the first run's saves that
 	// left a file of their own (resumeCandidates).
 	ResumeFrom any `json:"resume_from"`
+	// ShuffleSeed (version 6): the training loader reads its examples
+	// through a RandomSampler with a generator of this seed.
+	ShuffleSeed *uint64 `json:"shuffle_seed"`
 }
 
 // genData is a spec's "data": the first NTrain rows of the 20 training
@@ -648,7 +654,7 @@ func runGeneratedScenario(t *testing.T, want *generatedTrace, init *conformanceD
 		default:
 			return nil, fmt.Errorf("unknown stage %q", stage)
 		}
-		res.CallbackMetrics = tr.CallbackMetrics()
+		res.CallbackMetrics, res.ProgressBarMetrics = tr.CallbackMetrics(), tr.ProgressBarMetrics()
 		run.stages = append(run.stages, res)
 		if run.err != nil {
 			break
@@ -731,6 +737,9 @@ func compareGenerated(want *generatedTrace, got *generatedRun) map[string]string
 	}
 	if sc.metrics != "" {
 		diffs["callback_metrics"] = sc.metrics
+	}
+	if sc.progressBar != "" {
+		diffs["progress_bar_metrics"] = sc.progressBar
 	}
 	if normalizationsUsed != nil && sc.restored {
 		normalizationsUsed["resume-keeps-callback-metrics"]++

@@ -31,7 +31,7 @@ import (
 
 const (
 	// generatorVersion is gen_scenarios.py's GENERATOR_VERSION.
-	generatorVersion = 5
+	generatorVersion = 6
 	// generatedSeeds is the fixed seed set: seeds 0 .. generatedSeeds-1.
 	generatedSeeds = 1000
 )

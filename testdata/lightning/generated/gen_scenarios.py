@@ -7,10 +7,12 @@ options, manual optimization, values logged from steps, hooks and callbacks
 with their self.log options, a stop or a failure requested in a random hook,
 the data (batch sizes, partial last batches, drop_last, the validation
 loaders and their sizes) and the sequence of Fit/Validate/Test/Predict (and a
-resume, as a restarted process, from a checkpoint the run saved). record()
+resume, as a restarted process, from a checkpoint the run saved), prog_bar
+on logged values, a training loader over a seeded RandomSampler. record()
 runs it in Lightning with trace_hooks.py's recorders plus a logger spy, and
 returns the trace: the spec, the hook events, the final counters, the error,
-every row each logger received, each stage's result and callback metrics,
+every row each logger received, each stage's result, callback metrics and
+progress bar metrics,
 the final weights and the checkpoint a resume started from. volt's
 TestConformanceGenerated reads the same specs, runs them in volt and
 compares.
@@ -42,20 +44,24 @@ sys.path.insert(0, HERE)
 import trace_hooks as th  # noqa: E402  (applies the torch shim)
 
 import torch  # noqa: E402
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+from torch.utils.data import DataLoader, RandomSampler, TensorDataset  # noqa: E402
 import lightning.pytorch as pl  # noqa: E402
 from lightning.pytorch.callbacks import GradientAccumulationScheduler  # noqa: E402
 from lightning.pytorch.loggers.logger import Logger  # noqa: E402
 
 # Bump when spec() draws differently or record() records differently: the
 # cached traces are keyed by it.
-GENERATOR_VERSION = 5  # 2: a stop or failure is asked by the module or by a callback
+GENERATOR_VERSION = 6  # 2: a stop or failure is asked by the module or by a callback
 # 3: a logged value that turns non-finite (EarlyStopping's check_finite), two optimizers with frequencies
 # 4: a value logged in on_train_epoch_end (by the module or a callback), often monitored; a second fit
 # 5: SGD with momentum, weight decay and Nesterov, Adam, AdamW, RMSprop; every scheduler volt has, with its
 #    options; partial last batches, drop_last and unequal loaders; values logged with every option from
 #    steps, module hooks and callbacks; manual optimization; any stage sequence; resume from any saved
 #    checkpoint; and the final weights, predictions, stage results and callback metrics recorded
+# 6: prog_bar on logged values (progress_bar_metrics recorded after each stage); on_step=True or
+#    on_epoch=False in the hooks that log epoch values only (Lightning raises); OneCycleLR with fewer
+#    total_steps than the run steps it (torch raises); a training loader over a seeded RandomSampler;
+#    a resume with new loaders (a restarted process)
 
 # Hooks a stop (trainer.should_stop = True) or a failure (raise) may be
 # requested in, as (module hook, needs a batch index). training_step and
@@ -251,7 +257,38 @@ def spec(seed):
           "trainer": tr, "model": model, "callbacks": callbacks, "stages": stages,
           "resume_max_epochs": resume_max_epochs}
     spec_v5(seed, sp, monitors)
+    spec_v6(seed, sp)
     return sp
+
+
+def spec_v6(seed, sp):
+    """Version 6's draws, from a stream of their own so that the rest is
+    version 5's: prog_bar on logged values, on_step=True or on_epoch=False
+    in a hook that logs epoch values only, a OneCycleLR too short for the
+    run, and a training loader over a seeded RandomSampler."""
+    v6 = random.Random(seed * 67867967 + 6)
+    model = sp["model"]
+    logs = model.get("logs", [])
+    for e in logs:
+        if v6.random() < 0.35:
+            e["prog_bar"] = True
+    epoch_only = [e for e in logs if dict(LOG_HOOKS)[e["hook"]] == "epoch"]
+    if epoch_only and v6.random() < 0.15:
+        e = v6.choice(epoch_only)
+        if v6.random() < 0.6:
+            e["on_step"] = True
+        else:
+            e["on_epoch"] = False
+    s = model.get("scheduler")
+    if s is None and not model.get("manual") and not model.get("two_optimizers") and v6.random() < 0.03:
+        s = model["scheduler"] = {"kind": "onecycle", "max_lr": 0.1, "pct_start": 0.3, "anneal_strategy": "cos",
+                                  "div_factor": 25.0, "final_div_factor": 1e4, "three_phase": False,
+                                  "total_steps": 5, "interval": "step", "frequency": 1}
+    if s is not None and s["kind"] == "onecycle" and v6.random() < 0.6:
+        # Stepped at every batch, most runs step it more often than that.
+        s.update(total_steps=v6.choice([5, 6]), interval="step", frequency=1)
+    if v6.random() < 0.25:
+        sp["shuffle_seed"] = v6.randint(0, 2**20)
 
 
 def spec_v5(seed, sp, monitors):
@@ -448,7 +485,7 @@ def log_epoch_end(module, spec, by):
 
 def log_options(e):
     """The self.log keyword arguments of a logged value of the spec."""
-    kw = {"reduce_fx": e["reduce_fx"], "logger": e["logger"]}
+    kw = {"reduce_fx": e["reduce_fx"], "logger": e["logger"], "prog_bar": e.get("prog_bar", False)}
     if e["on_step"] is not None:
         kw["on_step"] = e["on_step"]
     if e["on_epoch"] is not None:
@@ -786,18 +823,27 @@ def _callbacks(sp, root, dirpath=None):
 def loaders(sp):
     """The training loader and the validation loaders of a spec: version
     5's "data" takes the first rows of trace_hooks.py's data(20) and
-    data(8, seed=1) with its batch sizes and drop_last."""
+    data(8, seed=1) with its batch sizes and drop_last; version 6's
+    "shuffle_seed" reads the training set through a RandomSampler with a
+    generator of that seed."""
     d = sp.get("data")
+
+    def train_loader(ds, batch, drop_last=False):
+        sampler = None
+        if "shuffle_seed" in sp:
+            sampler = RandomSampler(ds, generator=torch.Generator().manual_seed(sp["shuffle_seed"]))
+        return DataLoader(ds, batch_size=batch, sampler=sampler, drop_last=drop_last)
+
     if d is None:
-        return th.data(sp["n_train"], 4), [th.data(8, 4, seed=1) for _ in range(sp["n_val_loaders"])]
+        return (train_loader(th.data(sp["n_train"], 4).dataset, 4),
+                [th.data(8, 4, seed=1) for _ in range(sp["n_val_loaders"])])
 
-    def first(n, rows, seed, batch, drop_last=False):
-        ds = th.data(rows, 4, seed=seed).dataset
-        x, y = ds.tensors
-        return DataLoader(TensorDataset(x[:n], y[:n]), batch_size=batch, shuffle=False, drop_last=drop_last)
+    def first(n, rows, seed):
+        x, y = th.data(rows, 4, seed=seed).dataset.tensors
+        return TensorDataset(x[:n], y[:n])
 
-    return (first(d["n_train"], 20, 0, d["batch"], d["drop_last"]),
-            [first(n, 8, 1, d["val_batch"]) for n in d["val"]])
+    return (train_loader(first(d["n_train"], 20, 0), d["batch"], d["drop_last"]),
+            [DataLoader(first(n, 8, 1), batch_size=d["val_batch"], shuffle=False) for n in d["val"]])
 
 
 def norm_name(f):
@@ -873,15 +919,20 @@ def record(sp):
                                                      if e["who"] == "ModelCheckpoint" and e["file"] == "last.ckpt"),
                                         "file": "last.ckpt"}
                     # A restarted process: new callbacks (the checkpoints
-                    # in the same directory), a new module, a new Trainer.
+                    # in the same directory), a new module, new loaders, a
+                    # new Trainer.
                     callbacks = _callbacks(sp, root, mc.dirpath)
+                    train, val = loaders(sp)
+                    if len(val) == 1:
+                        val = val[0]
                     torch.manual_seed(0)
                     model = GenModel(sp["model"], sp["n_val_loaders"])
                     kw["max_epochs"] = sp["resume_max_epochs"]
                     trainer = trainer_for(kw)
                     trainer.fit(model, train, val, ckpt_path=ckpt)
             finally:
-                stages.append({"stage": st, "result": result, "callback_metrics": metrics_of(trainer.callback_metrics)})
+                stages.append({"stage": st, "result": result, "callback_metrics": metrics_of(trainer.callback_metrics),
+                               "progress_bar_metrics": metrics_of(trainer.progress_bar_metrics)})
     except Exception as e:  # noqa: BLE001 - recorded: failures are part of the scenarios
         error = f"{type(e).__name__}: {e}"
     shutil.rmtree(root, ignore_errors=True)  # the run's files: checkpoints, Lightning's logs
