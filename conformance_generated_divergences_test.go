@@ -113,7 +113,9 @@ var designedScenarios = []struct {
 		Guide: "ends with the counters of the run it resumes"}, []string{"final"}, lightningSkippedResumedTraining},
 	{divergenceClass{ID: "resume-restarts-the-sampler", Reason: "a run resumed from a checkpoint reads the seeded RandomSampler's permutations the uninterrupted run read; Lightning's restarted process starts the sampler's generator again",
 		Guide: "where Lightning's restarted process starts the sampler's generator again"}, nil,
-		func(tr *generatedTrace) bool { return tr.Spec.ShuffleSeed != nil && slices.Contains(tr.Spec.Stages, "resume") }},
+		func(tr *generatedTrace) bool {
+			return tr.Spec.ShuffleSeed != nil && slices.Contains(tr.Spec.Stages, "resume")
+		}},
 	{divergenceClass{ID: "resume-finishes-its-epoch", Reason: "a Fit resumed inside an epoch where MaxSteps was reached finishes that epoch (validation, epoch end); Lightning returns at once",
 		Guide: "also when `MaxSteps` was reached there"}, nil,
 		func(tr *generatedTrace) bool {
