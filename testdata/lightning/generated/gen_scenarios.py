@@ -280,7 +280,7 @@ def spec_v6(seed, sp):
         else:
             e["on_epoch"] = False
     s = model.get("scheduler")
-    if s is None and not model.get("manual") and not model.get("two_optimizers") and v6.random() < 0.03:
+    if s is None and not model.get("manual") and not model.get("two_optimizers") and v6.random() < 0.08:
         s = model["scheduler"] = {"kind": "onecycle", "max_lr": 0.1, "pct_start": 0.3, "anneal_strategy": "cos",
                                   "div_factor": 25.0, "final_div_factor": 1e4, "three_phase": False,
                                   "total_steps": 5, "interval": "step", "frequency": 1}
