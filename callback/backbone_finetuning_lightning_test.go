@@ -223,7 +223,10 @@ func (e *epochLRs) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.
 // nothing: its freeze_before_training ignores it), and a StepLR schedule;
 // and without it, torch param groups with their own "lr" (a ParamGroup
 // selecting "backbone" with LR) and parameters frozen by name
-// (Finetuning's Freeze "backbone.0"). Every step's loss, each parameter's
+// (Finetuning's Freeze "backbone.0"); and a BaseFinetuning that freezes
+// the backbone with train_bn=False (Finetuning's FreezeBatchNorm: the batch
+// norm's running statistics stay as they were), then unfreezes it at epoch
+// 2 (they track again). Every step's loss, each parameter's
 // learning rate in each epoch (or its absence from every group: frozen;
 // the batch norm's stay in the first group at the optimizer's rate from
 // the start) and the final state_dict, running statistics included, are
@@ -248,6 +251,13 @@ func TestBackboneFinetuningAsLightning(t *testing.T) {
 		"discriminative_lr":         {groups: []volt.ParamGroup{{Params: []string{"backbone"}, LR: 0.01}}},
 		"frozen_by_name": {callbacks: func() []volt.Callback {
 			return []volt.Callback{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone.0"}})}
+		}},
+		"freeze_train_bn_false": {callbacks: func() []volt.Callback {
+			return []volt.Callback{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone"}, FreezeBatchNorm: true})}
+		}},
+		"freeze_train_bn_false_unfreeze": {callbacks: func() []volt.Callback {
+			return []volt.Callback{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone"}, FreezeBatchNorm: true,
+				Schedule: []callback.FinetuneStep{{Epoch: 2, Unfreeze: []string{"backbone"}}}})}
 		}},
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
