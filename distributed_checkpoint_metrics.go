@@ -5,12 +5,13 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/dist"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/jsonfloat"
 )
 
 // Each rank's epoch accumulators in a checkpoint: rank 0 writes the file,
@@ -27,33 +28,33 @@ const rankMetricPrefix = engine.Prefix + "rank_metric_state/"
 
 // rankMetrics is one rank's epoch accumulators.
 type rankMetrics struct {
-	TrainMetrics    []metricState              `json:"train_metrics,omitempty"`
-	CallbackMetrics map[string]jsonfloat.Float `json:"callback_metrics,omitempty"`
-	LoggedMetrics   map[string]jsonfloat.Float `json:"logged_metrics,omitempty"`
-	ProgBarMetrics  map[string]jsonfloat.Float `json:"progress_bar_metrics,omitempty"`
+	// Logging holds the members of the rank's logging part, as its save
+	// writes them for rank 0 (logging_part.go): the same record, so a rank
+	// resumes exactly as rank 0 does.
+	Logging map[string]json.RawMessage
 	// StreamState is the rank's training stream position (resumePoint's).
-	StreamState []byte              `json:"stream_state,omitempty"`
-	Tensors     []checkpoint.Tensor `json:"-"`
+	StreamState []byte
+	Tensors     []checkpoint.Tensor
 }
 
-// ownMetrics captures this rank's accumulators, as snapshot saves them.
+// streamStateMember holds a rank's StreamState beside its logging members
+// in the trainer state's "rank_metrics".
+const streamStateMember = "stream_state"
+
+// ownMetrics captures this rank's accumulators: its logging part's save.
 func (t *Trainer) ownMetrics() (*rankMetrics, error) {
-	if err := t.logs.trainRes.computeMetrics(t.logs.trainMetrics); err != nil {
+	st := t.newStateDoc("")
+	if err := t.logs.save(st); err != nil {
 		return nil, err
 	}
-	m := &rankMetrics{CallbackMetrics: toJSONFloats(t.logs.callbackMetrics), LoggedMetrics: toJSONFloats(t.logs.loggedMetrics), ProgBarMetrics: toJSONFloats(t.logs.progressBarMetrics)}
-	for _, e := range t.logs.trainRes.order {
-		m.TrainMetrics = append(m.TrainMetrics, metricState{
-			Key: e.key, OnStep: e.opts.onStep, OnEpoch: e.opts.onEpoch, ProgBar: e.opts.progBar,
-			Logger: e.opts.logger, Reduce: e.opts.reduce, Seen: e.seen,
-			Step: jsonfloat.Float(e.step), Sum: jsonfloat.Float(e.sum), Weight: jsonfloat.Float(e.weight), Min: jsonfloat.Float(e.min), Max: jsonfloat.Float(e.max),
-		})
+	m := &rankMetrics{Logging: st.members}
+	for _, name := range slices.Sorted(maps.Keys(st.tensors)) {
+		ct, err := checkpoint.FromGoMLX(name, st.tensors[name])
+		if err != nil {
+			return nil, fmt.Errorf("metric state %s: %w", name, err)
+		}
+		m.Tensors = append(m.Tensors, ct)
 	}
-	var f checkpoint.File
-	if err := t.appendMetricState(&f); err != nil {
-		return nil, err
-	}
-	m.Tensors = f.Tensors
 	if r := t.fitLoopPart().resumePointNow(); r != nil {
 		m.StreamState = r.StreamState
 	}
@@ -102,7 +103,22 @@ func addRankMetrics(f *checkpoint.File, all []*rankMetrics) error {
 	if err := json.Unmarshal(f.State, &state); err != nil {
 		return err
 	}
-	raw, err := json.Marshal(all[1:])
+	ranks := make([]map[string]json.RawMessage, 0, len(all)-1)
+	for _, m := range all[1:] {
+		members := maps.Clone(m.Logging)
+		if members == nil {
+			members = map[string]json.RawMessage{}
+		}
+		if len(m.StreamState) > 0 {
+			b, err := json.Marshal(m.StreamState)
+			if err != nil {
+				return err
+			}
+			members[streamStateMember] = b
+		}
+		ranks = append(ranks, members)
+	}
+	raw, err := json.Marshal(ranks)
 	if err != nil {
 		return err
 	}
@@ -126,7 +142,7 @@ func addRankMetrics(f *checkpoint.File, all []*rankMetrics) error {
 func (t *Trainer) takeRankMetrics(path string, f *checkpoint.File, st *stateDoc) error {
 	rank := t.ddp.group.Rank()
 	var saved struct {
-		Ranks []rankMetrics `json:"rank_metrics"`
+		Ranks []map[string]json.RawMessage `json:"rank_metrics"`
 	}
 	if err := json.Unmarshal(f.State, &saved); err != nil {
 		return fmt.Errorf("checkpoint %s: decoding the ranks' metric accumulators: %w", path, err)
@@ -151,16 +167,21 @@ func (t *Trainer) takeRankMetrics(path string, f *checkpoint.File, st *stateDoc)
 	}
 	f.Tensors = kept
 	if mine {
-		m := saved.Ranks[rank-1]
-		for _, v := range []struct {
-			member string
-			value  any
-		}{{"train_metrics", m.TrainMetrics}, {"callback_metrics", m.CallbackMetrics}, {"logged_metrics", m.LoggedMetrics}, {"progress_bar_metrics", m.ProgBarMetrics}} {
-			if err := st.putNonEmpty(v.member, v.value); err != nil {
-				return err
+		members := saved.Ranks[rank-1]
+		var stream []byte
+		if raw, ok := members[streamStateMember]; ok {
+			if err := json.Unmarshal(raw, &stream); err != nil {
+				return fmt.Errorf("checkpoint %s: decoding rank %d's stream position: %w", path, rank, err)
 			}
 		}
-		return editResumePoint(st, func(r *resumePoint) { r.StreamState = m.StreamState })
+		for _, member := range t.logs.members() {
+			if raw, ok := members[member]; ok {
+				st.members[member] = raw
+			} else {
+				delete(st.members, member)
+			}
+		}
+		return editResumePoint(st, func(r *resumePoint) { r.StreamState = stream })
 	}
 	if len(saved.Ranks)+1 != t.ddp.group.Size() {
 		// A position in another job's split.

@@ -5,12 +5,9 @@ package volt
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
-	"github.com/voltml/volt/checkpoint"
 	"github.com/voltml/volt/internal/engine"
 	"github.com/voltml/volt/metrics"
 )
@@ -382,17 +379,3 @@ func (l *logging) resetTrainMetricState() {
 // metricStatePrefix starts the names of the training metrics' carried state
 // in checkpoint files ("/volt/metric_state/state/train_f1/tp").
 const metricStatePrefix = engine.Prefix + "metric_state/"
-
-// appendMetricState adds the training metrics' carried state to f.
-func (t *Trainer) appendMetricState(f *checkpoint.File) error {
-	state := t.logs.metricStateTensors()
-	for _, key := range slices.Sorted(maps.Keys(state)) {
-		val := state[key]
-		ct, err := checkpoint.FromGoMLX(metricStatePrefix+key, val)
-		if err != nil {
-			return fmt.Errorf("metric state %s: %w", key, err)
-		}
-		f.Tensors = append(f.Tensors, ct)
-	}
-	return nil
-}

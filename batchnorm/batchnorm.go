@@ -220,6 +220,9 @@ func (b *Builder) Done() *graph.Node {
 		normalized, batchMean, batchVar = graph.InternalBatchNormForTraining(x, weight, bias, eps, axis)
 		unbiased = graph.MulScalar(graph.StopGradient(batchVar), float64(n)/float64(n-1))
 	}
+	if RunningStatsFrozen(b.scope) {
+		return normalized // torch's track_running_stats=False on a module that has them
+	}
 	count := graph.OnePlus(countVar.NodeValue(g))
 	countVar.SetNodeValue(count)
 	var momentum *graph.Node

@@ -1,15 +1,11 @@
 package callback_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"maps"
 	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +17,7 @@ import (
 	"github.com/voltml/volt/callback"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/testenv"
+	"github.com/voltml/volt/internal/testutil"
 	"github.com/voltml/volt/nn"
 	"github.com/voltml/volt/optim"
 	"github.com/voltml/volt/parity"
@@ -56,7 +53,13 @@ func recordBackboneFinetuning(t *testing.T) (rec lightningBackbone, source strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	fresh, why := runLightning(t, "testdata/backbone_finetuning/record.py")
+	var fresh []byte
+	run, ok, why := testutil.LightningRunner(t, "..")
+	if ok {
+		if fresh, err = run("testdata/backbone_finetuning/record.py"); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if fresh == nil {
 		if v := testenv.Required("VOLT_REQUIRE_LIGHTNING"); v != "" {
 			t.Fatalf("%s=1 and Lightning cannot run here: %s", v, why)
@@ -81,36 +84,6 @@ func recordBackboneFinetuning(t *testing.T) (rec lightningBackbone, source strin
 		}
 	}
 	return rec, source
-}
-
-// runLightning runs script with Debian's python3, Lightning 2.2.5 unpacked
-// from the repository's tarball on PYTHONPATH, and returns its stdout, or
-// nil and why it could not.
-func runLightning(t *testing.T, script string) ([]byte, string) {
-	t.Helper()
-	const python = "/usr/bin/python3"
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		return nil, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
-	}
-	site := t.TempDir()
-	tarball := filepath.Join("..", "testdata", "lightning", "lightning-2.2.5-site.tar.xz")
-	if out, err := exec.Command("tar", "-xJf", tarball, "-C", site).CombinedOutput(); err != nil {
-		return nil, fmt.Sprintf("unpacking %s: %v %s", tarball, err, out)
-	}
-	shim, err := filepath.Abs(filepath.Join("..", "testdata", "lightning"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, script)
-	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(site, "lsite")+string(os.PathListSeparator)+shim,
-		"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "PYTHONWARNINGS=ignore")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", python, script, err, stderr.String())
-	}
-	return out, ""
 }
 
 func closeFloats(a, b []float64, tol float64) bool {
@@ -223,7 +196,10 @@ func (e *epochLRs) OnTrainBatchEnd(t *volt.Trainer, _ *volt.StepOutput, _ *data.
 // nothing: its freeze_before_training ignores it), and a StepLR schedule;
 // and without it, torch param groups with their own "lr" (a ParamGroup
 // selecting "backbone" with LR) and parameters frozen by name
-// (Finetuning's Freeze "backbone.0"). Every step's loss, each parameter's
+// (Finetuning's Freeze "backbone.0"); and a BaseFinetuning that freezes
+// the backbone with train_bn=False (Finetuning's FreezeBatchNorm: the batch
+// norm's running statistics stay as they were), then unfreezes it at epoch
+// 2 (they track again). Every step's loss, each parameter's
 // learning rate in each epoch (or its absence from every group: frozen;
 // the batch norm's stay in the first group at the optimizer's rate from
 // the start) and the final state_dict, running statistics included, are
@@ -248,6 +224,13 @@ func TestBackboneFinetuningAsLightning(t *testing.T) {
 		"discriminative_lr":         {groups: []volt.ParamGroup{{Params: []string{"backbone"}, LR: 0.01}}},
 		"frozen_by_name": {callbacks: func() []volt.Callback {
 			return []volt.Callback{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone.0"}})}
+		}},
+		"freeze_train_bn_false": {callbacks: func() []volt.Callback {
+			return []volt.Callback{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone"}, FreezeBatchNorm: true})}
+		}},
+		"freeze_train_bn_false_unfreeze": {callbacks: func() []volt.Callback {
+			return []volt.Callback{callback.NewFinetuning(callback.FinetuningConfig{Freeze: []string{"backbone"}, FreezeBatchNorm: true,
+				Schedule: []callback.FinetuneStep{{Epoch: 2, Unfreeze: []string{"backbone"}}}})}
 		}},
 	}
 	names := slices.Sorted(func(yield func(string) bool) {

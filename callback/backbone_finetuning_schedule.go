@@ -47,9 +47,10 @@ import (
 // (torch's configure_optimizers with filter(lambda p: p.requires_grad,
 // ...) puts them in the first), and the groups added when unfreezing leave
 // them out. FreezeBatchNorm (train_bn=False) freezes them with their scope
-// for good: Lightning never adds them to a group either. Unlike Lightning,
-// whose frozen batch normalizations stop updating their running statistics
-// (track_running_stats=False) until unfrozen, volt's keep updating them.
+// for good: Lightning never adds them to a group either. Their running
+// statistics stay as they are until a schedule step unfreezes their scope
+// (Lightning's track_running_stats=False, and True again in make_trainable;
+// batchnorm.FreezeRunningStats).
 type Finetuning struct {
 	configured[FinetuningConfig]
 	state   finetuningState
@@ -187,6 +188,11 @@ func (f *Finetuning) OnFitStart(t *volt.Trainer) error {
 		}
 	}
 	f.checked = false
+	if f.cfg.FreezeBatchNorm && t.Store() != nil {
+		// Lightning's freeze(train_bn=False) sets track_running_stats=False
+		// on the frozen batch norms, and unfreezing sets it back.
+		batchnorm.FreezeRunningStats(t.Store(), func(scope string) bool { return f.Frozen(scope + "/running_mean") })
+	}
 	if !f.loaded {
 		f.state = finetuningState{}
 		return nil

@@ -115,6 +115,19 @@ func TestLoweringsRunInONNXRuntime(t *testing.T) {
 		}, func(rng *rand.Rand, b int) *tensors.Tensor {
 			return tensors.FromFlatDataAndDimensions(floats(rng, b*6), b, 6)
 		}, []string{"Slice"}},
+		{"pad_and_crop", func(_ *model.Scope, x *graph.Node) *graph.Node {
+			// Padding before and cropping after an axis, and the other way
+			// round, with a fill that is not 0.
+			fill := graph.Scalar(x.Graph(), dtypes.Float32, 0.5)
+			return graph.Pad(x, fill, compute.PadAxis{}, compute.PadAxis{}, compute.PadAxis{Start: 2, End: -1}, compute.PadAxis{Start: -1, End: 3})
+		}, func(rng *rand.Rand, b int) *tensors.Tensor {
+			return tensors.FromFlatDataAndDimensions(floats(rng, b*2*5*4), b, 2, 5, 4)
+		}, []string{"Pad", "Slice"}},
+		{"reverse", func(_ *model.Scope, x *graph.Node) *graph.Node {
+			return graph.Reverse(x, 1, 3)
+		}, func(rng *rand.Rand, b int) *tensors.Tensor {
+			return tensors.FromFlatDataAndDimensions(floats(rng, b*3*2*5), b, 3, 2, 5)
+		}, []string{"Slice"}},
 		{"softmax", func(_ *model.Scope, x *graph.Node) *graph.Node { return graph.Softmax(x) }, func(rng *rand.Rand, b int) *tensors.Tensor {
 			return tensors.FromFlatDataAndDimensions(floats(rng, b*7), b, 7)
 		}, []string{"Exp", "ReduceMax", "ReduceSum"}},

@@ -1,6 +1,7 @@
 package onnxexport
 
 import (
+	"math"
 	"slices"
 
 	"github.com/advancedclimatesystems/gonnx/onnx"
@@ -165,4 +166,61 @@ func (f *function) Iota(shape shapes.Shape, iotaAxis int) (compute.Value, error)
 // modNode is ONNX Mod with C's fmod semantics.
 func modNode(out string, inputs []string) *onnx.NodeProto {
 	return &onnx.NodeProto{OpType: "Mod", Name: out, Input: inputs, Output: []string{out}, Attribute: []*onnx.AttributeProto{attrInt("fmod", 1)}}
+}
+
+// Pad implements compute.Function: ONNX Pad (constant mode) with the fill
+// value as its constant_value. Negative paddings (crops) are written as a
+// Slice before it, since ONNX runtimes differ on Pad's negative pads;
+// interior padding has no ONNX op and is refused.
+func (f *function) Pad(x, fillValue compute.Value, axesConfig ...compute.PadAxis) (compute.Value, error) {
+	for i, a := range axesConfig {
+		if a.Interior != 0 {
+			return nil, unsupported(compute.OpTypePad, "interior padding %d on axis %d (ONNX Pad pads only before and after an axis)", a.Interior, i)
+		}
+	}
+	iv, err := f.inner.Pad(x, fillValue, axesConfig...)
+	axes := slices.Clone(axesConfig)
+	return f.record(compute.OpTypePad, iv, err, func(e *emitter, v *value) string {
+		dims := v.inputs[0].shape.Dimensions
+		name := e.value(v.inputs[0])
+		var cropAxes, from, to []int
+		pads := make([]int, 2*len(dims)) // ONNX's order: every axis's start, then every axis's end
+		for i, d := range dims {
+			var a compute.PadAxis
+			if i < len(axes) {
+				a = axes[i]
+			}
+			lo, hi := max(-a.Start, 0), d-max(-a.End, 0)
+			if lo != 0 || hi != d {
+				cropAxes, from, to = append(cropAxes, i), append(from, lo), append(to, hi)
+			}
+			pads[i], pads[len(dims)+i] = max(a.Start, 0), max(a.End, 0)
+		}
+		if len(cropAxes) > 0 {
+			name = e.node("Slice", []string{name, e.int64Const(int64s(from)), e.int64Const(int64s(to)), e.int64Const(int64s(cropAxes))})
+		}
+		if !slices.ContainsFunc(pads, func(p int) bool { return p != 0 }) {
+			return name
+		}
+		return e.node("Pad", []string{name, e.int64Const(int64s(pads)), e.value(v.inputs[1])})
+	}, x, fillValue)
+}
+
+// Reverse implements compute.Function: an ONNX Slice of every reversed
+// axis from its last element down, by steps of -1.
+func (f *function) Reverse(x compute.Value, axes ...int) (compute.Value, error) {
+	iv, err := f.inner.Reverse(x, axes...)
+	reversed := slices.Clone(axes)
+	return f.record(compute.OpTypeReverse, iv, err, func(e *emitter, v *value) string {
+		if len(reversed) == 0 {
+			return e.value(v.inputs[0])
+		}
+		starts, ends, steps := make([]int64, len(reversed)), make([]int64, len(reversed)), make([]int64, len(reversed))
+		for i := range reversed {
+			// From the last element to past the first: ONNX clamps the
+			// end to -1 when the step is negative.
+			starts[i], ends[i], steps[i] = -1, math.MinInt64, -1
+		}
+		return e.node("Slice", []string{e.value(v.inputs[0]), e.int64Const(starts), e.int64Const(ends), e.int64Const(int64s(reversed)), e.int64Const(steps)})
+	}, x)
 }

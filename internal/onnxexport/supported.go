@@ -24,7 +24,7 @@ func init() {
 		compute.OpTypeSlice, compute.OpTypeConcatenate, compute.OpTypeClamp, compute.OpTypeIota,
 		compute.OpTypeDotGeneral, compute.OpTypeConvGeneral, compute.OpTypeReduceWindow,
 		compute.OpTypeReduceMax, compute.OpTypeReduceMin, compute.OpTypeReduceSum, compute.OpTypeReduceProduct,
-		compute.OpTypeArgMinMax, compute.OpTypeGather, compute.OpTypeBatchNormForInference,
+		compute.OpTypeArgMinMax, compute.OpTypeGather, compute.OpTypeBatchNormForInference, compute.OpTypePad, compute.OpTypeReverse,
 	} {
 		supported[op] = true
 	}

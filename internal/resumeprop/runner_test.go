@@ -122,7 +122,11 @@ func (w *watcher) line(s string) {
 	if _, err := fmt.Sscanf(s, "STEP %d %d %d", &rank, &n, &pid); err != nil || rank != w.kill.Rank || n < w.kill.AtBatch {
 		return
 	}
-	time.Sleep(time.Duration(w.kill.DelayMicros) * time.Microsecond)
+	delay := w.kill.DelayMicros
+	if s := os.Getenv("VOLT_RESUME_DELAY_US"); s != "" {
+		delay, _ = strconv.Atoi(s)
+	}
+	time.Sleep(time.Duration(delay) * time.Microsecond)
 	w.fired = true
 	w.err = syscall.Kill(pid, syscall.SIGKILL)
 }

@@ -30,7 +30,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 import lightning.pytorch as pl
-from lightning.pytorch.callbacks import BackboneFinetuning, Callback
+from lightning.pytorch.callbacks import BackboneFinetuning, BaseFinetuning, Callback
 
 logging.getLogger("lightning").setLevel(logging.ERROR)
 logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
@@ -88,11 +88,34 @@ class Groups(Callback):
         self.epochs.append([{"lr": g["lr"], "params": sorted(names[p] for p in g["params"])} for g in opt.param_groups])
 
 
+class FreezeBackbone(BaseFinetuning):
+    """Freezes the backbone with train_bn=False for good: its batch norm's
+    weight and bias too, and its running statistics
+    (track_running_stats=False)."""
+
+    def freeze_before_training(self, pl_module):
+        self.freeze(pl_module.backbone, train_bn=False)
+
+    def finetune_function(self, pl_module, current_epoch, optimizer):
+        pass
+
+
+class FreezeThenUnfreeze(FreezeBackbone):
+    """FreezeBackbone, unfrozen at epoch 2 (train_bn=False: the batch
+    norm's weight and bias stay out of the new group, its running
+    statistics track again)."""
+
+    def finetune_function(self, pl_module, current_epoch, optimizer):
+        if current_epoch == 2:
+            self.unfreeze_and_add_param_group(pl_module.backbone, optimizer, train_bn=False)
+
+
 def state(module):
     return {k: v.tolist() for k, v in module.state_dict().items()}
 
 
-# Each case: BackboneFinetuning's arguments (None: no callback) and Net's.
+# Each case: BackboneFinetuning's arguments (None: no callback; a class:
+# that callback) and Net's.
 CASES = {
     "defaults": (dict(unfreeze_backbone_at_epoch=2), {}),
     "lambda_noalign_initial_lr": (dict(unfreeze_backbone_at_epoch=1, lambda_func=lambda e: 1 + e / 4,
@@ -103,6 +126,8 @@ CASES = {
     # requires_grad=False on backbone.0's parameters.
     "discriminative_lr": (None, dict(backbone_lr=0.01)),
     "frozen_by_name": (None, dict(freeze="backbone.0")),
+    "freeze_train_bn_false": (FreezeBackbone, {}),
+    "freeze_train_bn_false_unfreeze": (FreezeThenUnfreeze, {}),
 }
 
 out = {"x": X.tolist(), "y": Y.tolist(), "epochs": 6, "batch_size": 4, "cases": {}}
@@ -111,7 +136,12 @@ for name, (finetuning, net_args) in CASES.items():
     net = Net(**net_args)
     initial = state(net)
     groups = Groups()
-    callbacks = [groups] if finetuning is None else [BackboneFinetuning(**finetuning), groups]
+    if finetuning is None:
+        callbacks = [groups]
+    elif isinstance(finetuning, dict):
+        callbacks = [BackboneFinetuning(**finetuning), groups]
+    else:
+        callbacks = [finetuning(), groups]
     trainer = pl.Trainer(max_epochs=out["epochs"], callbacks=callbacks,
                          logger=False, enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False, num_sanity_val_steps=0, accelerator="cpu", devices=1)
