@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/voltml/volt/internal/testenv"
+	"github.com/voltml/volt/internal/testutil"
 )
 
 // Where the generated scenarios' Lightning traces come from: real Lightning
@@ -86,48 +86,11 @@ type loggedRow struct {
 	Metrics map[string]float64 `json:"metrics"`
 }
 
-// lightningRunner finds Debian's python3 with torch and unpacks the
-// Lightning site; ok is false (with the reason) when this machine cannot.
-func lightningRunner(t *testing.T) (run func(args ...string) error, ok bool, why string) {
-	python := "/usr/bin/python3" // Debian's, which sees python3-torch
-	if p := os.Getenv("VOLT_LIGHTNING_PYTHON"); p != "" {
-		python = p
-	}
-	if out, err := exec.Command(python, "-c", "import torch").CombinedOutput(); err != nil {
-		return nil, false, fmt.Sprintf("%s cannot import torch (apt-get install python3-torch): %v %s", python, err, bytes.TrimSpace(out))
-	}
-	site := t.TempDir()
-	tarball := filepath.Join("testdata", "lightning", "lightning-2.2.5-site.tar.xz")
-	if out, err := exec.Command("tar", "-xJf", tarball, "-C", site).CombinedOutput(); err != nil {
-		return nil, false, fmt.Sprintf("unpacking %s: %v %s", tarball, err, out)
-	}
-	shim, _ := filepath.Abs(filepath.Join("testdata", "lightning"))
-	return func(args ...string) error {
-		cmd := exec.Command(python, args...)
-		cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(site, "lsite")+string(os.PathListSeparator)+shim,
-			"OPENBLAS_NUM_THREADS=1", "OMP_NUM_THREADS=1", "PYTHONWARNINGS=ignore")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("%s %s: %v\n%s", python, strings.Join(args, " "), err, lastLines(stderr.String(), 30))
-		}
-		return nil
-	}, true, ""
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
 // generatedTraces returns the traces of the fixed seed set, recorded now by
 // Lightning where it runs (checking the cache against them), else the cache.
 func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 	cache := generatedCachePath()
-	run, ok, why := lightningRunner(t)
+	run, ok, why := testutil.LightningRunner(t, ".")
 	if seeds := os.Getenv("VOLT_GENERATED_SEEDS"); seeds != "" {
 		// Exploring beyond the fixed set (first:count, or a list 1,5,9):
 		// recorded now, not cached.
@@ -144,7 +107,7 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 			t.Fatalf("VOLT_GENERATED_SEEDS needs Lightning: %s", why)
 		}
 		out := filepath.Join(t.TempDir(), "traces.json.gz")
-		if err := run(append([]string{filepath.Join(generatedDir, "gen_scenarios.py"), "--out", out}, args...)...); err != nil {
+		if _, err := run(append([]string{filepath.Join(generatedDir, "gen_scenarios.py"), "--out", out}, args...)...); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(out)
@@ -171,7 +134,7 @@ func generatedTraces(t *testing.T) (traces []generatedTrace, source string) {
 // scenarios that gen_scenarios.py records with args: from the cache when
 // run is nil (Lightning cannot run here), else recorded now and checked
 // against the cache (or written there with VOLT_LIGHTNING_UPDATE=1).
-func fixedTraces(t *testing.T, run func(args ...string) error, cache string, count int, args ...string) []generatedTrace {
+func fixedTraces(t *testing.T, run func(args ...string) ([]byte, error), cache string, count int, args ...string) []generatedTrace {
 	if run == nil {
 		b, err := os.ReadFile(cache)
 		if err != nil {
@@ -180,7 +143,7 @@ func fixedTraces(t *testing.T, run func(args ...string) error, cache string, cou
 		return decodeGeneratedTraces(t, cache, b, count)
 	}
 	fresh := filepath.Join(t.TempDir(), "traces.json.gz")
-	if err := run(append([]string{filepath.Join(generatedDir, "gen_scenarios.py"), "--out", fresh}, args...)...); err != nil {
+	if _, err := run(append([]string{filepath.Join(generatedDir, "gen_scenarios.py"), "--out", fresh}, args...)...); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(fresh)
