@@ -97,9 +97,13 @@ func Backend(config string) (compute.Backend, error) {
 	if err := CheckBackendConfig(config); err != nil {
 		return nil, err
 	}
+	key := config
+	if os.Getenv(RecycleEnvVar) == "off" {
+		key += " " + RecycleEnvVar + "=off"
+	}
 	backendsMu.Lock()
 	defer backendsMu.Unlock()
-	if b, ok := backends[config]; ok {
+	if b, ok := backends[key]; ok {
 		return b, nil
 	}
 	gomlxConfig, byGraph, err := withoutOpsByGraph(config)
@@ -131,7 +135,7 @@ func Backend(config string) (compute.Backend, error) {
 		}
 		b = wrapped
 	}
-	backends[config] = b
+	backends[key] = b
 	return b, nil
 }
 
@@ -152,8 +156,16 @@ func loweringFor(config string) golower.Lowering {
 	if slices.Contains(strings.Split(options, ","), "ops_sequential") {
 		l.ShiftTileBytes = -1
 	}
+	l.NoRecycle = os.Getenv(RecycleEnvVar) == "off"
 	return l
 }
+
+// RecycleEnvVar names the environment variable that, set to "off" when a
+// backend is first created, makes the Go backend drop the host update's
+// spent gradients as before instead of giving their buffers back to its
+// pool (golower's recycle.go); a backend with and one without are
+// separate, so one process can compare them.
+const RecycleEnvVar = "VOLT_RECYCLE"
 
 // FastConvEnvVar names the environment variable that, set to "off", keeps
 // the Go backend's own convolution and pooling loops instead of

@@ -96,6 +96,9 @@ type Program struct {
 	carry     *Carry
 	carried   map[graph.GraphId]int
 	numLabels int
+	// staging holds, per batch tensor (inputs, then labels), the shared
+	// buffer each run copies it into (staging.go).
+	staging []*tensors.Tensor
 }
 
 // SetCarry makes the program take every slot of c as extra inputs (after
@@ -241,10 +244,10 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 	p.numInputs, p.numLabels = len(b.Inputs), len(b.Labels)
 	p.args = p.args[:0]
 	for _, t := range b.Inputs {
-		p.args = append(p.args, t)
+		p.args = append(p.args, p.staged(len(p.args), t))
 	}
 	for _, t := range b.Labels {
-		p.args = append(p.args, t)
+		p.args = append(p.args, p.staged(len(p.args), t))
 	}
 	if p.carry != nil {
 		p.args = p.carry.args(p.args)

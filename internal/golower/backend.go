@@ -31,6 +31,9 @@ type Backend struct {
 	// runCounter chooses the counter each compiled graph raises while it
 	// runs (nil: none; see graph_stats.go).
 	runCounter atomic.Pointer[RunCounter]
+
+	// bin keeps the buffers given to Recycle (recycle.go).
+	bin recycleBin
 }
 
 // ScatteredConvs returns how many of the lowered convolutions (Lowered)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/shapes"
 )
 
 // builder wraps a backend builder so its functions lower convolutions.
@@ -22,6 +23,10 @@ type builder struct {
 	// builder's functions (DotGeneral, FusedDense and each product of
 	// FusedDenseVJP) and their multiply-adds (graph_stats.go).
 	matmuls, matmulMACs atomic.Int64
+
+	// recycleSlots are the shapes of the main function's recycle slots,
+	// set by its Return (recycle.go).
+	recycleSlots []shapes.Shape
 }
 
 func newBuilder(b *Backend, inner compute.Builder) *builder {
@@ -62,7 +67,7 @@ func (bld *builder) Compile() (compute.Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &executable{Executable: exec, backend: bld.backend, running: bld.runCounterFor()}, nil
+	return &executable{Executable: exec, backend: bld.backend, running: bld.runCounterFor(), recycleSlots: bld.recycleSlots}, nil
 }
 
 // executable unwraps input buffers and wraps output buffers, and raises
@@ -72,6 +77,9 @@ type executable struct {
 	compute.Executable
 	backend *Backend
 	running *atomic.Int32
+	// recycleSlots are the shapes of the parameters after the graph's own
+	// that take recycled buffers (recycle.go).
+	recycleSlots []shapes.Shape
 }
 
 // Execute implements compute.Executable.
@@ -80,9 +88,13 @@ func (e *executable) Execute(inputs []compute.Buffer, donate []bool, defaultDevi
 		e.running.Add(1)
 		defer e.running.Add(-1)
 	}
-	inner := make([]compute.Buffer, len(inputs))
+	inner := make([]compute.Buffer, len(inputs), len(inputs)+len(e.recycleSlots))
 	for i, buf := range inputs {
 		inner[i] = unwrapBuffer(buf)
+	}
+	inner, donate, err := e.withRecycled(inner, donate)
+	if err != nil {
+		return nil, err
 	}
 	outputs, err := e.Executable.Execute(inner, donate, defaultDevice)
 	for i, buf := range outputs {

@@ -9,7 +9,9 @@
 // gradient onto the backend's fast layouts (dot.go, transposes.go,
 // dense.go). It also counts, per graph, what a scheduler needs to choose
 // how the backend runs it (graph_stats.go; volt's scheduler is
-// internal/engine's ops_by_graph.go, beside executors.go). It was called
+// internal/engine's ops_by_graph.go, beside executors.go), and gives
+// buffers their owner is done with back to the backend's pool by way of
+// unused donated parameters (recycle.go, Backend.Recycle). It was called
 // fastconv while it held convolutions alone.
 //
 // # Convolutions and pooling

@@ -69,6 +69,10 @@ type Lowering struct {
 	// its BatchNormForTraining kept (bnreuse.go); kept to measure the
 	// difference.
 	NoBatchNormReuse bool
+	// NoRecycle compiles graphs without recycle slots and makes
+	// Backend.Recycle finalize what it is given, as the backend's own
+	// Finalize would (recycle.go); kept to measure the difference.
+	NoRecycle bool
 	// WholeWindowPooling lowers non-overlapping pooling with one reduction
 	// over all window axes and its gradient with ArgMinMax over the
 	// transposed, flattened windows (LowerReduceWindow,

@@ -17,7 +17,8 @@
 // median of the rounds' volt/PyTorch ratios. A step is volt's time between
 // two training batch ends (its loader included) against PyTorch's forward,
 // backward and optimizer step on a fixed batch, after 5 warm-up steps on
-// both sides. PyTorch is Debian's python3-torch at /usr/bin/python3; install
+// both sides; with -fixed-batch volt's loader yields one collated batch
+// again and again, so that both sides train on a fixed batch. PyTorch is Debian's python3-torch at /usr/bin/python3; install
 // libopenblas0-pthread first, or torch falls back to the reference BLAS,
 // and libtcmalloc-minimal4 and libjemalloc2 (a missing allocator is named
 // under the table, and is an error under VOLT_REQUIRE_TOOLS=1).
@@ -51,6 +52,7 @@ func main() {
 // options are the command's flags.
 type options struct {
 	rounds, steps int
+	fixedBatch    bool // volt trains on one batch repeated, as PyTorch does
 	models        []zoo.Model
 	threads       []int
 	python        string
@@ -68,6 +70,7 @@ func run(args []string, out, errOut io.Writer) error {
 	threadList := flags.String("threads", "1,2", "comma-separated thread counts")
 	python := flags.String("python", "/usr/bin/python3", "a Python with torch")
 	worker := flags.String("worker", "", "internal: time volt's step of this model once and print ms_per_step")
+	fixedBatch := flags.Bool("fixed-batch", false, "volt trains on one collated batch repeated, as PyTorch's side does, instead of collating a batch per step")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -79,14 +82,14 @@ func run(args []string, out, errOut io.Writer) error {
 		if err != nil {
 			return err
 		}
-		d, err := voltStepTime(m, *steps)
+		d, err := voltStepTime(m, *steps, *fixedBatch)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "ms_per_step=%.3f\n", float64(d.Nanoseconds())/1e6)
 		return nil
 	}
-	o := options{rounds: *rounds, steps: *steps, python: *python}
+	o := options{rounds: *rounds, steps: *steps, fixedBatch: *fixedBatch, python: *python}
 	for _, name := range strings.Split(*modelList, ",") {
 		m, err := zoo.Named(strings.TrimSpace(name))
 		if err != nil {
@@ -159,8 +162,11 @@ func measure(o options, progress io.Writer) (*table, error) {
 				c := t.at(m.Name, threads)
 				sides := []func() error{
 					func() error {
-						ms, err := stepMs(exec.Command(self, "-worker", m.Name, "-steps", strconv.Itoa(o.steps)),
-							"GOMAXPROCS="+strconv.Itoa(threads))
+						args := []string{"-worker", m.Name, "-steps", strconv.Itoa(o.steps)}
+						if o.fixedBatch {
+							args = append(args, "-fixed-batch")
+						}
+						ms, err := stepMs(exec.Command(self, args...), "GOMAXPROCS="+strconv.Itoa(threads))
 						c.volt = append(c.volt, ms)
 						return err
 					},
@@ -266,7 +272,12 @@ func (c *cell) ratios() []float64 {
 // write prints the Markdown table: per model and thread count the median
 // step times and the median of the paired ratios.
 func (t *table) write(w io.Writer) {
-	fmt.Fprintf(w, "%d paired rounds of %d timed steps, %s, GOMAXPROCS / torch threads:\n\n", t.o.rounds, t.o.steps, time.Now().UTC().Format("2006-01-02"))
+	batches := "volt collating a batch per step, PyTorch on a fixed batch"
+	if t.o.fixedBatch {
+		batches = "both on a fixed batch"
+	}
+	fmt.Fprintf(w, "%d paired rounds of %d timed steps (%s), %s, GOMAXPROCS / torch threads:\n\n", t.o.rounds, t.o.steps, batches,
+		time.Now().UTC().Format("2006-01-02"))
 	header, rule := "| model |", "|---|"
 	for _, n := range t.o.threads {
 		header += fmt.Sprintf(" volt t%d ms | torch t%d ms | volt/torch t%d | torch's best t%d |", n, n, n, n)
