@@ -84,6 +84,12 @@ type Lowering struct {
 	// where they are otherwise multiplied first and their shifted products
 	// summed (scatter.go); kept to measure the difference.
 	NoScatterConvs bool
+	// NoTransposedProducts multiplies the patches of a shifted convolution
+	// with fewer patch rows than output channels as the others, and moves
+	// the product to channels-last, where its patches are otherwise moved
+	// instead (shiftPatchesTransposedProduct in split.go); kept to measure
+	// the difference.
+	NoTransposedProducts bool
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -137,7 +143,8 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 		}
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
-		cache: cache, shiftSplit: l.shiftSplit, shiftTileCount: l.shiftTileCount}
+		cache: cache, shiftSplit: l.shiftSplit, shiftTileCount: l.shiftTileCount,
+		noTransposedProducts: l.NoTransposedProducts}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -214,8 +221,10 @@ type emitter struct {
 	maxPatchBytes int
 	maxShiftWaste float64
 	slicePatches  bool
-	cache         patchCache          // nil: patches are not kept
-	shiftSplit    func(batch int) int // Lowering.shiftSplit
+	// noTransposedProducts is Lowering.NoTransposedProducts.
+	noTransposedProducts bool
+	cache                patchCache          // nil: patches are not kept
+	shiftSplit           func(batch int) int // Lowering.shiftSplit
 	// shiftTileCount is Lowering.shiftTileCount.
 	shiftTileCount func(patchBytes, patchRows, outChannels int) int
 	// shiftTiled is set by a shiftConv that built its patches in tiles.

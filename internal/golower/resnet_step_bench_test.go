@@ -17,7 +17,10 @@ var resnetStepPairs = []struct {
 	name          string
 	before, after cnnVariant
 }{
-	{"same", cnnVariant{"before", DefaultRules(), Lowering{}}, cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The stem (9 patch rows, 16 output channels) multiplied with its
+	// patches transposed, not its product (shiftPatchesTransposedProduct).
+	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
 }
 
 // resnetBatchTensors returns one batch of 64 uniform 28×28 images and

@@ -138,6 +138,9 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 		entry.shiftTiles, entry.shiftInput, entry.shiftOffsets, entry.shiftChannels = shiftTilesOf(grid, tiles), x, offsets, c
 		b.shiftTiled = true
 		y, err = shiftTilesTimesKernel(b.f, x, w, offsets, c, entry.shiftTiles)
+	} else if transposed := !b.noTransposedProducts && numKernel*c < co; transposed {
+		entry.shiftSplit = 1
+		entry.patches, y, err = b.shiftPatchesTransposedProduct(x, w, offsets, c, co, grid)
 	} else {
 		entry.shiftSplit = b.shiftSplit(batch)
 		entry.patches, y, err = b.shiftPatchesTimesKernel(x, w, offsets, c, co, grid, entry.shiftSplit)
@@ -148,9 +151,14 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 	if key != nil && b.cache != nil {
 		b.cache[*key] = entry
 	}
-	// [Co, N·P] to [N, Ip..., Co], cropped to [N, O..., Co].
-	if y, err = fastTranspose(b.f, y, []int{co, grid}, []int{1, 0}); err != nil {
+	// [Co, N·P] to [N, Ip..., Co] (the transposed product is [N·P, Co]
+	// already), cropped to [N, O..., Co].
+	if yShape, err := b.f.Shape(y); err != nil {
 		return nil, false, err
+	} else if yShape.Dimensions[0] != grid {
+		if y, err = fastTranspose(b.f, y, []int{co, grid}, []int{1, 0}); err != nil {
+			return nil, false, err
+		}
 	}
 	gridDims := append(append([]int{batch}, padded...), co)
 	if y, err = b.f.Reshape(y, gridDims...); err != nil {
