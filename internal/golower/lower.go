@@ -90,6 +90,15 @@ type Lowering struct {
 	// instead (shiftPatchesTransposedProduct in split.go); kept to measure
 	// the difference.
 	NoTransposedProducts bool
+	// NoChannelsLastShifts moves a channels-last input's channels first
+	// for every shifted convolution, where one with at least
+	// ChannelsLastShiftMinChannels input channels is otherwise computed
+	// channels-last (shift_cl.go); kept to measure the difference.
+	NoChannelsLastShifts bool
+	// ChannelsLastShiftMinChannels is the fewest input channels of a
+	// channels-last shifted convolution (shift_cl.go); zero means
+	// DefaultChannelsLastShiftMinChannels.
+	ChannelsLastShiftMinChannels int
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -144,7 +153,7 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
 		cache: cache, shiftSplit: l.shiftSplit, shiftTileCount: l.shiftTileCount,
-		noTransposedProducts: l.NoTransposedProducts}
+		noTransposedProducts: l.NoTransposedProducts, channelsLastMin: l.channelsLastShiftMin()}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -225,6 +234,8 @@ type emitter struct {
 	noTransposedProducts bool
 	cache                patchCache          // nil: patches are not kept
 	shiftSplit           func(batch int) int // Lowering.shiftSplit
+	// channelsLastMin is Lowering.channelsLastShiftMin.
+	channelsLastMin int
 	// shiftTileCount is Lowering.shiftTileCount.
 	shiftTileCount func(patchBytes, patchRows, outChannels int) int
 	// shiftTiled is set by a shiftConv that built its patches in tiles.

@@ -21,6 +21,10 @@ var resnetStepPairs = []struct {
 	// patches transposed, not its product (shiftPatchesTransposedProduct).
 	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}},
 		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The 28×28 16-channel convolutions and their input gradients shifted
+	// channels-last (shift_cl.go).
+	{"channels-last", cnnVariant{"before", DefaultRules(), Lowering{NoChannelsLastShifts: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
 }
 
 // resnetBatchTensors returns one batch of 64 uniform 28×28 images and

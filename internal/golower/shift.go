@@ -96,12 +96,6 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 		return nil, false, nil
 	}
 
-	// x as [C, N+1, Ip...], flattened to [C, (N+1)·P].
-	inDims := inputShape.Dimensions
-	x, err := b.channelsFirstPadded(input, inDims, axes, padAxes, c, (batch+1)*image)
-	if err != nil {
-		return nil, false, err
-	}
 	// One start offset s_k per kernel position: indices [K..., 1].
 	offsets := make([]int32, 0, numKernel)
 	pos := make([]int, n)
@@ -119,6 +113,26 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 			}
 			pos[i] = 0
 		}
+	}
+	if b.channelsLastMin > 0 && c >= b.channelsLastMin && channelsLastAxes(axes) {
+		y, entry, err := b.shiftConvChannelsLast(input, kernel, inputShape, kernelShape, axes, padAxes, padded,
+			outSpatial, offsets)
+		if err != nil {
+			return nil, false, err
+		}
+		if key != nil && b.cache != nil {
+			b.cache[*key] = entry
+		}
+		if got, err := b.f.Shape(y); err != nil || !got.Equal(outputShape) {
+			return nil, false, fmt.Errorf("golower: shifted convolution has shape %s, want %s (err=%v)", got, outputShape, err)
+		}
+		return y, true, nil
+	}
+	// x as [C, N+1, Ip...], flattened to [C, (N+1)·P].
+	inDims := inputShape.Dimensions
+	x, err := b.channelsFirstPadded(input, inDims, axes, padAxes, c, (batch+1)*image)
+	if err != nil {
+		return nil, false, err
 	}
 	// The kernel as [Co, K·C], its rows in the patches' (k, c) order.
 	w, err := fastTranspose(b.f, kernel, kernelShape.Dimensions,

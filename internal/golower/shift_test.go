@@ -96,6 +96,14 @@ func TestShiftedMatchesDirect(t *testing.T) {
 	t.Run("tiles", func(t *testing.T) {
 		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96})
 	})
+	// Channels-last inputs without moving their channels (shift_cl.go),
+	// whole and in tiles.
+	t.Run("channels-last", func(t *testing.T) {
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: -1, ChannelsLastShiftMinChannels: 1})
+	})
+	t.Run("channels-last-tiles", func(t *testing.T) {
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96, ChannelsLastShiftMinChannels: 1})
+	})
 }
 
 func testShiftedMatchesDirect(t *testing.T, lowering Lowering) {
