@@ -1,6 +1,7 @@
 package golower
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -89,4 +90,57 @@ func (r *reshapeSizes) Reshape(x compute.Value, dims ...int) (compute.Value, err
 		r.count++
 	}
 	return r.opCounter.Reshape(x, dims...)
+}
+
+// countingBackend is a backend whose main functions are opCounters.
+type countingBackend struct {
+	compute.Backend
+	counters []*opCounter
+}
+
+// Builder implements compute.Backend.
+func (b *countingBackend) Builder(name string) compute.Builder {
+	return &countingBuilder{Builder: b.Backend.Builder(name), backend: b}
+}
+
+// countingBuilder returns its main function wrapped by an opCounter.
+type countingBuilder struct {
+	compute.Builder
+	backend *countingBackend
+	main    *opCounter
+}
+
+// Main implements compute.Builder.
+func (b *countingBuilder) Main() compute.Function {
+	if b.main == nil {
+		b.main = &opCounter{Function: b.Builder.Main()}
+		b.backend.counters = append(b.backend.counters, b.main)
+	}
+	return b.main
+}
+
+// TestGradientRowsShareThePad: a channels-last "same" convolution with 16
+// channels and its input and kernel gradients pad two values, not three:
+// the input gradient's padded output gradient is the kernel gradient's
+// too (gradientRows in shift.go); and the values match the direct
+// convolution.
+func TestGradientRowsShareThePad(t *testing.T) {
+	counting := &countingBackend{Backend: gobackend.GetBackend()}
+	lowered := WrapWith(counting, Rules{}, Lowering{MaxShiftWaste: 1e9})
+	c := shiftCase{batch: 2, inChannels: 16, outChannels: 16, size: []int{6, 6}, kernel: []int{3, 3},
+		dilation: []int{1, 1}, paddings: [][2]int{{1, 1}, {1, 1}}}
+	rng := rand.New(rand.NewPCG(4, 5))
+	inDims, kDims := c.shapes()
+	x, kernel, cotangent := randomTensor(rng, inDims), randomTensor(rng, kDims), randomTensor(rng, []int{2, 6, 6, 16})
+	want := outputsAndGradients(t, gobackend.GetBackend(), c, x, kernel, cotangent)
+	got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
+	compareFlat(t, []string{"output", "d/dinput", "d/dkernel"}, got, want)
+	pads := 0
+	for _, counter := range counting.counters {
+		pads += counter.pads
+	}
+	// The forward's input, and the output gradient once.
+	if pads != 2 {
+		t.Errorf("%d Pads, want 2 (the input, and the output gradient once for both gradients)", pads)
+	}
 }

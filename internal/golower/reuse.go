@@ -122,7 +122,17 @@ func reverseFromPatches(f compute.Function, cache patchCache, input, kernel comp
 		cache[key] = entry
 	}
 	if entry.shiftPadded != nil {
-		y, err := reverseFromShiftPatches(f, entry, kernel, kernelShape, outputShape, axes, kernelSize)
+		inShape, err := f.Shape(input)
+		if err != nil {
+			return nil, false, err
+		}
+		inSpatial := make([]int, n)
+		for i, axis := range axes.InputSpatial {
+			inSpatial[i] = inShape.Dimensions[axis]
+		}
+		// This convolution's strides are the forward's kernel dilations.
+		y, err := reverseFromShiftPatches(f, cache, entry, kernel, kernelShape, outputShape, axes, kernelSize,
+			inSpatial, lowPaddings(paddings, n), perAxis(strides, n))
 		if err != nil {
 			return nil, false, err
 		}

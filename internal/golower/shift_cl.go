@@ -1,6 +1,7 @@
 package golower
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/gomlx/compute"
@@ -92,11 +93,8 @@ func (b *emitter) shiftConvChannelsLast(input, kernel compute.Value, inputShape,
 	inPad := make([]compute.PadAxis, n+2)
 	inPad[0] = padAxes[1]
 	copy(inPad[1:n+1], padAxes[2:])
-	x, err := b.f.Pad(input, zero, inPad...)
+	x, err := paddedRows(b.f, b.cache, input, zero, inPad, (batch+1)*image, c)
 	if err != nil {
-		return nil, patchEntry{}, err
-	}
-	if x, err = b.f.Reshape(x, (batch+1)*image, c); err != nil {
 		return nil, patchEntry{}, err
 	}
 	// The kernel as [K, C, Co].
@@ -148,4 +146,31 @@ func (b *emitter) shiftConvChannelsLast(input, kernel compute.Value, inputShape,
 	entry := patchEntry{outSpatial: slices.Clone(outSpatial), shiftPadded: padded, shiftInputRows: x, shiftOffsets: offsets,
 		shiftChannels: c, shiftTiles: shiftTilesOf(grid, max(1, b.shiftTileCount(numKernel*c*grid*b.dtype.Size(), 1, 0)))}
 	return y, entry, nil
+}
+
+// paddedRows returns input [N, I..., C] padded by pads (one extra zero
+// example at the end among them) and flattened to [(N+1)·P, C], the
+// operand of a channels-last shifted convolution: from cache when a
+// convolution on the same function built it already, else built and
+// added to cache (nil: none kept). The input gradient of a 28×28 "same"
+// convolution pads the output gradient exactly so, and its kernel
+// gradient reads the same rows at an offset (gradientRows), one Pad for
+// both.
+func paddedRows(f compute.Function, cache patchCache, input, zero compute.Value, pads []compute.PadAxis,
+	rows, c int) (compute.Value, error) {
+	key := patchKey{input: input, geometry: fmt.Sprint("rows", pads)}
+	if entry, ok := cache[key]; ok && cache != nil {
+		return entry.shiftInputRows, nil
+	}
+	x, err := f.Pad(input, zero, pads...)
+	if err != nil {
+		return nil, err
+	}
+	if x, err = f.Reshape(x, rows, c); err != nil {
+		return nil, err
+	}
+	if cache != nil {
+		cache[key] = patchEntry{shiftInputRows: x}
+	}
+	return x, nil
 }

@@ -102,15 +102,16 @@ func shiftTilesTimesKernel(f compute.Function, x, w compute.Value, offsets []int
 }
 
 // shiftTilesTimesGradient is shiftPatchesTimesGradient for tiled patches:
-// Σ_t patches_t · dy[tile t] with dy [N·P, Co], as [K, C, Co].
-func shiftTilesTimesGradient(f compute.Function, entry patchEntry, dy compute.Value, co int) (compute.Value, error) {
+// Σ_t patches_t · dy[offset + tile t] with dy [offset + N·P (or more),
+// Co], as [K, C, Co].
+func shiftTilesTimesGradient(f compute.Function, entry patchEntry, dy compute.Value, co, offset int) (compute.Value, error) {
 	var sum compute.Value
 	for _, tile := range entry.shiftTiles {
 		patches, err := gatherShiftTile(f, entry.shiftInput, entry.shiftOffsets, entry.shiftChannels, tile)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := rowRange(f, dy, tile, co)
+		rows, err := rowRange(f, dy, shiftTile{offset + tile.start, tile.size}, co)
 		if err != nil {
 			return nil, err
 		}

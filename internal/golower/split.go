@@ -161,7 +161,7 @@ func (b *emitter) shiftPatchesTransposedProduct(x, w compute.Value, offsets []in
 // shape: the caller reshapes it).
 func shiftPatchesTimesGradient(f compute.Function, entry patchEntry, dy compute.Value, grid, co int) (compute.Value, error) {
 	if entry.shiftTiles != nil {
-		return shiftTilesTimesGradient(f, entry, dy, co)
+		return shiftTilesTimesGradient(f, entry, dy, co, 0)
 	}
 	if entry.shiftSplit <= 1 {
 		// [K, C, N·P], or [K·C, N·P] from shiftPatchesTransposedProduct.
