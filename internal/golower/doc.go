@@ -58,9 +58,11 @@
 //
 // Shifted runs are channels-first; the activations of volt's models are
 // channels-last, and the Go backend's 2D Transpose that moves them there
-// and back runs element by element. A shifted convolution of a
-// channels-last input with at least DefaultChannelsLastShiftMinChannels
-// (16) channels is computed channels-last instead (shift_cl.go): per tile
+// and back runs element by element. With Lowering.ChannelsLastShifts (off
+// by default: faster at one thread, slower at two) a shifted convolution
+// of a channels-last input with at least
+// DefaultChannelsLastShiftMinChannels (16) channels is computed
+// channels-last instead (shift_cl.go): per tile
 // of the padded grid, K runs of T·C values, a product batched over the K
 // kernel positions and a sum over them, no Transpose (its kernel gradient
 // moves the padded input once, in the backward pass); one with fewer

@@ -90,11 +90,12 @@ type Lowering struct {
 	// instead (shiftPatchesTransposedProduct in split.go); kept to measure
 	// the difference.
 	NoTransposedProducts bool
-	// NoChannelsLastShifts moves a channels-last input's channels first
-	// for every shifted convolution, where one with at least
-	// ChannelsLastShiftMinChannels input channels is otherwise computed
-	// channels-last (shift_cl.go); kept to measure the difference.
-	NoChannelsLastShifts bool
+	// ChannelsLastShifts computes a shifted convolution of a channels-last
+	// input with at least ChannelsLastShiftMinChannels input channels
+	// channels-last (shift_cl.go), where its channels are otherwise moved
+	// first. Off by default: it measured faster at one thread and slower
+	// at two (see shift_cl.go).
+	ChannelsLastShifts bool
 	// ChannelsLastShiftMinChannels is the fewest input channels of a
 	// channels-last shifted convolution (shift_cl.go); zero means
 	// DefaultChannelsLastShiftMinChannels.

@@ -126,7 +126,7 @@ func (b *countingBuilder) Main() compute.Function {
 // convolution.
 func TestGradientRowsShareThePad(t *testing.T) {
 	counting := &countingBackend{Backend: gobackend.GetBackend()}
-	lowered := WrapWith(counting, Rules{}, Lowering{MaxShiftWaste: 1e9})
+	lowered := WrapWith(counting, Rules{}, Lowering{MaxShiftWaste: 1e9, ChannelsLastShifts: true})
 	c := shiftCase{batch: 2, inChannels: 16, outChannels: 16, size: []int{6, 6}, kernel: []int{3, 3},
 		dilation: []int{1, 1}, paddings: [][2]int{{1, 1}, {1, 1}}}
 	rng := rand.New(rand.NewPCG(4, 5))

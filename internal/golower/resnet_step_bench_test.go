@@ -23,8 +23,8 @@ var resnetStepPairs = []struct {
 		cnnVariant{"after", DefaultRules(), Lowering{}}},
 	// The 28×28 16-channel convolutions and their input gradients shifted
 	// channels-last (shift_cl.go).
-	{"channels-last", cnnVariant{"before", DefaultRules(), Lowering{NoChannelsLastShifts: true}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	{"channels-last", cnnVariant{"before", DefaultRules(), Lowering{}},
+		cnnVariant{"after", DefaultRules(), Lowering{ChannelsLastShifts: true}}},
 }
 
 // resnetBatchTensors returns one batch of 64 uniform 28×28 images and

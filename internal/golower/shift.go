@@ -211,11 +211,10 @@ func reverseFromShiftPatches(f compute.Function, cache patchCache, entry patchEn
 	grid := batch * prod(entry.shiftPadded)
 	// dy as [N, O..., Co], padded to [N, Ip..., Co] and flattened.
 	dyPerm := append(append([]int{axes.KernelInputChannels}, axes.KernelSpatial...), axes.KernelOutputChannels)
-	if rows, offset, ok, err := gradientRows(f, cache, entry, kernel, dyPerm, kernelSize, inSpatial, lowPads,
-		dilations, batch, co); err != nil {
-		return nil, err
-	} else if ok {
+	if rows, offset, ok := gradientRows(cache, entry, kernel, dyPerm, kernelSize, inSpatial, lowPads,
+		dilations); ok {
 		var r compute.Value
+		var err error
 		if entry.shiftTiles != nil {
 			r, err = shiftTilesTimesGradient(f, entry, rows, co, offset)
 		} else {
@@ -280,26 +279,27 @@ func kernelGradientOut(f compute.Function, r compute.Value, kernelSize []int, ch
 
 // gradientRows returns the output gradient of a shifted convolution on
 // its padded grid as rows [offset, offset+N·P) of the padded rows
-// [(N+1)·P, Co] that a channels-last shifted input gradient of it reads
+// [(N+1)·P, Co] that a channels-last shifted input gradient of it read
 // (paddedRows in shift_cl.go), when dy is channels-last and the
 // convolution's paddings add up to its kernel's span less one on every
-// axis ("same" ones): then that input gradient pads dy by span-1-lo low
+// axis ("same" ones): then that input gradient padded dy by span-1-lo low
 // and lo high to the same padded sizes, and row p + Σ (span-1-lo)·stride
 // holds dy at grid position p, or a zero where p lies past the output
-// (in a padding row, column or the extra zero example). The rows are
-// built here when the input gradient is not lowered first, and kept for
-// it. ok is false when dy is not laid out so or the paddings differ. The
-// rows hold the values the Pad onto the grid held, so the kernel
-// gradient's bits are unchanged (checked on a 28×28 16-channel case);
-// examples/resnet's step took 0.975× the wall time at one thread and at
-// two without the second Pad (paired in one process, 20 steps; CPU
-// 0.971× and 0.953×). TestGradientRowsShareThePad counts the Pads.
-func gradientRows(f compute.Function, cache patchCache, entry patchEntry, dy compute.Value, dyPerm,
-	kernelSize, inSpatial, lowPads, dilations []int, batch, co int) (rows compute.Value, offset int, ok bool,
-	err error) {
+// (in a padding row, column or the extra zero example). GoMLX builds the
+// input gradient first. ok is false when no such rows were built (the
+// input gradient was not lowered channels-last: Lowering.ChannelsLastShifts
+// off), dy is not laid out so or the paddings differ; the kernel gradient
+// then pads dy itself. The rows hold the values the Pad onto the grid
+// held, so the kernel gradient's bits are unchanged (checked on a 28×28
+// 16-channel case). With channels-last shifts on, examples/resnet's step
+// took 0.975× the wall time at one thread and at two without the second
+// Pad (paired in one process, 20 steps; CPU 0.971× and 0.953×).
+// TestGradientRowsShareThePad counts the Pads.
+func gradientRows(cache patchCache, entry patchEntry, dy compute.Value, dyPerm, kernelSize, inSpatial, lowPads,
+	dilations []int) (rows compute.Value, offset int, ok bool) {
 	n := len(kernelSize)
 	if cache == nil || !slices.Equal(dyPerm, identityPerm(n+2)) || len(inSpatial) != n || len(lowPads) != n {
-		return nil, 0, false, nil
+		return nil, 0, false
 	}
 	pads := make([]compute.PadAxis, n+2)
 	pads[0] = compute.PadAxis{End: 1}
@@ -309,7 +309,7 @@ func gradientRows(f compute.Function, cache patchCache, entry patchEntry, dy com
 		span := (kernelSize[i]-1)*dilations[i] + 1
 		lo, hi := lowPads[i], entry.shiftPadded[i]-inSpatial[i]-lowPads[i]
 		if lo+hi != span-1 || lo < 0 || hi < 0 {
-			return nil, 0, false, nil
+			return nil, 0, false
 		}
 		pads[1+i] = compute.PadAxis{Start: span - 1 - lo, End: lo}
 		offsets[i] = (span - 1 - lo) * stride
@@ -318,16 +318,11 @@ func gradientRows(f compute.Function, cache patchCache, entry patchEntry, dy com
 	for _, o := range offsets {
 		offset += o
 	}
-	shape, err := f.Shape(dy)
-	if err != nil {
-		return nil, 0, false, err
+	built, found := cache[paddedRowsKey(dy, pads)]
+	if !found {
+		return nil, 0, false
 	}
-	zero, err := f.Constant(zeroSlice(shape.DType))
-	if err != nil {
-		return nil, 0, false, err
-	}
-	rows, err = paddedRows(f, cache, dy, zero, pads, (batch+1)*prod(entry.shiftPadded), co)
-	return rows, offset, err == nil, err
+	return built.shiftInputRows, offset, true
 }
 
 // channelsFirstPadded returns input (dimensions inDims, laid out as axes

@@ -29,12 +29,22 @@ import (
 // reverseFromPatches moves the padded input there once, in the backward
 // pass, and gathers its tiles as for shift_tiles.go.
 //
-// On examples/resnet's step (BenchmarkResNetStepPaired/channels-last, its
-// two 28×28 16-channel convolutions and their input gradients) it read
-// 0.93–0.98× the wall time at one thread and 0.91–1.15× (median 0.98×) at
-// two, on the shared 2-core machine. The sums over K change the order of
-// the additions: TestShiftedMatchesDirect compares with the direct
-// convolution within its tolerance.
+// It is off by default (Lowering.ChannelsLastShifts). On examples/resnet's
+// step (BenchmarkResNetStepPaired/channels-last, its two 28×28 16-channel
+// convolutions and their input gradients) it read 0.93–0.98× the wall
+// time at one thread, but 1.06× at two in the two runs at the lowest load
+// (0.91–1.15× in four under heavy load): the transposes it removes run on
+// both cores, and its products batched over K with 16-value contractions
+// ran the matmul kernel at well under half the efficiency of the
+// channels-first [Co, K·C] · [K·C, T] (a profile at two threads: the same
+// CPU in all, 0.8 s fewer in transposes, 0.8 s more in the matmul kernel
+// and 0.3 s in the sums over K). Grouping the kernel positions of the last
+// axis into runs of kw·C rows (contracting 48 values, a third of the sums)
+// read 1.03× at one thread and 0.94–1.02× at two against this: no better.
+// Since the lowering may not depend on the number of cores (the bits would,
+// TestBitsDoNotDependOnCores), it stays a switch. The sums over K change the
+// order of the additions: TestShiftedMatchesDirect compares with the
+// direct convolution within its tolerance.
 
 // DefaultChannelsLastShiftMinChannels is the fewest input channels of a
 // shifted convolution computed channels-last when a Lowering leaves
@@ -42,10 +52,10 @@ import (
 const DefaultChannelsLastShiftMinChannels = 16
 
 // channelsLastShiftMin is the fewest input channels of a channels-last
-// shifted convolution, 0 for none (NoChannelsLastShifts).
+// shifted convolution, 0 for none (ChannelsLastShifts off).
 func (l Lowering) channelsLastShiftMin() int {
 	switch {
-	case l.NoChannelsLastShifts:
+	case !l.ChannelsLastShifts:
 		return 0
 	case l.ChannelsLastShiftMinChannels > 0:
 		return l.ChannelsLastShiftMinChannels
@@ -158,7 +168,7 @@ func (b *emitter) shiftConvChannelsLast(input, kernel compute.Value, inputShape,
 // both.
 func paddedRows(f compute.Function, cache patchCache, input, zero compute.Value, pads []compute.PadAxis,
 	rows, c int) (compute.Value, error) {
-	key := patchKey{input: input, geometry: fmt.Sprint("rows", pads)}
+	key := paddedRowsKey(input, pads)
 	if entry, ok := cache[key]; ok && cache != nil {
 		return entry.shiftInputRows, nil
 	}
@@ -173,4 +183,9 @@ func paddedRows(f compute.Function, cache patchCache, input, zero compute.Value,
 		cache[key] = patchEntry{shiftInputRows: x}
 	}
 	return x, nil
+}
+
+// paddedRowsKey is the cache key of paddedRows' rows of input.
+func paddedRowsKey(input compute.Value, pads []compute.PadAxis) patchKey {
+	return patchKey{input: input, geometry: fmt.Sprint("rows", pads)}
 }

@@ -99,10 +99,12 @@ func TestShiftedMatchesDirect(t *testing.T) {
 	// Channels-last inputs without moving their channels (shift_cl.go),
 	// whole and in tiles.
 	t.Run("channels-last", func(t *testing.T) {
-		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: -1, ChannelsLastShiftMinChannels: 1})
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: -1, ChannelsLastShifts: true,
+			ChannelsLastShiftMinChannels: 1})
 	})
 	t.Run("channels-last-tiles", func(t *testing.T) {
-		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96, ChannelsLastShiftMinChannels: 1})
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96, ChannelsLastShifts: true,
+			ChannelsLastShiftMinChannels: 1})
 	})
 }
 
