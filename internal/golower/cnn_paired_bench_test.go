@@ -37,6 +37,11 @@ var cnnPairs = []struct {
 	// The gradient of 2-windows from their two halves, not ArgMinMax.
 	{"pool-pairs", cnnVariant{"before", DefaultRules(), Lowering{PoolArgMinMax: true}},
 		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The first convolution (9 patch rows, 32 output channels) multiplied
+	// with its patches transposed, not its product
+	// (shiftPatchesTransposedProduct in split.go).
+	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
 }
 
 // BenchmarkCNNPaired times the CNN's training step (as BenchmarkCNNStep)

@@ -1,8 +1,8 @@
 // Package golower lowers the ops that GoMLX's pure-Go backend lacks or runs
 // slowly onto the ones it runs fast, behind a compute.Backend wrapper (Wrap),
 // without changes to the models that use them: convolutions and their
-// gradients onto its matmul (lower.go, shift.go, shift_tiles.go, phases.go,
-// scatter.go, reuse.go), non-overlapping pooling and its gradient onto
+// gradients onto its matmul (lower.go, shift.go, shift_tiles.go,
+// shift_cl.go, phases.go, scatter.go, reuse.go), non-overlapping pooling and its gradient onto
 // reductions (pool.go, pool_axes.go), batch normalization, which the
 // backend lacks, onto reductions and elementwise ops (batchnorm.go,
 // bnreuse.go), and matrix products, transposes and the dense layer's
@@ -57,6 +57,21 @@
 // (scatter.go): one DotGeneral of the kernel [K·Co, C] with the input on
 // the output's grid, one Gather of contiguous runs, one ReduceSum.
 // BenchmarkCNNPaired measured the CNN's step at 0.94–0.95× the CPU time.
+//
+// Shifted runs are channels-first; the activations of volt's models are
+// channels-last, and the Go backend's 2D Transpose that moves them there
+// and back runs element by element. With Lowering.ChannelsLastShifts (off
+// by default: faster at one thread, slower at two) a shifted convolution
+// of a channels-last input with at least
+// DefaultChannelsLastShiftMinChannels (16) channels is computed
+// channels-last instead (shift_cl.go): per tile
+// of the padded grid, K runs of T·C values, a product batched over the K
+// kernel positions and a sum over them, no Transpose (its kernel gradient
+// moves the padded input once, in the backward pass); one with fewer
+// patch rows K·C than output channels (a first layer on one channel)
+// transposes its patches rather than its product (split.go,
+// shiftPatchesTransposedProduct). BenchmarkResNetStepPaired and
+// BenchmarkCNNPaired compare each with its Lowering switch.
 //
 // LowerReduceWindowAxes and LowerSelectAndScatterAxes do the same for
 // non-overlapping pooling (strides equal to the window, no padding): the

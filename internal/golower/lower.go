@@ -88,6 +88,22 @@ type Lowering struct {
 	// where they are otherwise multiplied first and their shifted products
 	// summed (scatter.go); kept to measure the difference.
 	NoScatterConvs bool
+	// NoTransposedProducts multiplies the patches of a shifted convolution
+	// with fewer patch rows than output channels as the others, and moves
+	// the product to channels-last, where its patches are otherwise moved
+	// instead (shiftPatchesTransposedProduct in split.go); kept to measure
+	// the difference.
+	NoTransposedProducts bool
+	// ChannelsLastShifts computes a shifted convolution of a channels-last
+	// input with at least ChannelsLastShiftMinChannels input channels
+	// channels-last (shift_cl.go), where its channels are otherwise moved
+	// first. Off by default: it measured faster at one thread and slower
+	// at two (see shift_cl.go).
+	ChannelsLastShifts bool
+	// ChannelsLastShiftMinChannels is the fewest input channels of a
+	// channels-last shifted convolution (shift_cl.go); zero means
+	// DefaultChannelsLastShiftMinChannels.
+	ChannelsLastShiftMinChannels int
 }
 
 // ConvGeneral builds the convolution of input with kernel on f, with the
@@ -141,7 +157,8 @@ func (l Lowering) convGeneral(f compute.Function, cache patchCache, input, kerne
 		}
 	}
 	b := &emitter{f: f, dtype: inputShape.DType, maxPatchBytes: l.MaxPatchBytes, slicePatches: l.SlicePatches,
-		cache: cache, shiftSplit: l.shiftSplit, shiftTileCount: l.shiftTileCount}
+		cache: cache, shiftSplit: l.shiftSplit, shiftTileCount: l.shiftTileCount,
+		noTransposedProducts: l.NoTransposedProducts, channelsLastMin: l.channelsLastShiftMin()}
 	if b.maxPatchBytes <= 0 {
 		b.maxPatchBytes = DefaultMaxPatchBytes
 	}
@@ -218,8 +235,12 @@ type emitter struct {
 	maxPatchBytes int
 	maxShiftWaste float64
 	slicePatches  bool
-	cache         patchCache          // nil: patches are not kept
-	shiftSplit    func(batch int) int // Lowering.shiftSplit
+	// noTransposedProducts is Lowering.NoTransposedProducts.
+	noTransposedProducts bool
+	cache                patchCache          // nil: patches are not kept
+	shiftSplit           func(batch int) int // Lowering.shiftSplit
+	// channelsLastMin is Lowering.channelsLastShiftMin.
+	channelsLastMin int
 	// shiftTileCount is Lowering.shiftTileCount.
 	shiftTileCount func(patchBytes, patchRows, outChannels int) int
 	// shiftTiled is set by a shiftConv that built its patches in tiles.

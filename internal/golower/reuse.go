@@ -60,6 +60,10 @@ type patchEntry struct {
 	shiftInput    compute.Value
 	shiftOffsets  []int32
 	shiftChannels int
+	// shiftInputRows, when set, is the padded input of a channels-last
+	// shifted convolution (shift_cl.go) as [(N+1)·P, C]; the kernel
+	// gradient moves it to shiftInput first.
+	shiftInputRows compute.Value
 }
 
 // patchCache holds the patch matrices built on one function. It is only
@@ -111,8 +115,24 @@ func reverseFromPatches(f compute.Function, cache patchCache, input, kernel comp
 			return nil, false, nil
 		}
 	}
+	if entry.shiftInput == nil && entry.shiftInputRows != nil {
+		if entry.shiftInput, err = f.Transpose(entry.shiftInputRows, 1, 0); err != nil {
+			return nil, false, err
+		}
+		cache[key] = entry
+	}
 	if entry.shiftPadded != nil {
-		y, err := reverseFromShiftPatches(f, entry, kernel, kernelShape, outputShape, axes, kernelSize)
+		inShape, err := f.Shape(input)
+		if err != nil {
+			return nil, false, err
+		}
+		inSpatial := make([]int, n)
+		for i, axis := range axes.InputSpatial {
+			inSpatial[i] = inShape.Dimensions[axis]
+		}
+		// This convolution's strides are the forward's kernel dilations.
+		y, err := reverseFromShiftPatches(f, cache, entry, kernel, kernelShape, outputShape, axes, kernelSize,
+			inSpatial, lowPaddings(paddings, n), perAxis(strides, n))
 		if err != nil {
 			return nil, false, err
 		}

@@ -3,6 +3,7 @@ package golower
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/gomlx/compute/gobackend"
@@ -95,6 +96,16 @@ func TestShiftedMatchesDirect(t *testing.T) {
 	t.Run("tiles", func(t *testing.T) {
 		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96})
 	})
+	// Channels-last inputs without moving their channels (shift_cl.go),
+	// whole and in tiles.
+	t.Run("channels-last", func(t *testing.T) {
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: -1, ChannelsLastShifts: true,
+			ChannelsLastShiftMinChannels: 1})
+	})
+	t.Run("channels-last-tiles", func(t *testing.T) {
+		testShiftedMatchesDirect(t, Lowering{MaxShiftWaste: 1e9, ShiftTileBytes: 96, ChannelsLastShifts: true,
+			ChannelsLastShiftMinChannels: 1})
+	})
 }
 
 func testShiftedMatchesDirect(t *testing.T, lowering Lowering) {
@@ -144,5 +155,52 @@ func testShiftedMatchesDirect(t *testing.T, lowering Lowering) {
 	// The tiled variant must exercise tiles on a good share of the cases.
 	if n := lowered.TiledShifts(); lowering.ShiftTileBytes > 0 && n < 15 {
 		t.Errorf("%d shifted convolutions were tiled, want at least 15 of the 40 cases' forward and input-gradient ones", n)
+	}
+}
+
+// TestTransposedProductMatchesDirect: shifted convolutions with fewer
+// patch rows (K·C) than output channels, multiplied with their patches
+// moved (shiftPatchesTransposedProduct), match the Go backend's direct
+// convolution, values and both gradients, on examples/resnet's stem and
+// examples/cnn's first convolution (batch 3) and a 1-D (channels first)
+// and a 3-D case.
+func TestTransposedProductMatchesDirect(t *testing.T) {
+	lowered := WrapWith(gobackend.GetBackend(), Rules{}, Lowering{MaxShiftWaste: 1e9}).(*Backend)
+	names := []string{"output", "d/dinput", "d/dkernel"}
+	for i, c := range []shiftCase{
+		{batch: 3, inChannels: 1, outChannels: 16, size: []int{28, 28}, kernel: []int{3, 3}, dilation: []int{1, 1},
+			paddings: [][2]int{{1, 1}, {1, 1}}},
+		{batch: 3, inChannels: 1, outChannels: 32, size: []int{28, 28}, kernel: []int{3, 3}, dilation: []int{1, 1},
+			paddings: [][2]int{{0, 0}, {0, 0}}},
+		{batch: 2, inChannels: 2, outChannels: 7, size: []int{9}, kernel: []int{3}, dilation: []int{2},
+			paddings: [][2]int{{2, 1}}, channelsFirst: true},
+		{batch: 2, inChannels: 1, outChannels: 9, size: []int{4, 5, 3}, kernel: []int{2, 2, 2}, dilation: []int{1, 1, 1},
+			paddings: [][2]int{{1, 0}, {0, 1}, {1, 1}}},
+	} {
+		t.Run(c.String(), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(i), 7))
+			inDims, kDims := c.shapes()
+			x, kernel := randomTensor(rng, inDims), randomTensor(rng, kDims)
+			outDims := slices.Clone(inDims)
+			spatial0 := 1
+			if c.channelsFirst {
+				spatial0 = 2
+				outDims[1] = c.outChannels
+			} else {
+				outDims[len(outDims)-1] = c.outChannels
+			}
+			for a := range c.size {
+				outDims[spatial0+a] = outputSize(c.size[a]+c.paddings[a][0]+c.paddings[a][1], c.kernel[a],
+					c.dilation[a], 1)
+			}
+			cotangent := randomTensor(rng, outDims)
+			shifted := lowered.ShiftedConvs()
+			want := outputsAndGradients(t, lowered.Backend, c, x, kernel, cotangent)
+			got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
+			if lowered.ShiftedConvs() == shifted {
+				t.Errorf("the convolution was not lowered from shifted runs")
+			}
+			compareFlat(t, names, got, want)
+		})
 	}
 }

@@ -101,16 +101,75 @@ func (b *emitter) shiftPatchesTimesKernel(x, w compute.Value, offsets []int32, c
 	return patches, y, err
 }
 
+// shiftPatchesTransposedProduct is shiftPatchesTimesKernel for a
+// convolution with fewer patch rows K·C than output channels Co (a first
+// layer on one input channel: examples/resnet's stem, 9 rows against 16,
+// examples/cnn's first convolution, 9 against 32). The product
+// [Co, N·P] would have to be moved to channels-last afterwards, a
+// Transpose of Co·N·P values; it moves the patches instead, K·C·N·P
+// values: y[N·P, Co] = patchesᵀ[N·P, K·C] · w[K·C, Co], the layout the
+// matmul takes as it is, and channels-last already. The patches are
+// gathered as [K·C, N·P] (one run of N·P values per kernel position and
+// channel, as shiftPatchesTimesKernel's), so that the 2D Transpose needs
+// no Reshape of them (which the Go backend would copy: the kernel
+// gradient also uses them), and the batch is not split (split.go). On
+// the stem's shape the output and the input gradient came out bit for bit
+// those of the untransposed product; the kernel gradient, one contraction
+// over N·P instead of four blocks' products summed, differs in the last
+// bits (TestTransposedProductMatchesDirect compares all three with the
+// direct convolution). BenchmarkCNNPaired/transposed-product read the
+// CNN's step at 0.93× the wall time at one thread and 0.99× at two,
+// BenchmarkResNetStepPaired/transposed-product the ResNet's at 1.00× and
+// 0.98×. Lowering.NoTransposedProducts keeps the product [Co, N·P].
+func (b *emitter) shiftPatchesTransposedProduct(x, w compute.Value, offsets []int32, c, co, grid int) (
+	patches, y compute.Value, err error) {
+	numKernel := len(offsets)
+	// Start indices (c, s_k) for each kernel position k and channel c, in
+	// the patches' (k, c) order.
+	starts := make([]int32, 0, 2*numKernel*c)
+	for _, offset := range offsets {
+		for ch := range c {
+			starts = append(starts, int32(ch), offset)
+		}
+	}
+	startIndices, err := b.f.Constant(starts, numKernel*c, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	if patches, err = b.f.Gather(x, startIndices, 1, []int{1}, []int{0}, []int{0, 1}, []int{1, grid}, true); err != nil {
+		return nil, nil, err
+	}
+	pt, err := b.f.Transpose(patches, 1, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	// w [Co, K, C] as [K·C, Co].
+	wt, err := b.f.Reshape(w, co, numKernel*c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if wt, err = b.f.Transpose(wt, 1, 0); err != nil {
+		return nil, nil, err
+	}
+	y, err = b.f.DotGeneral(pt, []int{1}, nil, wt, []int{0}, nil, compute.DotGeneralConfig{})
+	return patches, y, err
+}
+
 // shiftPatchesTimesGradient multiplies the patches of
 // shiftPatchesTimesKernel by the padded, flattened output gradient
 // dy [N·P, Co], returning the kernel gradient [K·C, Co] (in whichever
 // shape: the caller reshapes it).
 func shiftPatchesTimesGradient(f compute.Function, entry patchEntry, dy compute.Value, grid, co int) (compute.Value, error) {
 	if entry.shiftTiles != nil {
-		return shiftTilesTimesGradient(f, entry, dy, co)
+		return shiftTilesTimesGradient(f, entry, dy, co, 0)
 	}
 	if entry.shiftSplit <= 1 {
-		return f.DotGeneral(entry.patches, []int{2}, nil, dy, []int{0}, nil, compute.DotGeneralConfig{})
+		// [K, C, N·P], or [K·C, N·P] from shiftPatchesTransposedProduct.
+		shape, err := f.Shape(entry.patches)
+		if err != nil {
+			return nil, err
+		}
+		return f.DotGeneral(entry.patches, []int{shape.Rank() - 1}, nil, dy, []int{0}, nil, compute.DotGeneralConfig{})
 	}
 	dy, err := f.Reshape(dy, entry.shiftSplit, grid/entry.shiftSplit, co)
 	if err != nil {

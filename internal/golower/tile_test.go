@@ -1,6 +1,7 @@
 package golower
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gomlx/compute"
@@ -72,5 +73,49 @@ func TestPatchMatrixStaysBounded(t *testing.T) {
 					tc.untiledBytes, bound)
 			}
 		})
+	}
+}
+
+// TestRowRangeMatchesSlice: rowRange (one Gather) returns the very values
+// of the Slice of the same rows, bit for bit, first, middle and last tiles.
+func TestRowRangeMatchesSlice(t *testing.T) {
+	const rows, cols = 10, 3
+	data := make([]float32, rows*cols)
+	for i := range data {
+		data[i] = float32(i) * 1.5
+	}
+	for _, tile := range []shiftTile{{0, 4}, {4, 3}, {7, 3}, {0, rows}} {
+		bld := gobackend.GetBackend().Builder(t.Name())
+		f := bld.Main()
+		x, err := f.Constant(data, rows, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := rowRange(f, x, tile, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape, err := f.Shape(got)
+		if err != nil || !slices.Equal(shape.Dimensions, []int{tile.size, cols}) {
+			t.Fatalf("tile %v: shape %s (err %v), want [%d %d]", tile, shape, err, tile.size, cols)
+		}
+		if err := f.Return([]compute.Value{got}, nil); err != nil {
+			t.Fatal(err)
+		}
+		exec, err := bld.Compile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs, err := exec.Execute(nil, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flat := make([]float32, tile.size*cols)
+		if err := outs[0].ToFlatData(flat); err != nil {
+			t.Fatal(err)
+		}
+		if want := data[tile.start*cols : (tile.start+tile.size)*cols]; !slices.Equal(flat, want) {
+			t.Errorf("tile %v: %v, want %v", tile, flat, want)
+		}
 	}
 }

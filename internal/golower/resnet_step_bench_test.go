@@ -1,0 +1,105 @@
+package golower
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/gomlx/core/tensors"
+	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/golower/resnetstep"
+)
+
+// resnetStepPairs are the before/after pairs of BenchmarkResNetStepPaired,
+// one per change that targets examples/resnet's step.
+var resnetStepPairs = []struct {
+	name          string
+	before, after cnnVariant
+}{
+	// The stem (9 patch rows, 16 output channels) multiplied with its
+	// patches transposed, not its product (shiftPatchesTransposedProduct).
+	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}},
+		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	// The 28×28 16-channel convolutions and their input gradients shifted
+	// channels-last (shift_cl.go).
+	{"channels-last", cnnVariant{"before", DefaultRules(), Lowering{}},
+		cnnVariant{"after", DefaultRules(), Lowering{ChannelsLastShifts: true}}},
+}
+
+// resnetBatchTensors returns one batch of 64 uniform 28×28 images and
+// uniform labels.
+func resnetBatchTensors(seed uint64) (images, labels *tensors.Tensor) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	const batch = 64
+	pixels := make([]float32, batch*resnetstep.ImageSize*resnetstep.ImageSize)
+	for i := range pixels {
+		pixels[i] = r.Float32()
+	}
+	classes := make([]int32, batch)
+	for i := range classes {
+		classes[i] = int32(r.IntN(10))
+	}
+	return tensors.FromFlatDataAndDimensions(pixels, batch, resnetstep.ImageSize, resnetstep.ImageSize, 1),
+		tensors.FromFlatDataAndDimensions(classes, batch)
+}
+
+// BenchmarkResNetStepPaired times examples/resnet's training step
+// (package resnetstep: the same layers, volt's traced Adam) under the two
+// wrapper configurations of each pair, alternating one step of each per
+// iteration so that both see the same machine load; it reports each one's
+// CPU and wall time per step and the after/before ratios.
+//
+//	GOEXPERIMENT=simd go test ./internal/golower -run '^$' -bench ResNetStepPaired -benchtime 20x -cpu 1
+func BenchmarkResNetStepPaired(b *testing.B) {
+	for _, pair := range resnetStepPairs {
+		b.Run(pair.name, func(b *testing.B) {
+			variants := []cnnVariant{pair.before, pair.after}
+			execs := make([]*model.Exec, len(variants))
+			for i, v := range variants {
+				store := model.NewStore()
+				if err := store.SetRNGStateFromSeed(cnnSeed); err != nil {
+					b.Fatal(err)
+				}
+				exec, err := resnetstep.NewTrainer(WrapWith(gobackend.GetBackend(), v.rules, v.lowering), store, cnnLR)
+				if err != nil {
+					b.Fatal(err)
+				}
+				execs[i] = exec
+			}
+			type batch struct{ images, labels *tensors.Tensor }
+			batches := make([]batch, len(execs))
+			for i := range batches {
+				batches[i].images, batches[i].labels = resnetBatchTensors(cnnSeed)
+			}
+			step := func(i int) {
+				outs, err := execs[i].Exec(batches[i].images, batches[i].labels)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tensors.ToScalar[float32](outs[0])
+			}
+			for i := range execs {
+				for range cnnWarmup {
+					step(i)
+				}
+			}
+			cpu := make([]time.Duration, len(execs))
+			wall := make([]time.Duration, len(execs))
+			for b.Loop() {
+				for i := range execs {
+					c0, w0 := processCPUTime(b), time.Now()
+					step(i)
+					cpu[i] += processCPUTime(b) - c0
+					wall[i] += time.Since(w0)
+				}
+			}
+			for i, v := range variants {
+				b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(b.N), "cpu-ns/step-"+v.name)
+				b.ReportMetric(float64(wall[i].Nanoseconds())/float64(b.N), "ns/step-"+v.name)
+			}
+			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-after/before")
+			b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-after/before")
+		})
+	}
+}
