@@ -148,11 +148,12 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 	// a Reshape of a value that has other users, and the kernel gradient
 	// uses them too.
 	entry := patchEntry{outSpatial: slices.Clone(outSpatial), shiftPadded: padded}
+	transposed := false // the product is [N·P, Co] already
 	if tiles := b.shiftTileCount(numKernel*c*grid*b.dtype.Size(), numKernel*c, co); tiles > 1 {
 		entry.shiftTiles, entry.shiftInput, entry.shiftOffsets, entry.shiftChannels = shiftTilesOf(grid, tiles), x, offsets, c
 		b.shiftTiled = true
 		y, err = shiftTilesTimesKernel(b.f, x, w, offsets, c, entry.shiftTiles)
-	} else if transposed := !b.noTransposedProducts && numKernel*c < co; transposed {
+	} else if transposed = !b.noTransposedProducts && numKernel*c < co; transposed {
 		entry.shiftSplit = 1
 		entry.patches, y, err = b.shiftPatchesTransposedProduct(x, w, offsets, c, co, grid)
 	} else {
@@ -167,9 +168,7 @@ func (b *emitter) shiftConv(input, kernel compute.Value, inputShape, kernelShape
 	}
 	// [Co, N·P] to [N, Ip..., Co] (the transposed product is [N·P, Co]
 	// already), cropped to [N, O..., Co].
-	if yShape, err := b.f.Shape(y); err != nil {
-		return nil, false, err
-	} else if yShape.Dimensions[0] != grid {
+	if !transposed {
 		if y, err = fastTranspose(b.f, y, []int{co, grid}, []int{1, 0}); err != nil {
 			return nil, false, err
 		}

@@ -204,3 +204,29 @@ func TestTransposedProductMatchesDirect(t *testing.T) {
 		})
 	}
 }
+
+// TestShiftedProductAsWideAsItsGrid: a shifted convolution whose output
+// channels equal its grid's positions (N·P: batch 2, 2×2 padded to 4×4,
+// 32 output channels), multiplied as [Co, N·P], is still moved to
+// channels-last (the move was once decided by the product's first axis,
+// and skipped here: torchvision's ResNet-18 fine-tuning lost the bits of
+// torch's). It matches the Go backend's direct convolution, values and
+// both gradients.
+func TestShiftedProductAsWideAsItsGrid(t *testing.T) {
+	lowered := WrapWith(gobackend.GetBackend(), Rules{}, Lowering{MaxShiftWaste: 1e9}).(*Backend)
+	c := shiftCase{batch: 2, inChannels: 4, outChannels: 32, size: []int{2, 2}, kernel: []int{3, 3}, dilation: []int{1, 1},
+		paddings: [][2]int{{1, 1}, {1, 1}}}
+	rng := rand.New(rand.NewPCG(45, 7))
+	inDims, kDims := c.shapes()
+	x, kernel := randomTensor(rng, inDims), randomTensor(rng, kDims)
+	outDims := slices.Clone(inDims)
+	outDims[len(outDims)-1] = c.outChannels
+	cotangent := randomTensor(rng, outDims)
+	shifted := lowered.ShiftedConvs()
+	want := outputsAndGradients(t, lowered.Backend, c, x, kernel, cotangent)
+	got := outputsAndGradients(t, lowered, c, x, kernel, cotangent)
+	if lowered.ShiftedConvs() == shifted {
+		t.Errorf("the convolution was not lowered from shifted runs")
+	}
+	compareFlat(t, []string{"output", "d/dinput", "d/dkernel"}, got, want)
+}
