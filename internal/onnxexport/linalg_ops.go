@@ -155,9 +155,13 @@ func (f *function) ReduceWindow(input compute.Value, reductionType compute.Reduc
 	if reductionType != compute.ReduceOpMax && reductionType != compute.ReduceOpSum {
 		return nil, unsupported(compute.OpTypeReduceWindow, "a %s reduction (the export writes MaxPool and AveragePool, for max and sum pooling)", reductionType)
 	}
+	pool := "MaxPool" // the ONNX op the reduction is written as
+	if reductionType == compute.ReduceOpSum {
+		pool = "AveragePool"
+	}
 	for _, d := range inputDilations {
 		if d > 1 {
-			return nil, unsupported(compute.OpTypeReduceWindow, "input dilations %v (ONNX MaxPool has none)", inputDilations)
+			return nil, unsupported(compute.OpTypeReduceWindow, "input dilations %v (ONNX %s has none)", inputDilations, pool)
 		}
 	}
 	rank := len(windowDimensions)
@@ -185,8 +189,8 @@ func (f *function) ReduceWindow(input compute.Value, reductionType compute.Reduc
 		}
 	}
 	if len(pass) < 2 || len(spatial) == 0 {
-		return nil, unsupported(compute.OpTypeReduceWindow, "window %v, strides %v: ONNX MaxPool needs two axes the window leaves alone (batch and channels)",
-			windowDimensions, strides)
+		return nil, unsupported(compute.OpTypeReduceWindow, "window %v, strides %v: ONNX %s needs two axes the window leaves alone (batch and channels)",
+			windowDimensions, strides, pool)
 	}
 	kernel, st, dil, pads := make([]int, len(spatial)), make([]int, len(spatial)), make([]int, len(spatial)), make([]int, 2*len(spatial))
 	for j, a := range spatial {
