@@ -51,50 +51,59 @@ var cnnPairs = []struct {
 func BenchmarkCNNPaired(b *testing.B) {
 	for _, pair := range cnnPairs {
 		b.Run(pair.name, func(b *testing.B) {
-			variants := []cnnVariant{pair.before, pair.after}
-			execs := make([]*model.Exec, len(variants))
-			for i, v := range variants {
-				exec, err := cnnTrainer(WrapWith(gobackend.GetBackend(), v.rules, v.lowering))
-				if err != nil {
-					b.Fatal(err)
-				}
-				execs[i] = exec
-			}
-			// A tensor is bound to the backend that first used it: one batch
-			// per variant.
-			type batch struct{ images, labels *tensors.Tensor }
-			batches := make([]batch, len(execs))
-			for i := range batches {
-				batches[i].images, batches[i].labels = cnnBatchTensors(cnnSeed)
-			}
-			step := func(i int) {
-				outs, err := execs[i].Exec(batches[i].images, batches[i].labels)
-				if err != nil {
-					b.Fatal(err)
-				}
-				tensors.ToScalar[float32](outs[0])
-			}
-			for i := range execs {
-				for range cnnWarmup {
-					step(i)
-				}
-			}
-			cpu := make([]time.Duration, len(execs))
-			wall := make([]time.Duration, len(execs))
-			for b.Loop() {
-				for i := range execs {
-					c0, w0 := processCPUTime(b), time.Now()
-					step(i)
-					cpu[i] += processCPUTime(b) - c0
-					wall[i] += time.Since(w0)
-				}
-			}
-			for i, v := range variants {
-				b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(b.N), "cpu-ns/step-"+v.name)
-				b.ReportMetric(float64(wall[i].Nanoseconds())/float64(b.N), "ns/step-"+v.name)
-			}
-			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-after/before")
-			b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-after/before")
+			pairedSteps(b, []cnnVariant{pair.before, pair.after},
+				func(v cnnVariant) (*model.Exec, error) {
+					return cnnTrainer(WrapWith(gobackend.GetBackend(), v.rules, v.lowering))
+				},
+				func() (images, labels *tensors.Tensor) { return cnnBatchTensors(cnnSeed) })
 		})
 	}
+}
+
+// pairedSteps times the training step newTrainer makes for each variant,
+// alternating one step of each per iteration after cnnWarmup untimed ones,
+// each on its own batch from newBatch (a tensor is bound to the backend
+// that first used it), and reports each one's CPU and wall time per step
+// and the after/before ratios (variants[1] over variants[0]).
+func pairedSteps(b *testing.B, variants []cnnVariant, newTrainer func(cnnVariant) (*model.Exec, error),
+	newBatch func() (images, labels *tensors.Tensor)) {
+	execs := make([]*model.Exec, len(variants))
+	type batch struct{ images, labels *tensors.Tensor }
+	batches := make([]batch, len(variants))
+	for i, v := range variants {
+		exec, err := newTrainer(v)
+		if err != nil {
+			b.Fatal(err)
+		}
+		execs[i] = exec
+		batches[i].images, batches[i].labels = newBatch()
+	}
+	step := func(i int) {
+		outs, err := execs[i].Exec(batches[i].images, batches[i].labels)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tensors.ToScalar[float32](outs[0])
+	}
+	for i := range execs {
+		for range cnnWarmup {
+			step(i)
+		}
+	}
+	cpu := make([]time.Duration, len(execs))
+	wall := make([]time.Duration, len(execs))
+	for b.Loop() {
+		for i := range execs {
+			c0, w0 := processCPUTime(b), time.Now()
+			step(i)
+			cpu[i] += processCPUTime(b) - c0
+			wall[i] += time.Since(w0)
+		}
+	}
+	for i, v := range variants {
+		b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(b.N), "cpu-ns/step-"+v.name)
+		b.ReportMetric(float64(wall[i].Nanoseconds())/float64(b.N), "ns/step-"+v.name)
+	}
+	b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-after/before")
+	b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-after/before")
 }

@@ -3,7 +3,6 @@ package golower
 import (
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/gomlx/core/tensors"
@@ -54,52 +53,15 @@ func resnetBatchTensors(seed uint64) (images, labels *tensors.Tensor) {
 func BenchmarkResNetStepPaired(b *testing.B) {
 	for _, pair := range resnetStepPairs {
 		b.Run(pair.name, func(b *testing.B) {
-			variants := []cnnVariant{pair.before, pair.after}
-			execs := make([]*model.Exec, len(variants))
-			for i, v := range variants {
-				store := model.NewStore()
-				if err := store.SetRNGStateFromSeed(cnnSeed); err != nil {
-					b.Fatal(err)
-				}
-				exec, err := resnetstep.NewTrainer(WrapWith(gobackend.GetBackend(), v.rules, v.lowering), store, cnnLR)
-				if err != nil {
-					b.Fatal(err)
-				}
-				execs[i] = exec
-			}
-			type batch struct{ images, labels *tensors.Tensor }
-			batches := make([]batch, len(execs))
-			for i := range batches {
-				batches[i].images, batches[i].labels = resnetBatchTensors(cnnSeed)
-			}
-			step := func(i int) {
-				outs, err := execs[i].Exec(batches[i].images, batches[i].labels)
-				if err != nil {
-					b.Fatal(err)
-				}
-				tensors.ToScalar[float32](outs[0])
-			}
-			for i := range execs {
-				for range cnnWarmup {
-					step(i)
-				}
-			}
-			cpu := make([]time.Duration, len(execs))
-			wall := make([]time.Duration, len(execs))
-			for b.Loop() {
-				for i := range execs {
-					c0, w0 := processCPUTime(b), time.Now()
-					step(i)
-					cpu[i] += processCPUTime(b) - c0
-					wall[i] += time.Since(w0)
-				}
-			}
-			for i, v := range variants {
-				b.ReportMetric(float64(cpu[i].Nanoseconds())/float64(b.N), "cpu-ns/step-"+v.name)
-				b.ReportMetric(float64(wall[i].Nanoseconds())/float64(b.N), "ns/step-"+v.name)
-			}
-			b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-after/before")
-			b.ReportMetric(float64(wall[1])/float64(wall[0]), "wall-after/before")
+			pairedSteps(b, []cnnVariant{pair.before, pair.after},
+				func(v cnnVariant) (*model.Exec, error) {
+					store := model.NewStore()
+					if err := store.SetRNGStateFromSeed(cnnSeed); err != nil {
+						return nil, err
+					}
+					return resnetstep.NewTrainer(WrapWith(gobackend.GetBackend(), v.rules, v.lowering), store, cnnLR)
+				},
+				func() (images, labels *tensors.Tensor) { return resnetBatchTensors(cnnSeed) })
 		})
 	}
 }
