@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/gomlx/compute"
-	"github.com/gomlx/compute/shapes"
 )
 
 // builder wraps a backend builder so its functions lower convolutions.
@@ -26,7 +25,7 @@ type builder struct {
 
 	// recycleSlots are the shapes of the main function's recycle slots,
 	// set by its Return (recycle.go).
-	recycleSlots []shapes.Shape
+	recycleSlots []recycleSlot
 }
 
 func newBuilder(b *Backend, inner compute.Builder) *builder {
@@ -79,7 +78,7 @@ type executable struct {
 	running *atomic.Int32
 	// recycleSlots are the shapes of the parameters after the graph's own
 	// that take recycled buffers (recycle.go).
-	recycleSlots []shapes.Shape
+	recycleSlots []recycleSlot
 }
 
 // Execute implements compute.Executable.

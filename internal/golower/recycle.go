@@ -51,6 +51,13 @@ type recycleBin struct {
 // shapeKey identifies a buffer shape (dtype and dimensions).
 func shapeKey(s shapes.Shape) string { return s.String() }
 
+// recycleSlot is one recycle slot of a graph: its shape, and the shape's
+// key, made once when the graph is built rather than at every execution.
+type recycleSlot struct {
+	shape shapes.Shape
+	key   string
+}
+
 // Recycle gives buf, an output of a graph executed on b that its owner no
 // longer uses, back to the wrapped backend's pool by way of the next
 // execution with a recycle slot of its shape (see above). buf must not be
@@ -89,10 +96,10 @@ func (b *Backend) Recycled() int64 {
 	return b.bin.recycled
 }
 
-// take returns a kept buffer of shape s to donate (donate true) or, when
-// none is kept, the placeholder of s (created on first use).
-func (b *Backend) take(s shapes.Shape) (buf compute.Buffer, donate bool, err error) {
-	key := shapeKey(s)
+// take returns a kept buffer of slot's shape to donate (donate true) or,
+// when none is kept, the placeholder of that shape (created on first use).
+func (b *Backend) take(slot recycleSlot) (buf compute.Buffer, donate bool, err error) {
+	s, key := slot.shape, slot.key
 	b.bin.mu.Lock()
 	defer b.bin.mu.Unlock()
 	if kept := b.bin.kept[key]; len(kept) > 0 {
@@ -116,16 +123,16 @@ func (b *Backend) take(s shapes.Shape) (buf compute.Buffer, donate bool, err err
 	return p, false, nil
 }
 
-// recycleShapes returns the shapes of the recycle slots for outputs:
-// those of at least minRecycleBytes with a static shape.
-func recycleShapes(f compute.Function, outputs []compute.Value) []shapes.Shape {
-	var slots []shapes.Shape
+// recycleSlots returns the recycle slots for outputs: those of at least
+// minRecycleBytes with a static shape.
+func recycleSlots(f compute.Function, outputs []compute.Value) []recycleSlot {
+	var slots []recycleSlot
 	for _, v := range outputs {
 		s, err := f.Shape(v)
 		if err != nil || !s.Ok() || s.IsDynamic() || s.DType.IsPacked() || int(s.ByteSize()) < minRecycleBytes {
 			continue
 		}
-		slots = append(slots, s)
+		slots = append(slots, recycleSlot{shape: s, key: shapeKey(s)})
 	}
 	return slots
 }
@@ -137,10 +144,10 @@ func (f *function) Return(outputs []compute.Value, shardings []*compute.Sharding
 	if b.lowering.NoRecycle || !b.Backend.HasSharedBuffers() || f.Function != f.builder.Builder.Main() || len(shardings) != 0 {
 		return f.Function.Return(outputs, shardings)
 	}
-	slots := recycleShapes(f.Function, outputs)
-	for i, s := range slots {
-		if _, err := f.Function.Parameter(fmt.Sprintf("%s%d", recycleParamPrefix, i), s, nil); err != nil {
-			return fmt.Errorf("golower: recycle slot %d (%s): %w", i, s, err)
+	slots := recycleSlots(f.Function, outputs)
+	for i, slot := range slots {
+		if _, err := f.Function.Parameter(fmt.Sprintf("%s%d", recycleParamPrefix, i), slot.shape, nil); err != nil {
+			return fmt.Errorf("golower: recycle slot %d (%s): %w", i, slot.shape, err)
 		}
 	}
 	f.builder.recycleSlots = slots
@@ -155,8 +162,8 @@ func (e *executable) withRecycled(inputs []compute.Buffer, donate []bool) ([]com
 	}
 	all := make([]bool, len(inputs), len(inputs)+len(e.recycleSlots))
 	copy(all, donate)
-	for _, s := range e.recycleSlots {
-		buf, d, err := e.backend.take(s)
+	for _, slot := range e.recycleSlots {
+		buf, d, err := e.backend.take(slot)
 		if err != nil {
 			return nil, nil, err
 		}
