@@ -5,6 +5,10 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/shapes"
+
+	// The lowered graphs lean on Transpose, Pad and Slice, whose float32
+	// kernels that package installs into the Go backend.
+	_ "github.com/voltml/volt/internal/gokernels"
 )
 
 // Backend wraps a compute.Backend so that the convolutions built on it run

@@ -1,0 +1,226 @@
+package gokernels
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
+	"github.com/gomlx/compute/gobackend"
+	"github.com/gomlx/compute/shapes"
+)
+
+// opCase is one op on one operand, built on a Go backend's function.
+type opCase struct {
+	name   string
+	dims   []int
+	build  func(fn compute.Function, x compute.Value) (compute.Value, error)
+	kernel bool // whether a kernel here takes it (else the backend's own executor does)
+}
+
+// runCase compiles c and runs it on a seeded operand with the kernels on
+// or off, returning the output and how many nodes the kernels ran.
+func runCase(t *testing.T, backend compute.Backend, c opCase, kernels bool) ([]float32, int64) {
+	t.Helper()
+	bld := backend.Builder(c.name)
+	fn := bld.Main()
+	x, err := fn.Parameter("x", shapes.Make(dtypes.Float32, c.dims...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := c.build(fn, x)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	if err := fn.Return([]compute.Value{y}, nil); err != nil {
+		t.Fatal(err)
+	}
+	exec, err := bld.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exec.Finalize()
+	values := make([]float32, shapes.Make(dtypes.Float32, c.dims...).Size())
+	for i := range values {
+		values[i] = float32(i) + 0.5
+	}
+	in, err := backend.BufferFromFlatData(0, values, shapes.Make(dtypes.Float32, c.dims...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	was := SetEnabled(kernels)
+	defer SetEnabled(was)
+	before := ran.Load()
+	outs, err := exec.Execute([]compute.Buffer{in}, nil, 0)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	count := ran.Load() - before
+	shape, err := outs[0].Shape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := make([]float32, shape.Size())
+	if err := outs[0].ToFlatData(flat); err != nil {
+		t.Fatal(err)
+	}
+	return flat, count
+}
+
+// TestKernelsMatchBackend runs seeded random transposes, pads and slices
+// with the kernels on and off: the outputs must be bitwise equal, and the
+// kernels must run exactly the cases they claim (so that a case meant for
+// a kernel cannot pass by falling back).
+func TestKernelsMatchBackend(t *testing.T) {
+	if err := Installed(); err != nil {
+		t.Fatalf("kernels not installed: %v", err)
+	}
+	backend, err := gobackend.New("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer backend.Finalize()
+	rng := rand.New(rand.NewPCG(38, 1))
+	var cases []opCase
+	for i := range 150 {
+		cases = append(cases, transposeCase(rng, i), padCase(rng, i), sliceCase(rng, i))
+	}
+	kernelCases := 0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			want, _ := runCase(t, backend, c, false)
+			got, count := runCase(t, backend, c, true)
+			if wantCount := map[bool]int64{true: 1, false: 0}[c.kernel]; count != wantCount {
+				t.Errorf("kernels ran %d nodes, want %d", count, wantCount)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d values, want %d", len(got), len(want))
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("value %d: %v, the backend's %v", i, got[i], want[i])
+				}
+			}
+		})
+		if c.kernel {
+			kernelCases++
+		}
+	}
+	if kernelCases < len(cases)/2 {
+		t.Errorf("only %d of %d cases reached a kernel", kernelCases, len(cases))
+	}
+}
+
+// randomDims draws rank dimensions in 1..max, some of them 1.
+func randomDims(rng *rand.Rand, rank, max int) []int {
+	dims := make([]int, rank)
+	for i := range dims {
+		dims[i] = 1 + rng.IntN(max)
+		if rng.IntN(6) == 0 {
+			dims[i] = 1
+		}
+	}
+	return dims
+}
+
+// transposeCase draws a permutation of a rank-2…5 operand.
+func transposeCase(rng *rand.Rand, i int) opCase {
+	rank := 2 + rng.IntN(4)
+	dims := randomDims(rng, rank, []int{0, 0, 70, 20, 9, 6}[rank])
+	perm := rng.Perm(rank)
+	if rng.IntN(2) == 0 { // the convolutions' moves, often
+		perm = []int{0, 2, 1}
+		if rank > 3 {
+			perm = append([]int{0}, append(seq(2, rank), 1)...)
+		}
+		if rank == 2 {
+			perm = []int{1, 0}
+		}
+	}
+	_, _, _, kernel := swapOfLastTwo(dims, perm)
+	return opCase{
+		name:   fmt.Sprintf("%03d_transpose_%v_%v", i, dims, perm),
+		dims:   dims,
+		build:  func(fn compute.Function, x compute.Value) (compute.Value, error) { return fn.Transpose(x, perm...) },
+		kernel: kernel,
+	}
+}
+
+// seq returns from, from+1, …, to-1.
+func seq(from, to int) []int {
+	var s []int
+	for i := from; i < to; i++ {
+		s = append(s, i)
+	}
+	return s
+}
+
+// padCase draws a Pad of a rank-1…4 operand, with a zero or another fill,
+// and now and then interior padding or a crop (left to the backend).
+func padCase(rng *rand.Rand, i int) opCase {
+	rank := 1 + rng.IntN(4)
+	dims := randomDims(rng, rank, []int{0, 50, 20, 9, 7}[rank])
+	axes := make([]compute.PadAxis, rank)
+	kernel := true
+	for a := range axes {
+		if rng.IntN(3) > 0 {
+			axes[a] = compute.PadAxis{Start: rng.IntN(3), End: rng.IntN(3)}
+		}
+		switch rng.IntN(12) {
+		case 0:
+			axes[a].Interior = 1
+			kernel = false
+		case 1:
+			axes[a].Start = -1
+			if dims[a] < 2 {
+				dims[a] = 2
+			}
+			kernel = false
+		}
+	}
+	fill := float32(0)
+	if rng.IntN(3) == 0 {
+		fill = -1.25
+	}
+	return opCase{
+		name: fmt.Sprintf("%03d_pad_%v_%v_fill%v", i, dims, axes, fill),
+		dims: dims,
+		build: func(fn compute.Function, x compute.Value) (compute.Value, error) {
+			f, err := fn.Constant([]float32{fill})
+			if err != nil {
+				return nil, err
+			}
+			return fn.Pad(x, f, axes...)
+		},
+		kernel: kernel,
+	}
+}
+
+// sliceCase draws a Slice of a rank-1…4 operand with strides 1 to 3.
+func sliceCase(rng *rand.Rand, i int) opCase {
+	rank := 1 + rng.IntN(4)
+	dims := randomDims(rng, rank, []int{0, 60, 20, 9, 7}[rank])
+	starts, limits, strides := make([]int, rank), make([]int, rank), make([]int, rank)
+	for a, d := range dims {
+		starts[a] = rng.IntN(d)
+		limits[a] = starts[a] + 1 + rng.IntN(d-starts[a])
+		strides[a] = 1
+		if rng.IntN(4) == 0 {
+			strides[a] = 1 + rng.IntN(3)
+		}
+		if rng.IntN(3) == 0 {
+			starts[a], limits[a], strides[a] = 0, d, 1
+		}
+	}
+	return opCase{
+		name: fmt.Sprintf("%03d_slice_%v_%v_%v_%v", i, dims, starts, limits, strides),
+		dims: dims,
+		build: func(fn compute.Function, x compute.Value) (compute.Value, error) {
+			return fn.Slice(x, slices.Clone(starts), slices.Clone(limits), slices.Clone(strides))
+		},
+		kernel: true,
+	}
+}
