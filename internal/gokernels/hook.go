@@ -63,9 +63,6 @@ func install() error {
 	setNodeExecutor(compute.OpTypeTranspose, priorityUser, execTranspose)
 	setNodeExecutor(compute.OpTypePad, priorityUser, execPad)
 	setNodeExecutor(compute.OpTypeSlice, priorityUser, execSlice)
-	setNodeExecutor(compute.OpTypeReduceWindow, priorityUser, execReduceWindow)
-	setNodeExecutor(compute.OpTypeSelectAndScatterMax, priorityUser, execSelectAndScatter)
-	setNodeExecutor(compute.OpTypeSelectAndScatterMin, priorityUser, execSelectAndScatter)
 	enabled.Store(true)
 	return nil
 }

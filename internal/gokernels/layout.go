@@ -31,8 +31,6 @@ type layout struct {
 	bufferShape, bufferFlat uintptr
 	transposeData           reflect.Type // []int, the permutation
 	padData, sliceData      reflect.Type // *ops.padNode, *ops.sliceNode
-
-	reduceWindowData, selectAndScatterData reflect.Type // *ops.reduceWindowNode, *ops.selectAndScatterNode
 }
 
 // lay is the layout the executors use, set by install.
@@ -73,7 +71,7 @@ func checkEnvironment() error {
 	return errors.New("the program's build information does not list github.com/gomlx/compute")
 }
 
-// probeLayout builds each op the kernels run on a Go backend and
+// probeLayout builds a Pad, a Slice and a Transpose on a Go backend and
 // reads, by reflection, the fields and types the executors rely on; any
 // difference from what they were written against is an error.
 func probeLayout() (l layout, err error) {
@@ -104,14 +102,6 @@ func probeLayout() (l layout, err error) {
 	if err != nil {
 		return l, err
 	}
-	pooled, err := fn.ReduceWindow(x, compute.ReduceOpMax, []int{2, 1}, []int{2, 1}, nil, nil, nil)
-	if err != nil {
-		return l, err
-	}
-	scattered, err := fn.SelectAndScatterMax(x, pooled, []int{2, 1}, []int{2, 1}, nil)
-	if err != nil {
-		return l, err
-	}
 
 	node := reflect.ValueOf(pad)
 	if node.Kind() != reflect.Pointer || node.Elem().Kind() != reflect.Struct {
@@ -135,12 +125,6 @@ func probeLayout() (l layout, err error) {
 	}
 	if l.sliceData, err = mirrored(dataOf(slice), reflect.TypeFor[sliceParams]()); err != nil {
 		return l, fmt.Errorf("Slice: %w", err)
-	}
-	if l.reduceWindowData, err = mirrored(dataOf(pooled), reflect.TypeFor[reduceWindowParams]()); err != nil {
-		return l, fmt.Errorf("ReduceWindow: %w", err)
-	}
-	if l.selectAndScatterData, err = mirrored(dataOf(scattered), reflect.TypeFor[selectAndScatterParams]()); err != nil {
-		return l, fmt.Errorf("SelectAndScatter: %w", err)
 	}
 
 	buffer, err := backend.BufferFromFlatData(0, []float32{1, 2}, shapes.Make(dtypes.Float32, 2))

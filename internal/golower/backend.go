@@ -5,6 +5,10 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/shapes"
+
+	// The lowered graphs lean on Transpose, Pad and Slice, whose float32
+	// kernels that package installs into the Go backend.
+	_ "github.com/voltml/volt/internal/gokernels"
 )
 
 // Backend wraps a compute.Backend so that the convolutions built on it run
@@ -21,7 +25,6 @@ type Backend struct {
 	lowered  atomic.Int64
 
 	loweredPools      atomic.Int64
-	kernelPools       atomic.Int64
 	loweredBatchNorms atomic.Int64
 	reusedBatchNorms  atomic.Int64
 	reusedPatches     atomic.Int64
@@ -68,11 +71,6 @@ func (b *Backend) ReusedBatchNorms() int64 { return b.reusedBatchNorms.Load() }
 // LoweredPools returns how many pooling ops (forward and gradient) this
 // backend has lowered so far.
 func (b *Backend) LoweredPools() int64 { return b.loweredPools.Load() }
-
-// KernelPools returns how many max or min pooling ops (forward and
-// gradient) this backend has left to internal/gokernels' kernels instead
-// of lowering them.
-func (b *Backend) KernelPools() int64 { return b.kernelPools.Load() }
 
 // Lowered returns how many convolutions (forward and gradient) this
 // backend has lowered onto DotGeneral so far.

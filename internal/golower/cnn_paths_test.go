@@ -11,7 +11,7 @@ import (
 // convolutions lowered with their kernel gradients reusing the patches
 // (the first from shifted runs), both input gradients scattered (GoMLX
 // builds the first one's, with respect to the images, too), and both
-// max-poolings with their gradients left to internal/gokernels.
+// poolings with their gradients lowered.
 func TestCNNPaths(t *testing.T) {
 	backend := WrapWith(gobackend.GetBackend(), DefaultRules(), Lowering{}).(*Backend)
 	exec, err := cnnTrainer(backend)
@@ -33,8 +33,7 @@ func TestCNNPaths(t *testing.T) {
 		{"tiled shifts", backend.TiledShifts(), 0},
 		{"reused patches", backend.ReusedPatches(), 2},
 		{"scattered", backend.ScatteredConvs(), 2},
-		{"lowered poolings", backend.LoweredPools(), 0},
-		{"poolings left to the kernels", backend.KernelPools(), 4},
+		{"lowered poolings", backend.LoweredPools(), 4},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, c.got, c.want)

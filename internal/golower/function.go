@@ -2,8 +2,6 @@ package golower
 
 import (
 	"github.com/gomlx/compute"
-
-	"github.com/voltml/volt/internal/gokernels"
 )
 
 // function wraps a backend function: ConvGeneral may be lowered, functions
@@ -104,14 +102,9 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 }
 
 // ReduceWindow implements compute.Function: non-overlapping pooling is
-// lowered to a reshape and a reduction when the rules allow, unless it is
-// a max or min pooling internal/gokernels runs.
+// lowered to a reshape and a reduction when the rules allow.
 func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
 	windowDimensions, strides, inputDilations, windowDilations []int, paddings [][2]int) (compute.Value, error) {
-	if (reduction == compute.ReduceOpMax || reduction == compute.ReduceOpMin) &&
-		f.poolKernel(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
-		return f.Function.ReduceWindow(x, reduction, windowDimensions, strides, inputDilations, windowDilations, paddings)
-	}
 	if reduction != compute.ReduceOpProduct &&
 		f.lowerPool(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
 		if f.builder.backend.lowering.WholeWindowPooling {
@@ -126,8 +119,7 @@ func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
 // non-overlapping max-pooling is lowered when the rules allow.
 func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDimensions, windowStrides []int,
 	paddings [][2]int) (compute.Value, error) {
-	if !f.poolKernel(operand, windowDimensions, windowStrides, nil, nil, paddings) &&
-		f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
 		return f.selectAndScatter(operand, source, windowDimensions, false)
 	}
 	return f.Function.SelectAndScatterMax(operand, source, windowDimensions, windowStrides, paddings)
@@ -136,8 +128,7 @@ func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDime
 // SelectAndScatterMin implements compute.Function, as SelectAndScatterMax.
 func (f *function) SelectAndScatterMin(operand, source compute.Value, windowDimensions, windowStrides []int,
 	paddings [][2]int) (compute.Value, error) {
-	if !f.poolKernel(operand, windowDimensions, windowStrides, nil, nil, paddings) &&
-		f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
 		return f.selectAndScatter(operand, source, windowDimensions, true)
 	}
 	return f.Function.SelectAndScatterMin(operand, source, windowDimensions, windowStrides, paddings)
@@ -167,24 +158,6 @@ func (f *function) lowerPool(x compute.Value, windowDimensions, strides, inputDi
 		return false
 	}
 	f.builder.backend.loweredPools.Add(1)
-	return true
-}
-
-// poolKernel reports whether a max or min pooling of x (or its gradient)
-// is left to the backend because internal/gokernels runs it, faster than
-// its lowering (Lowering.NoPoolKernels says otherwise), and counts it.
-func (f *function) poolKernel(x compute.Value, windowDimensions, strides, inputDilations, windowDilations []int,
-	paddings [][2]int) bool {
-	b := f.builder.backend
-	if b.rules.Disabled || b.rules.KeepPooling || b.lowering.NoPoolKernels {
-		return false
-	}
-	shape, err := f.Function.Shape(x)
-	if err != nil || shape.IsDynamic() ||
-		!gokernels.RunsPooling(shape.DType, shape.Dimensions, windowDimensions, strides, paddings, inputDilations, windowDilations) {
-		return false
-	}
-	b.kernelPools.Add(1)
 	return true
 }
 

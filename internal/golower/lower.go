@@ -79,10 +79,6 @@ type Lowering struct {
 	// LowerSelectAndScatter), where it is otherwise lowered one windowed
 	// axis at a time (pool_axes.go); kept to measure the difference.
 	WholeWindowPooling bool
-	// NoPoolKernels lowers max and min pooling and their gradients even
-	// where internal/gokernels runs them (poolKernel in function.go);
-	// kept to compare the two.
-	NoPoolKernels bool
 	// PoolArgMinMax spreads the gradient of every windowed axis with
 	// ArgMinMax, where windows of 2 otherwise compare their two halves
 	// (scatterPairs in pool_axes.go); kept to measure the difference.

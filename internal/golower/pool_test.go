@@ -11,8 +11,6 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	timage "github.com/gomlx/gomlx/core/tensors/images"
-
-	"github.com/voltml/volt/internal/gokernels"
 )
 
 // poolCase is one pooling of the equivalence table.
@@ -60,10 +58,9 @@ func (c poolCase) dims() []int {
 }
 
 // TestLoweredPoolingMatchesDirect compares lowered non-overlapping pooling
-// and its gradient, one windowed axis at a time and over whole windows,
-// and the default (max and min pooling left to internal/gokernels), with
-// the Go backend's own ReduceWindow and SelectAndScatter (the kernels
-// off): ties go to the same element, NaN too.
+// and its gradient, one windowed axis at a time (the default) and over
+// whole windows, with the Go backend's ReduceWindow and SelectAndScatter:
+// ties go to the same element, NaN too.
 func TestLoweredPoolingMatchesDirect(t *testing.T) {
 	var table []poolCase
 	for _, kind := range []string{"max", "min", "sum", "mean"} {
@@ -88,10 +85,9 @@ func TestLoweredPoolingMatchesDirect(t *testing.T) {
 		name     string
 		lowering Lowering
 	}{
-		{"axes", Lowering{NoPoolKernels: true}},
-		{"axes-argminmax", Lowering{PoolArgMinMax: true, NoPoolKernels: true}},
-		{"whole", Lowering{WholeWindowPooling: true, NoPoolKernels: true}},
-		{"kernels", Lowering{}},
+		{"axes", Lowering{}},
+		{"axes-argminmax", Lowering{PoolArgMinMax: true}},
+		{"whole", Lowering{WholeWindowPooling: true}},
 	} {
 		lowered := WrapWith(direct, Rules{}, lowering.lowering).(*Backend)
 		for i, c := range table {
@@ -118,11 +114,9 @@ func testPoolCase(t *testing.T, direct compute.Backend, lowered *Backend, c pool
 	}
 	outDims := MustExecOnce(direct, func(x *Node) *Node { return c.pool(x) }, clone(t, x)).Shape().Dimensions
 	cotangent := randomTensor(rng, outDims)
-	before, kernelsBefore := lowered.LoweredPools(), lowered.KernelPools()
+	before := lowered.LoweredPools()
 	results := make([][][]float32, 2)
-	defer gokernels.SetEnabled(gokernels.SetEnabled(true))
 	for b, backend := range []compute.Backend{direct, lowered} {
-		gokernels.SetEnabled(b == 1)
 		exec := MustNewExec(backend, func(x, cotangent *Node) []*Node {
 			y := c.pool(x)
 			return []*Node{y, Gradient(ReduceAllSum(Mul(y, cotangent)), x)[0]}
@@ -136,19 +130,12 @@ func testPoolCase(t *testing.T, direct compute.Backend, lowered *Backend, c pool
 	// Max and min pooling: the forward ReduceWindow and the
 	// gradient's SelectAndScatter. Sum and mean: the forward only
 	// (GoMLX's gradient is an overlapping stride-1 ReduceWindow).
-	// Max and min pooling go to the kernels unless NoPoolKernels.
-	wantLowered, wantKernels := int64(1), int64(0)
+	wantLowered := int64(1)
 	if c.kind == "max" || c.kind == "min" {
 		wantLowered = 2
-		if !lowered.lowering.NoPoolKernels {
-			wantLowered, wantKernels = 0, 2
-		}
 	}
 	if got := lowered.LoweredPools() - before; got != wantLowered {
 		t.Fatalf("%d pooling ops lowered, want %d", got, wantLowered)
-	}
-	if got := lowered.KernelPools() - kernelsBefore; got != wantKernels {
-		t.Fatalf("%d pooling ops left to the kernels, want %d", got, wantKernels)
 	}
 	want, got := results[0], results[1]
 	for j := range want {
