@@ -59,15 +59,14 @@ var cnnBenchConvs = []struct {
 }
 
 // conv returns the Conv of bc in GoMLX's layout; padSame pads as
-// GoMLX's PadSame does (total padding split with the extra pixel high).
-func (bc benchConv) conv(format Format) Conv {
-	c := Conv{Batch: bc.batch, InChannels: bc.in, Height: bc.size, Width: bc.size, OutChannels: bc.out,
+// GoMLX's PadSame does: (kernel-1)/2 low and kernel/2 high, whatever
+// the stride.
+func (bc benchConv) conv(format Format, threads int) Conv {
+	c := Conv{Threads: threads, Batch: bc.batch, InChannels: bc.in, Height: bc.size, Width: bc.size, OutChannels: bc.out,
 		KernelHeight: bc.kernel, KernelWidth: bc.kernel, Strides: [2]int{bc.stride, bc.stride}, Format: format}
 	if bc.padSame {
-		outSize := (bc.size + bc.stride - 1) / bc.stride
-		total := max((outSize-1)*bc.stride+bc.kernel-bc.size, 0)
-		c.PadLow = [2]int{total / 2, total / 2}
-		c.PadHigh = [2]int{total - total/2, total - total/2}
+		low, high := (bc.kernel-1)/2, bc.kernel/2
+		c.PadLow, c.PadHigh = [2]int{low, low}, [2]int{high, high}
 	}
 	n := c.normalized()
 	c.SrcStrides = Dense(n.srcDims(), [4]int{0, 2, 3, 1})
@@ -100,6 +99,43 @@ func golowerConv(b *testing.B, bc benchConv, dir direction) *Exec {
 	case directionBackwardWeights:
 		exec, err = NewExec(backend, func(x, k, dy *Node) *Node { return Gradient(ReduceAllSum(Mul(convolve(x, k), dy)), k)[0] })
 	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return exec
+}
+
+// golowerNetwork builds one executable with every convolution of the
+// network (each as often as it occurs) and its gradients, like volt's
+// training step holds them; its inputs are x, kernel and output gradient
+// per listed convolution.
+func golowerNetwork(b *testing.B, convs []struct {
+	benchConv
+	count int
+}) *Exec {
+	backend := golower.WrapWith(gobackend.GetBackend(), golower.DefaultRules(), golower.Lowering{})
+	exec, err := NewExec(backend, func(params []*Node) []*Node {
+		var outs []*Node
+		for i, nc := range convs {
+			x, k, dy := params[3*i], params[3*i+1], params[3*i+2]
+			for range nc.count {
+				c := Convolve(x, k).Strides(nc.stride)
+				if nc.padSame {
+					c = c.PadSame()
+				} else {
+					c = c.NoPadding()
+				}
+				y := c.Done()
+				wrt := []*Node{x, k}
+				if nc.noInputGrad {
+					wrt = wrt[1:]
+				}
+				outs = append(outs, y)
+				outs = append(outs, Gradient(ReduceAllSum(Mul(y, dy)), wrt...)...)
+			}
+		}
+		return outs
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -162,7 +198,20 @@ func benchPaired(b *testing.B, convs []struct {
 	count int
 }) {
 	requireLibrary(b)
-	threads := runtime.GOMAXPROCS(0)
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads))
+			benchPairedAt(b, convs, threads)
+		})
+	}
+}
+
+// benchPairedAt is benchPaired at one thread count (GOMAXPROCS and
+// oneDNN's).
+func benchPairedAt(b *testing.B, convs []struct {
+	benchConv
+	count int
+}, threads int) {
 	var cases []*pairedCase
 	rng := rand.New(rand.NewPCG(38, 1))
 	// Creating every primitive (both formats) before anything else runs
@@ -173,7 +222,7 @@ func benchPaired(b *testing.B, convs []struct {
 		start := time.Now()
 		for _, nc := range convs {
 			for _, dir := range []direction{directionForward, directionBackwardData, directionBackwardWeights} {
-				if _, err := Impl(nc.conv(format), dir.String()); err != nil {
+				if _, err := Impl(nc.conv(format, threads), dir.String()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -188,7 +237,7 @@ func benchPaired(b *testing.B, convs []struct {
 				continue
 			}
 			p := &pairedCase{bc: nc.benchConv, count: nc.count, dir: dir, exec: golowerConv(b, nc.benchConv, dir)}
-			p.conv = [2]Conv{nc.conv(FormatPlain), nc.conv(FormatBlocked)}
+			p.conv = [2]Conv{nc.conv(FormatPlain, threads), nc.conv(FormatBlocked, threads)}
 			c := p.conv[0]
 			p.src, p.weights, p.dstGrad = randomFloats(rng, c.SrcLen()), randomFloats(rng, c.WeightsLen()), randomFloats(rng, c.DstLen())
 			n := c.normalized()
@@ -223,7 +272,45 @@ func benchPaired(b *testing.B, convs []struct {
 			cases = append(cases, p)
 		}
 	}
+	// The whole network in one golower executable against every oneDNN
+	// call of the network in a row.
+	network := golowerNetwork(b, convs)
+	defer network.Finalize()
+	var networkArgs []any
+	for _, p := range cases {
+		if p.dir == directionForward {
+			// Fresh tensors: the per-case ones live on their own backends.
+			n := p.conv[0].normalized()
+			networkArgs = append(networkArgs,
+				tensors.FromFlatDataAndDimensions(slices.Clone(p.src), n.Batch, n.Height, n.Width, n.InChannels),
+				tensors.FromFlatDataAndDimensions(slices.Clone(p.weights), n.KernelHeight, n.KernelWidth, n.InChannels, n.OutChannels),
+				tensors.FromFlatDataAndDimensions(slices.Clone(p.dstGrad), dstDimsNHWC(p.conv[0])...))
+		}
+	}
+	runNetwork := func() {
+		outs, err := network.Call(networkArgs...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			o.FinalizeAll()
+		}
+	}
+	runNetwork() // compiles
+	var whole [3][]time.Duration
 	for b.Loop() {
+		start := time.Now()
+		runNetwork()
+		whole[0] = append(whole[0], time.Since(start))
+		for f := range 2 {
+			start = time.Now()
+			for _, p := range cases {
+				for range p.count {
+					p.runOneDNN(b, p.conv[f])
+				}
+			}
+			whole[1+f] = append(whole[1+f], time.Since(start))
+		}
 		for _, p := range cases {
 			start := time.Now()
 			p.runGolower(b, false)
@@ -256,20 +343,29 @@ func benchPaired(b *testing.B, convs []struct {
 	}
 	fmt.Fprintf(&table, "%-39s %8.3f %8.3f %8.3f %7.2f %7.2f\n", "network sum (x count)", ms(sums[0]), ms(sums[1]), ms(sums[2]),
 		float64(sums[1])/float64(sums[0]), float64(sums[2])/float64(sums[0]))
+	w := [3]time.Duration{median(whole[0]), median(whole[1]), median(whole[2])}
+	fmt.Fprintf(&table, "%-39s %8.3f %8.3f %8.3f %7.2f %7.2f\n", "network in one executable / in a row", ms(w[0]), ms(w[1]), ms(w[2]),
+		float64(w[1])/float64(w[0]), float64(w[2])/float64(w[0]))
 	if create != [2]time.Duration{} {
 		fmt.Fprintf(&table, "creating all primitives (3 directions, cold): plain %.1f ms, blocked %.1f ms\n", ms(create[0]), ms(create[1]))
 	}
-	b.Log("\n" + table.String())
-	b.ReportMetric(ms(sums[0]), "golower-ms/step")
-	b.ReportMetric(ms(sums[1]), "plain-ms/step")
-	b.ReportMetric(ms(sums[2]), "blocked-ms/step")
+	fmt.Print(table.String()) // b.Log would cut the table to its first lines
+	b.ReportMetric(ms(w[0]), "golower-ms/step")
+	b.ReportMetric(ms(w[1]), "plain-ms/step")
+	b.ReportMetric(ms(w[2]), "blocked-ms/step")
+}
+
+// dstDimsNHWC returns the output dimensions of c in GoMLX's order.
+func dstDimsNHWC(c Conv) []int {
+	d := c.normalized().dstDims()
+	return []int{d[0], d[2], d[3], d[1]}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // BenchmarkResNetConvsVsGolower compares examples/resnet's convolutions
 // (each direction) under oneDNN and volt's current golower path; run
-// with -cpu 1,2 (oneDNN's thread count follows GOMAXPROCS).
+// at 1 and 2 threads (GOMAXPROCS and oneDNN's), as sub-benchmarks.
 func BenchmarkResNetConvsVsGolower(b *testing.B) { benchPaired(b, resnetBenchConvs) }
 
 // BenchmarkCNNConvsVsGolower is BenchmarkResNetConvsVsGolower's
