@@ -7,6 +7,7 @@ toolchain go1.27.4
 require (
 	github.com/advancedclimatesystems/gonnx v1.1.0
 	github.com/bufbuild/protocompile v0.14.1
+	github.com/ebitengine/purego v0.11.3
 	github.com/edsrzf/mmap-go v1.2.0
 	github.com/gomlx/compute v0.1.14
 	github.com/gomlx/go-xla v0.4.13

@@ -1,0 +1,348 @@
+package onednn
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// Conv describes one float32 2-D convolution and the memory layout of its
+// three tensors. Each tensor is described by its logical axes and, per
+// axis, its stride in elements within the caller's slice, so that NCHW,
+// NHWC or any axes order (GoMLX's included) is read and written in place:
+//
+//   - the input (src, and diff_src for BackwardData): axes (N, C, H, W);
+//   - the kernel (weights, and diff_weights for BackwardWeights): axes
+//     (O, C/Groups, KH, KW); output channel o belongs to group
+//     o/(O/Groups) and reads input channels of that group;
+//   - the output (dst, and diff_dst): axes (N, O, OH, OW), with OH and
+//     OW given by OutputSize.
+//
+// A zero stride array means dense row-major in the axes order above
+// (NCHW, OIHW, NCHW). Zero Groups, Strides or Dilations mean 1.
+type Conv struct {
+	Batch, InChannels, Height, Width       int
+	OutChannels, KernelHeight, KernelWidth int
+	Groups                                 int
+	Strides                                [2]int // (H, W)
+	PadLow, PadHigh                        [2]int // (H, W), in input pixels
+	Dilations                              [2]int // (H, W); 1: none
+
+	SrcStrides, WeightsStrides, DstStrides [4]int
+
+	// Threads is the OpenMP thread count oneDNN runs this convolution
+	// with; zero means runtime.GOMAXPROCS(0).
+	Threads int
+
+	// ThreadIndependent makes BackwardWeights give the same bits at
+	// every Threads value: oneDNN's own parallel reduction over the batch
+	// does not (measured: 1 and 2 threads differ in the last bits). The
+	// batch is cut into halves fixed by Batch alone, each reduced by a
+	// one-thread primitive (both at once when Threads >= 2), and the two
+	// partial gradients are added in a fixed order. Forward and
+	// BackwardData gave identical bits at 1 and 2 threads without it.
+	ThreadIndependent bool
+
+	// Format picks how oneDNN reads the tensors: FormatDefault (the
+	// measured faster of the two for volt's networks), FormatPlain or
+	// FormatBlocked.
+	Format Format
+}
+
+// Format is the memory format oneDNN's convolution kernels use.
+type Format int
+
+const (
+	// FormatDefault is the format measured faster end to end, reorders
+	// included, on examples/resnet's and examples/cnn's convolutions:
+	// FormatBlocked (BenchmarkResNetConvsVsGolower: the ResNet's
+	// convolutions took 0.38× as long blocked as plain at 1 thread,
+	// 0.34× at 2, on a 2-core AMD EPYC with AVX-512). On plain strided
+	// tensors oneDNN 2.6 runs im2col + GEMM (x64:gemm:jit); with its
+	// blocked formats, its direct AVX-512 kernels (jit:avx512_core).
+	FormatDefault Format = iota
+	// FormatPlain runs the convolution directly on the caller's strided
+	// tensors.
+	FormatPlain
+	// FormatBlocked lets oneDNN pick its preferred (blocked) formats and
+	// reorders the tensors into and out of them on every call.
+	FormatBlocked
+)
+
+// String names the format.
+func (f Format) String() string {
+	switch f {
+	case FormatDefault:
+		return "default"
+	case FormatPlain:
+		return "plain"
+	case FormatBlocked:
+		return "blocked"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// OutputSize returns the convolution's output height and width.
+func (c Conv) OutputSize() (oh, ow int) {
+	c = c.withDefaults()
+	return outSize(c.Height, c.KernelHeight, c.Strides[0], c.PadLow[0], c.PadHigh[0], c.Dilations[0]),
+		outSize(c.Width, c.KernelWidth, c.Strides[1], c.PadLow[1], c.PadHigh[1], c.Dilations[1])
+}
+
+func outSize(in, kernel, stride, low, high, dilation int) int {
+	span := (kernel-1)*dilation + 1
+	return (in+low+high-span)/stride + 1
+}
+
+// Dense returns the strides of a dense tensor of the given logical
+// dimensions whose axes are stored in the given order, outermost first:
+// Dense(d, [4]int{0, 1, 2, 3}) is row-major; for an input, order
+// {0, 2, 3, 1} is NHWC; for a kernel, {2, 3, 1, 0} is GoMLX's HWIO.
+func Dense(dimensions [4]int, order [4]int) [4]int {
+	var strides [4]int
+	step := 1
+	for i := 3; i >= 0; i-- {
+		strides[order[i]] = step
+		step *= dimensions[order[i]]
+	}
+	return strides
+}
+
+// withDefaults fills the zero Groups, Strides and Dilations.
+func (c Conv) withDefaults() Conv {
+	if c.Groups == 0 {
+		c.Groups = 1
+	}
+	for i := range 2 {
+		if c.Strides[i] == 0 {
+			c.Strides[i] = 1
+		}
+		if c.Dilations[i] == 0 {
+			c.Dilations[i] = 1
+		}
+	}
+	return c
+}
+
+// normalized fills every zero default: those of withDefaults, Threads,
+// Format and the dense strides.
+func (c Conv) normalized() Conv {
+	c = c.withDefaults()
+	if c.Threads == 0 {
+		c.Threads = runtime.GOMAXPROCS(0)
+	}
+	if c.Format == FormatDefault {
+		c.Format = FormatBlocked
+	}
+	row := [4]int{0, 1, 2, 3}
+	if c.SrcStrides == [4]int{} {
+		c.SrcStrides = Dense(c.srcDims(), row)
+	}
+	if c.WeightsStrides == [4]int{} {
+		c.WeightsStrides = Dense(c.weightsDims(), row)
+	}
+	if c.DstStrides == [4]int{} {
+		c.DstStrides = Dense(c.dstDims(), row)
+	}
+	return c
+}
+
+func (c Conv) srcDims() [4]int { return [4]int{c.Batch, c.InChannels, c.Height, c.Width} }
+
+func (c Conv) weightsDims() [4]int {
+	groups := max(c.Groups, 1)
+	return [4]int{c.OutChannels, c.InChannels / groups, c.KernelHeight, c.KernelWidth}
+}
+
+func (c Conv) dstDims() [4]int {
+	oh, ow := c.OutputSize()
+	return [4]int{c.Batch, c.OutChannels, oh, ow}
+}
+
+// SrcLen, WeightsLen and DstLen return the smallest slice lengths that
+// hold the tensors with the Conv's strides.
+func (c Conv) SrcLen() int { n := c.normalized(); return span(n.srcDims(), n.SrcStrides) }
+
+// WeightsLen is SrcLen's counterpart for the kernel.
+func (c Conv) WeightsLen() int { n := c.normalized(); return span(n.weightsDims(), n.WeightsStrides) }
+
+// DstLen is SrcLen's counterpart for the output.
+func (c Conv) DstLen() int { n := c.normalized(); return span(n.dstDims(), n.DstStrides) }
+
+func span(d, strides [4]int) int {
+	last := 0
+	for i := range 4 {
+		if d[i] == 0 {
+			return 0
+		}
+		last += (d[i] - 1) * strides[i]
+	}
+	return last + 1
+}
+
+// validate checks a normalized Conv.
+func (c Conv) validate() error {
+	var errs []error
+	positive := func(name string, v int) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s is %d, want > 0", name, v))
+		}
+	}
+	positive("Batch", c.Batch)
+	positive("InChannels", c.InChannels)
+	positive("Height", c.Height)
+	positive("Width", c.Width)
+	positive("OutChannels", c.OutChannels)
+	positive("KernelHeight", c.KernelHeight)
+	positive("KernelWidth", c.KernelWidth)
+	positive("Groups", c.Groups)
+	positive("Threads", c.Threads)
+	for i, axis := range []string{"H", "W"} {
+		positive("Strides["+axis+"]", c.Strides[i])
+		positive("Dilations["+axis+"]", c.Dilations[i])
+		if c.PadLow[i] < 0 || c.PadHigh[i] < 0 {
+			errs = append(errs, fmt.Errorf("padding of axis %s is (%d, %d), want >= 0", axis, c.PadLow[i], c.PadHigh[i]))
+		}
+	}
+	if c.Groups > 0 && (c.InChannels%c.Groups != 0 || c.OutChannels%c.Groups != 0) {
+		errs = append(errs, fmt.Errorf("channel counts InChannels %d and OutChannels %d are not multiples of Groups %d", c.InChannels, c.OutChannels, c.Groups))
+	}
+	if c.Format != FormatPlain && c.Format != FormatBlocked {
+		errs = append(errs, fmt.Errorf("unknown Format %v", c.Format))
+	}
+	if len(errs) == 0 {
+		if oh, ow := c.OutputSize(); oh <= 0 || ow <= 0 {
+			errs = append(errs, fmt.Errorf("output size is %dx%d: the dilated kernel exceeds the padded input", oh, ow))
+		}
+	}
+	for name, s := range map[string][4]int{"SrcStrides": c.SrcStrides, "WeightsStrides": c.WeightsStrides, "DstStrides": c.DstStrides} {
+		for _, v := range s {
+			if v <= 0 {
+				errs = append(errs, fmt.Errorf("%s is %v, want strides > 0", name, s))
+				break
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("onednn: invalid Conv: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Forward computes dst = conv(src, weights), overwriting dst.
+func Forward(c Conv, src, weights, dst []float32) error {
+	return run(c, directionForward, src, weights, dst)
+}
+
+// BackwardData computes diffSrc, the gradient with respect to the input,
+// from diffDst and weights, overwriting diffSrc (laid out with
+// SrcStrides; diffDst with DstStrides).
+func BackwardData(c Conv, diffDst, weights, diffSrc []float32) error {
+	return run(c, directionBackwardData, diffDst, weights, diffSrc)
+}
+
+// BackwardWeights computes diffWeights, the gradient with respect to the
+// kernel, from src and diffDst, overwriting diffWeights (laid out with
+// WeightsStrides; diffDst with DstStrides).
+func BackwardWeights(c Conv, src, diffDst, diffWeights []float32) error {
+	if c.ThreadIndependent && c.Batch >= 2 {
+		return backwardWeightsHalves(c, src, diffDst, diffWeights)
+	}
+	return run(c, directionBackwardWeights, src, diffDst, diffWeights)
+}
+
+// backwardWeightsHalves is BackwardWeights with ThreadIndependent: two
+// one-thread reductions over fixed halves of the batch, then their sum.
+func backwardWeightsHalves(c Conv, src, diffDst, diffWeights []float32) error {
+	n := c.normalized()
+	if err := n.validate(); err != nil {
+		return err
+	}
+	wLen := span(n.weightsDims(), n.WeightsStrides)
+	if len(src) < span(n.srcDims(), n.SrcStrides) || len(diffDst) < span(n.dstDims(), n.DstStrides) || len(diffWeights) < wLen {
+		return run(c, directionBackwardWeights, src, diffDst, diffWeights) // reports the short slice
+	}
+	half := [2]Conv{n, n}
+	half[0].Batch = n.Batch / 2
+	half[1].Batch = n.Batch - half[0].Batch
+	half[0].Threads, half[1].Threads = 1, 1
+	half[0].ThreadIndependent, half[1].ThreadIndependent = false, false
+	starts := [2]int{0, half[0].Batch}
+	parts := [2][]float32{diffWeights, make([]float32, wLen)}
+	var errs [2]error
+	one := func(i int) {
+		s, d := src[starts[i]*n.SrcStrides[0]:], diffDst[starts[i]*n.DstStrides[0]:]
+		errs[i] = run(half[i], directionBackwardWeights, s, d, parts[i])
+	}
+	if n.Threads >= 2 {
+		var wg sync.WaitGroup
+		wg.Go(func() { one(1) })
+		one(0)
+		wg.Wait()
+	} else {
+		one(0)
+		one(1)
+	}
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return err
+	}
+	d, st := n.weightsDims(), n.WeightsStrides
+	for a := range d[0] {
+		for b := range d[1] {
+			for h := range d[2] {
+				for w := range d[3] {
+					i := a*st[0] + b*st[1] + h*st[2] + w*st[3]
+					diffWeights[i] += parts[1][i]
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// direction is one of a convolution's three computations.
+type direction int
+
+const (
+	directionForward direction = iota
+	directionBackwardData
+	directionBackwardWeights
+)
+
+func (d direction) String() string {
+	return [...]string{"Forward", "BackwardData", "BackwardWeights"}[d]
+}
+
+// tensorRoles names, per direction, which of the Conv's tensors the two
+// inputs and the output are: 0 src, 1 weights, 2 dst.
+var tensorRoles = [3][3]int{
+	directionForward:         {0, 1, 2},
+	directionBackwardData:    {2, 1, 0},
+	directionBackwardWeights: {0, 2, 1},
+}
+
+var roleNames = [3]string{"src", "weights", "dst"}
+
+// run validates the call and executes the cached primitive.
+func run(c Conv, dir direction, in0, in1, out []float32) error {
+	if err := Available(); err != nil {
+		return err
+	}
+	c = c.normalized()
+	if err := c.validate(); err != nil {
+		return err
+	}
+	lens := [3]int{span(c.srcDims(), c.SrcStrides), span(c.weightsDims(), c.WeightsStrides), span(c.dstDims(), c.DstStrides)}
+	for i, s := range [][]float32{in0, in1, out} {
+		role := tensorRoles[dir][i]
+		if len(s) < lens[role] {
+			return fmt.Errorf("onednn: %v: the %s slice has %d elements, its strides need %d", dir, roleNames[role], len(s), lens[role])
+		}
+	}
+	p, err := cached(c, dir)
+	if err != nil {
+		return err
+	}
+	return p.execute(in0, in1, out)
+}
