@@ -11,6 +11,7 @@ import (
 	"github.com/gomlx/compute"
 	_ "github.com/gomlx/compute/gobackend"       // the pure-Go backend is always available.
 	_ "github.com/voltml/volt/internal/convgrad" // GoMLX's convolution gradient, corrected for even kernels.
+	"github.com/voltml/volt/internal/gokernels"
 	"github.com/voltml/volt/internal/golower"
 )
 
@@ -157,6 +158,7 @@ func loweringFor(config string) golower.Lowering {
 		l.ShiftTileBytes = -1
 	}
 	l.NoRecycle = os.Getenv(RecycleEnvVar) == "off"
+	l.ConvKernel = gokernels.RunsConv
 	return l
 }
 

@@ -63,6 +63,7 @@ func install() error {
 	setNodeExecutor(compute.OpTypeTranspose, priorityUser, execTranspose)
 	setNodeExecutor(compute.OpTypePad, priorityUser, execPad)
 	setNodeExecutor(compute.OpTypeSlice, priorityUser, execSlice)
+	setNodeExecutor(compute.OpTypeConvGeneral, priorityUser, execConvGeneral)
 	enabled.Store(true)
 	return nil
 }

@@ -31,6 +31,7 @@ type layout struct {
 	bufferShape, bufferFlat uintptr
 	transposeData           reflect.Type // []int, the permutation
 	padData, sliceData      reflect.Type // *ops.padNode, *ops.sliceNode
+	convData                reflect.Type // *ops.convNode
 }
 
 // lay is the layout the executors use, set by install.
@@ -71,7 +72,7 @@ func checkEnvironment() error {
 	return errors.New("the program's build information does not list github.com/gomlx/compute")
 }
 
-// probeLayout builds a Pad, a Slice and a Transpose on a Go backend and
+// probeLayout builds each op the kernels run on a Go backend and
 // reads, by reflection, the fields and types the executors rely on; any
 // difference from what they were written against is an error.
 func probeLayout() (l layout, err error) {
@@ -102,6 +103,16 @@ func probeLayout() (l layout, err error) {
 	if err != nil {
 		return l, err
 	}
+	image, err := fn.Reshape(x, 1, 1, 2, 3)
+	if err != nil {
+		return l, err
+	}
+	conv, err := fn.ConvGeneral(image, image, compute.ConvolveAxesConfig{InputBatch: 0, InputChannels: 1,
+		InputSpatial: []int{2, 3}, KernelInputChannels: 1, KernelOutputChannels: 0, KernelSpatial: []int{2, 3},
+		OutputBatch: 0, OutputChannels: 1, OutputSpatial: []int{2, 3}}, nil, nil, nil, nil, 1, 1)
+	if err != nil {
+		return l, err
+	}
 
 	node := reflect.ValueOf(pad)
 	if node.Kind() != reflect.Pointer || node.Elem().Kind() != reflect.Struct {
@@ -125,6 +136,9 @@ func probeLayout() (l layout, err error) {
 	}
 	if l.sliceData, err = mirrored(dataOf(slice), reflect.TypeFor[sliceParams]()); err != nil {
 		return l, fmt.Errorf("Slice: %w", err)
+	}
+	if l.convData, err = mirrored(dataOf(conv), reflect.TypeFor[convParams]()); err != nil {
+		return l, fmt.Errorf("ConvGeneral: %w", err)
 	}
 
 	buffer, err := backend.BufferFromFlatData(0, []float32{1, 2}, shapes.Make(dtypes.Float32, 2))

@@ -5,10 +5,6 @@ import (
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/shapes"
-
-	// The lowered graphs lean on Transpose, Pad and Slice, whose float32
-	// kernels that package installs into the Go backend.
-	_ "github.com/voltml/volt/internal/gokernels"
 )
 
 // Backend wraps a compute.Backend so that the convolutions built on it run
@@ -23,6 +19,8 @@ type Backend struct {
 	rules    Rules
 	lowering Lowering
 	lowered  atomic.Int64
+
+	kernelConvs atomic.Int64
 
 	loweredPools      atomic.Int64
 	loweredBatchNorms atomic.Int64
@@ -39,6 +37,11 @@ type Backend struct {
 	// bin keeps the buffers given to Recycle (recycle.go).
 	bin recycleBin
 }
+
+// KernelConvs returns how many convolutions (forward and gradient) this
+// backend has left to the inner backend's kernels (Lowering.ConvKernel)
+// instead of lowering them.
+func (b *Backend) KernelConvs() int64 { return b.kernelConvs.Load() }
 
 // ScatteredConvs returns how many of the lowered convolutions (Lowered)
 // were full-padded ones multiplied first and their shifted products

@@ -7,13 +7,16 @@ import (
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+
+	"github.com/voltml/volt/internal/gokernels"
 )
 
 // cnnVariant is one configuration of the wrapper for BenchmarkCNNPaired.
 type cnnVariant struct {
-	name     string
-	rules    Rules
-	lowering Lowering
+	name      string
+	rules     Rules
+	lowering  Lowering
+	noKernels bool // internal/gokernels off while it builds and runs
 }
 
 // cnnPairs are the before/after pairs of BenchmarkCNNPaired, one per
@@ -24,24 +27,32 @@ var cnnPairs = []struct {
 }{
 	// The second convolution (13×13 input, 11×11 output: padded grid
 	// 1.40× the output) on shifted runs, past DefaultMaxShiftWaste.
-	{"conv2-shift", cnnVariant{"before", DefaultRules(), Lowering{}},
-		cnnVariant{"after", DefaultRules(), Lowering{MaxShiftWaste: 1.5}}},
+	{"conv2-shift", cnnVariant{"before", DefaultRules(), Lowering{}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{MaxShiftWaste: 1.5}, false}},
 	// Pooling one windowed axis at a time (pool_axes.go), gradient of
 	// 2-windows from their halves.
-	{"pool", cnnVariant{"before", DefaultRules(), Lowering{WholeWindowPooling: true}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	{"pool", cnnVariant{"before", DefaultRules(), Lowering{WholeWindowPooling: true}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
 	// The second convolution's input gradient (full-padded) multiplied
 	// first, its shifted products summed (scatter.go).
-	{"conv2-scatter", cnnVariant{"before", DefaultRules(), Lowering{NoScatterConvs: true}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	{"conv2-scatter", cnnVariant{"before", DefaultRules(), Lowering{NoScatterConvs: true}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
 	// The gradient of 2-windows from their two halves, not ArgMinMax.
-	{"pool-pairs", cnnVariant{"before", DefaultRules(), Lowering{PoolArgMinMax: true}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	{"pool-pairs", cnnVariant{"before", DefaultRules(), Lowering{PoolArgMinMax: true}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
 	// The first convolution (9 patch rows, 32 output channels) multiplied
 	// with its patches transposed, not its product
 	// (shiftPatchesTransposedProduct in split.go).
-	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
+	// internal/gokernels' Transpose, Pad and Slice instead of the
+	// backend's own.
+	{"copy-kernels", cnnVariant{"before", DefaultRules(), Lowering{}, true},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
+	// The convolutions and their gradients on oneDNN (gokernels.RunsConv)
+	// instead of lowered.
+	{"onednn", cnnVariant{"before", DefaultRules(), Lowering{}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{ConvKernel: gokernels.RunsConv}, false}},
 }
 
 // BenchmarkCNNPaired times the CNN's training step (as BenchmarkCNNStep)
@@ -67,10 +78,12 @@ func BenchmarkCNNPaired(b *testing.B) {
 // and the after/before ratios (variants[1] over variants[0]).
 func pairedSteps(b *testing.B, variants []cnnVariant, newTrainer func(cnnVariant) (*model.Exec, error),
 	newBatch func() (images, labels *tensors.Tensor)) {
+	defer gokernels.SetEnabled(gokernels.SetEnabled(true))
 	execs := make([]*model.Exec, len(variants))
 	type batch struct{ images, labels *tensors.Tensor }
 	batches := make([]batch, len(variants))
 	for i, v := range variants {
+		gokernels.SetEnabled(!v.noKernels)
 		exec, err := newTrainer(v)
 		if err != nil {
 			b.Fatal(err)
@@ -79,6 +92,7 @@ func pairedSteps(b *testing.B, variants []cnnVariant, newTrainer func(cnnVariant
 		batches[i].images, batches[i].labels = newBatch()
 	}
 	step := func(i int) {
+		gokernels.SetEnabled(!variants[i].noKernels)
 		outs, err := execs[i].Exec(batches[i].images, batches[i].labels)
 		if err != nil {
 			b.Fatal(err)

@@ -59,8 +59,10 @@ func (f *function) If(pred compute.Value, trueBranch, falseBranch compute.Functi
 	return f.Function.If(pred, unwrapFunction(trueBranch), unwrapFunction(falseBranch))
 }
 
-// ConvGeneral implements compute.Function: lowered onto DotGeneral when the
-// backend's rules choose it, else the inner backend's convolution.
+// ConvGeneral implements compute.Function: left to the inner backend when
+// Lowering.ConvKernel says it runs it faster (internal/gokernels, oneDNN),
+// else lowered onto DotGeneral when the backend's rules choose it, else
+// the inner backend's convolution.
 func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.ConvolveAxesConfig,
 	strides []int, paddings [][2]int, inputDilations, kernelDilations []int,
 	channelGroupCount, batchGroupCount int) (compute.Value, error) {
@@ -76,6 +78,13 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 	conv := Conv{Input: inputShape, Kernel: kernelShape, Axes: axes, Strides: strides, Paddings: paddings,
 		InputDilations: inputDilations, KernelDilations: kernelDilations,
 		ChannelGroupCount: channelGroupCount, BatchGroupCount: batchGroupCount}
+	if runs := f.builder.backend.lowering.ConvKernel; !f.builder.backend.rules.Disabled && runs != nil &&
+		runs(inputShape, kernelShape, axes, strides, paddings, inputDilations, kernelDilations,
+			channelGroupCount, batchGroupCount) {
+		f.builder.backend.kernelConvs.Add(1)
+		return f.Function.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
+			channelGroupCount, batchGroupCount)
+	}
 	if f.builder.backend.rules.Lower(conv) {
 		f.builder.backend.lowered.Add(1)
 		if f.patches == nil {

@@ -79,6 +79,13 @@ type Lowering struct {
 	// LowerSelectAndScatter), where it is otherwise lowered one windowed
 	// axis at a time (pool_axes.go); kept to measure the difference.
 	WholeWindowPooling bool
+	// ConvKernel, when set, reports whether the inner backend runs a
+	// convolution with a kernel faster than its lowering; such a
+	// convolution is left to the backend (ConvGeneral in function.go).
+	// volt's engine sets internal/gokernels.RunsConv (oneDNN); nil lowers
+	// every convolution the rules choose.
+	ConvKernel func(input, kernel shapes.Shape, axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int,
+		inputDilations, kernelDilations []int, channelGroupCount, batchGroupCount int) bool
 	// PoolArgMinMax spreads the gradient of every windowed axis with
 	// ArgMinMax, where windows of 2 otherwise compare their two halves
 	// (scatterPairs in pool_axes.go); kept to measure the difference.

@@ -7,6 +7,7 @@ import (
 	"github.com/gomlx/compute/gobackend"
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
+	"github.com/voltml/volt/internal/gokernels"
 	"github.com/voltml/volt/internal/golower/resnetstep"
 )
 
@@ -18,12 +19,20 @@ var resnetStepPairs = []struct {
 }{
 	// The stem (9 patch rows, 16 output channels) multiplied with its
 	// patches transposed, not its product (shiftPatchesTransposedProduct).
-	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}},
-		cnnVariant{"after", DefaultRules(), Lowering{}}},
+	{"transposed-product", cnnVariant{"before", DefaultRules(), Lowering{NoTransposedProducts: true}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
 	// The 28×28 16-channel convolutions and their input gradients shifted
 	// channels-last (shift_cl.go).
-	{"channels-last", cnnVariant{"before", DefaultRules(), Lowering{}},
-		cnnVariant{"after", DefaultRules(), Lowering{ChannelsLastShifts: true}}},
+	{"channels-last", cnnVariant{"before", DefaultRules(), Lowering{}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{ChannelsLastShifts: true}, false}},
+	// internal/gokernels' Transpose, Pad and Slice instead of the
+	// backend's own.
+	{"copy-kernels", cnnVariant{"before", DefaultRules(), Lowering{}, true},
+		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
+	// The convolutions and their gradients on oneDNN (gokernels.RunsConv)
+	// instead of lowered.
+	{"onednn", cnnVariant{"before", DefaultRules(), Lowering{}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{ConvKernel: gokernels.RunsConv}, false}},
 }
 
 // resnetBatchTensors returns one batch of 64 uniform 28×28 images and

@@ -82,30 +82,38 @@ func TestRepeatedCallsAreBitwiseIdentical(t *testing.T) {
 
 func withThreads1(c Conv, n int) Conv { c.Threads = n; return c }
 
-// TestThreadIndependentBackwardWeights checks that with
-// ThreadIndependent, BackwardWeights gives the same bits at 1 and 2
-// threads, in both formats, and stays within the reference's bound.
-func TestThreadIndependentBackwardWeights(t *testing.T) {
+// TestChunkedBitsDoNotDependOnThreads checks that with BatchChunk every
+// direction gives the same bits at 1 and 2 threads, in both formats, for
+// batches above and below the chunk, and that BackwardWeights stays
+// within the reference's bound (odd batches, chunks that do not divide
+// them, one chunk, a chunk per example).
+func TestChunkedBitsDoNotDependOnThreads(t *testing.T) {
 	requireLibrary(t)
 	for i, base := range determinismConvs {
 		for _, format := range []Format{FormatPlain, FormatBlocked} {
-			t.Run(fmt.Sprintf("conv%d_%v", i, format), func(t *testing.T) {
-				c := base
-				c.Format, c.ThreadIndependent = format, true
-				one := runDirection(t, withThreads1(c, 1), directionBackwardWeights, uint64(i))
-				two := runDirection(t, withThreads1(c, 2), directionBackwardWeights, uint64(i))
-				if !slices.Equal(one, two) {
-					t.Fatal("1 and 2 threads gave different bits")
+			for _, chunk := range []int{16, base.Batch + 1} {
+				for _, dir := range []direction{directionForward, directionBackwardData, directionBackwardWeights} {
+					t.Run(fmt.Sprintf("conv%d_%v_chunk%d_%v", i, format, chunk, dir), func(t *testing.T) {
+						c := base
+						c.Format, c.BatchChunk = format, chunk
+						one := runDirection(t, withThreads1(c, 1), dir, uint64(i))
+						two := runDirection(t, withThreads1(c, 2), dir, uint64(i))
+						if !slices.Equal(one, two) {
+							t.Fatal("1 and 2 threads gave different bits")
+						}
+					})
 				}
-			})
+			}
 		}
 	}
 	// Odd batch, NHWC with gaps: still matches the reference.
 	k := convCase{batch: 5, in: 6, h: 9, w: 9, out: 4, kh: 3, kw: 3, stride: [2]int{2, 2}, padLow: [2]int{1, 1}, padHigh: [2]int{1, 1},
 		dilation: [2]int{1, 1}, groups: 2, layout: layoutGaps}
 	for _, threads := range []int{1, 2} {
-		c := k.conv(threads, FormatDefault)
-		c.ThreadIndependent = true
-		checkCase(t, c, 5)
+		for _, chunk := range []int{1, 2, 3, 5, 8} {
+			c := k.conv(threads, FormatDefault)
+			c.BatchChunk = chunk
+			checkCase(t, c, 5)
+		}
 	}
 }

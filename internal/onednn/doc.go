@@ -20,7 +20,7 @@
 // Bits: a repeated call with the same Conv gives the same bits. At 1 and
 // 2 threads, Forward and BackwardData gave the same bits on ResNet-like
 // shapes, BackwardWeights did not (oneDNN splits its reduction over the
-// batch by thread); Conv.ThreadIndependent makes BackwardWeights
+// batch by thread); Conv.BatchChunk makes BackwardWeights
 // independent of Threads. See BenchmarkResNetConvsVsGolower for the
 // comparison with volt's golower path.
 package onednn

@@ -15,7 +15,6 @@ import (
 	"github.com/voltml/volt"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/examples/internal/zoo"
-	"github.com/voltml/volt/internal/gokernels"
 )
 
 // zooBackendModes are the Go backend configurations BenchmarkZooBackendModes
@@ -26,20 +25,13 @@ import (
 // The last two also tile shifted convolutions (internal/engine's
 // loweringFor).
 var zooBackendModes = []backendMode{
-	{name: "sequential", config: "go:ops_sequential"},
-	{name: "parallel", config: "go"},
-	{name: "bygraph", config: "go:ops_by_graph"},
+	{"sequential", "go:ops_sequential"},
+	{"parallel", "go"},
+	{"bygraph", "go:ops_by_graph"},
 }
 
 // backendMode is one backend configuration BenchmarkZooBackendModes times.
-type backendMode struct {
-	name, config string
-	noKernels    bool // the Go backend's own Transpose, Pad and Slice (internal/gokernels off)
-}
-
-// noKernelsSuffix, after a configuration in -modes, times it with
-// internal/gokernels off during its turns.
-const noKernelsSuffix = "+nokernels"
+type backendMode struct{ name, config string }
 
 // modesFlag replaces zooBackendModes for one run of the benchmark, to
 // compare other configurations (a Go backend option, a worker count)
@@ -47,9 +39,6 @@ const noKernelsSuffix = "+nokernels"
 //
 //	go test ./examples/internal/speedtable -run '^$' -bench 'ZooBackendModes/chargpt' -benchtime 40x -cpu 2 \
 //		-modes 'bygraph=go:ops_by_graph;p1=go:ops_by_graph,parallelism=1'
-//
-// A configuration ending in +nokernels runs with internal/gokernels off
-// during its turns ('on=go:ops_by_graph;off=go:ops_by_graph+nokernels').
 var modesFlag = flag.String("modes", "",
 	`backend configurations to compare instead of the default ones: "name=config;name=config…", the first the baseline of the ratios`)
 
@@ -68,8 +57,7 @@ func backendModes() ([]backendMode, error) {
 		if slices.ContainsFunc(modes, func(m backendMode) bool { return m.name == name }) {
 			return nil, fmt.Errorf("-modes: the name %q is used twice", name)
 		}
-		base, noKernels := strings.CutSuffix(config, noKernelsSuffix)
-		modes = append(modes, backendMode{name, base, noKernels})
+		modes = append(modes, backendMode{name, config})
 	}
 	if len(modes) < 2 {
 		return nil, fmt.Errorf("-modes: %q names %d configuration; give at least two to compare", *modesFlag, len(modes))
@@ -108,7 +96,7 @@ func BenchmarkZooBackendModes(b *testing.B) {
 			clocks := make([]*turnClock, len(modes))
 			trainers := make([]*volt.Trainer, len(modes))
 			for i, mode := range modes {
-				clocks[i] = &turnClock{mine: turns[i], next: turns[(i+1)%len(turns)], kernels: !mode.noKernels}
+				clocks[i] = &turnClock{mine: turns[i], next: turns[(i+1)%len(turns)]}
 				cfg := m.QuietConfig()
 				cfg.Backend, cfg.Callbacks = mode.config, []volt.Callback{clocks[i]}
 				t, err := volt.NewTrainer(cfg)
@@ -162,7 +150,6 @@ func BenchmarkZooBackendModes(b *testing.B) {
 // times the batch, and passes the turn on after it.
 type turnClock struct {
 	mine, next chan struct{}
-	kernels    bool // internal/gokernels on during this fit's turns
 	start      time.Time
 	steps      []float64 // ns per batch
 }
@@ -170,7 +157,6 @@ type turnClock struct {
 // OnTrainBatchStart implements volt.OnTrainBatchStart.
 func (c *turnClock) OnTrainBatchStart(*volt.Trainer, *data.Batch, int) error {
 	<-c.mine
-	gokernels.SetEnabled(c.kernels)
 	c.start = time.Now()
 	return nil
 }

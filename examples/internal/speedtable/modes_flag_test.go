@@ -17,11 +17,9 @@ func TestBackendModes(t *testing.T) {
 	}{
 		{flag: "", want: zooBackendModes},
 		{flag: "bygraph=go:ops_by_graph;p1=go:ops_by_graph,parallelism=1",
-			want: []backendMode{{"bygraph", "go:ops_by_graph", false}, {"p1", "go:ops_by_graph,parallelism=1", false}}},
+			want: []backendMode{{"bygraph", "go:ops_by_graph"}, {"p1", "go:ops_by_graph,parallelism=1"}}},
 		{flag: "a=go;b=go:ops_sequential;c=go:ops_parallel",
-			want: []backendMode{{"a", "go", false}, {"b", "go:ops_sequential", false}, {"c", "go:ops_parallel", false}}},
-		{flag: "on=go:ops_by_graph;off=go:ops_by_graph+nokernels",
-			want: []backendMode{{"on", "go:ops_by_graph", false}, {"off", "go:ops_by_graph", true}}},
+			want: []backendMode{{"a", "go"}, {"b", "go:ops_sequential"}, {"c", "go:ops_parallel"}}},
 		{flag: "a=go", wantErr: "at least two"},
 		{flag: "a=go;go:ops_sequential", wantErr: `"go:ops_sequential" is not name=config`},
 		{flag: "a=go;=go", wantErr: "is not name=config"},
