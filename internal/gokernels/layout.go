@@ -132,13 +132,13 @@ func probeLayout() (l layout, err error) {
 		return l, fmt.Errorf("a Transpose node's data is %s, not []int", l.transposeData)
 	}
 	if l.padData, err = mirrored(dataOf(pad), reflect.TypeFor[padParams]()); err != nil {
-		return l, fmt.Errorf("Pad: %w", err)
+		return l, fmt.Errorf("the backend's Pad: %w", err)
 	}
 	if l.sliceData, err = mirrored(dataOf(slice), reflect.TypeFor[sliceParams]()); err != nil {
-		return l, fmt.Errorf("Slice: %w", err)
+		return l, fmt.Errorf("the backend's Slice: %w", err)
 	}
 	if l.convData, err = mirrored(dataOf(conv), reflect.TypeFor[convParams]()); err != nil {
-		return l, fmt.Errorf("ConvGeneral: %w", err)
+		return l, fmt.Errorf("the backend's ConvGeneral: %w", err)
 	}
 
 	buffer, err := backend.BufferFromFlatData(0, []float32{1, 2}, shapes.Make(dtypes.Float32, 2))
