@@ -206,11 +206,14 @@ func (p convPlan) run(in, kernel, out []float32) error {
 	}
 	for n := range d[0] {
 		for c := range d[1] {
+			base := n*st[0] + c*st[1]
 			for h := range d[2] {
-				for w := range d[3] {
-					if h >= p.conv.Height || w >= p.conv.Width {
-						out[n*st[0]+c*st[1]+h*st[2]+w*st[3]] = 0
-					}
+				from := p.conv.Width // the columns past the last reached
+				if h >= p.conv.Height {
+					from = 0 // the rows past the last reached
+				}
+				for w := from; w < d[3]; w++ {
+					out[base+h*st[2]+w*st[3]] = 0
 				}
 			}
 		}
@@ -275,4 +278,4 @@ func RunsConv(input, kernel shapes.Shape, axes compute.ConvolveAxesConfig, strid
 // convBatchChunk is the number of examples each partial sum of a kernel
 // gradient on oneDNN covers (onednn.Conv.BatchChunk): fixed, so that the
 // bits do not depend on the cores.
-const convBatchChunk = 16
+const convBatchChunk = 32
