@@ -159,6 +159,7 @@ func loweringFor(config string) golower.Lowering {
 	}
 	l.NoRecycle = os.Getenv(RecycleEnvVar) == "off"
 	l.ConvKernel = gokernels.RunsConv
+	l.PoolKernel = gokernels.RunsPooling
 	return l
 }
 

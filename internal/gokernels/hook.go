@@ -64,6 +64,9 @@ func install() error {
 	setNodeExecutor(compute.OpTypePad, priorityUser, execPad)
 	setNodeExecutor(compute.OpTypeSlice, priorityUser, execSlice)
 	setNodeExecutor(compute.OpTypeConvGeneral, priorityUser, execConvGeneral)
+	setNodeExecutor(compute.OpTypeReduceWindow, priorityUser, execReduceWindow)
+	setNodeExecutor(compute.OpTypeSelectAndScatterMax, priorityUser, execSelectAndScatter)
+	setNodeExecutor(compute.OpTypeSelectAndScatterMin, priorityUser, execSelectAndScatter)
 	enabled.Store(true)
 	return nil
 }

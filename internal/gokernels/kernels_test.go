@@ -18,7 +18,8 @@ type opCase struct {
 	name   string
 	dims   []int
 	build  func(fn compute.Function, x compute.Value) (compute.Value, error)
-	kernel bool // whether a kernel here takes it (else the backend's own executor does)
+	kernel bool                // whether a kernel here takes it (else the backend's own executor does)
+	values func(i int) float32 // the operand's values (nil: i + 0.5)
 }
 
 // runCase compiles c and runs it on a seeded operand with the kernels on
@@ -46,6 +47,9 @@ func runCase(t *testing.T, backend compute.Backend, c opCase, kernels bool) ([]f
 	values := make([]float32, shapes.Make(dtypes.Float32, c.dims...).Size())
 	for i := range values {
 		values[i] = float32(i) + 0.5
+		if c.values != nil {
+			values[i] = c.values(i)
+		}
 	}
 	in, err := backend.BufferFromFlatData(0, values, shapes.Make(dtypes.Float32, c.dims...))
 	if err != nil {
@@ -86,7 +90,7 @@ func TestKernelsMatchBackend(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 1))
 	var cases []opCase
 	for i := range 150 {
-		cases = append(cases, transposeCase(rng, i), padCase(rng, i), sliceCase(rng, i))
+		cases = append(cases, transposeCase(rng, i), padCase(rng, i), sliceCase(rng, i), poolCase(rng, i))
 	}
 	kernelCases := 0
 	for _, c := range cases {
@@ -222,5 +226,88 @@ func sliceCase(rng *rand.Rand, i int) opCase {
 			return fn.Slice(x, slices.Clone(starts), slices.Clone(limits), slices.Clone(strides))
 		},
 		kernel: true,
+	}
+}
+
+// poolCase draws a max or min pooling of a rank-2…4 operand, or its
+// gradient (SelectAndScatter), over values with ties, signed zeros,
+// infinities and NaNs; mostly channels-last with rows of 16, 32 or 48
+// values (the kernels' case), now and then with overlapping or padded
+// windows or shorter rows (left to the backend).
+func poolCase(rng *rand.Rand, i int) opCase {
+	rank := 2 + rng.IntN(3)
+	dims := randomDims(rng, rank, []int{0, 0, 12, 9, 7}[rank])
+	if rng.IntN(4) > 0 { // channels last, rows of a multiple of 16 values, as the kernels take
+		dims[rank-1] = 16 * (1 + rng.IntN(3))
+	}
+	window, strides := make([]int, rank), make([]int, rank)
+	var paddings [][2]int
+	kernel := true
+	for a, d := range dims {
+		window[a] = 1
+		if rng.IntN(2) == 0 && (a < rank-1 || d < 16) {
+			window[a] = 1 + rng.IntN(min(d, 3))
+		}
+		strides[a] = window[a]
+		if rng.IntN(15) == 0 && window[a] > 1 {
+			strides[a], kernel = 1, false
+		}
+	}
+	if rng.IntN(15) == 0 {
+		paddings = make([][2]int, rank)
+		paddings[0] = [2]int{1, 0}
+		kernel = false
+	}
+	if w, ok := poolWindows(dims, window, strides, paddings, nil, nil); !ok || !w.vectorRows() {
+		kernel = false
+	}
+	pooledDims := make([]int, rank)
+	for a, d := range dims {
+		pad := 0
+		if paddings != nil {
+			pad = paddings[a][0] + paddings[a][1]
+		}
+		pooledDims[a] = (d+pad-window[a])/strides[a] + 1
+	}
+	special := []float32{-1, 0, float32(math.Copysign(0, -1)), 1, 2, float32(math.NaN()), float32(math.Inf(-1)),
+		float32(math.Inf(1)), -math.MaxFloat32}
+	seed := rng.Uint64()
+	values := func(i int) float32 {
+		r := rand.New(rand.NewPCG(seed, uint64(i)))
+		if r.IntN(3) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return float32(r.IntN(5)) - 2
+	}
+	op := []string{"max", "min", "scattermax", "scattermin"}[rng.IntN(4)]
+	return opCase{
+		name:   fmt.Sprintf("%03d_pool_%s_%v_window%v_strides%v_pad%v", i, op, dims, window, strides, paddings),
+		dims:   dims,
+		values: values,
+		kernel: kernel,
+		build: func(fn compute.Function, x compute.Value) (compute.Value, error) {
+			switch op {
+			case "max":
+				return fn.ReduceWindow(x, compute.ReduceOpMax, window, strides, nil, nil, paddings)
+			case "min":
+				return fn.ReduceWindow(x, compute.ReduceOpMin, window, strides, nil, nil, paddings)
+			}
+			n := 1
+			for _, d := range pooledDims {
+				n *= d
+			}
+			src := make([]float32, n)
+			for j := range src {
+				src[j] = values(j+7919) + float32(j%3)
+			}
+			source, err := fn.Constant(src, pooledDims...)
+			if err != nil {
+				return nil, err
+			}
+			if op == "scattermax" {
+				return fn.SelectAndScatterMax(x, source, window, strides, paddings)
+			}
+			return fn.SelectAndScatterMin(x, source, window, strides, paddings)
+		},
 	}
 }

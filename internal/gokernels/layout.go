@@ -32,6 +32,8 @@ type layout struct {
 	transposeData           reflect.Type // []int, the permutation
 	padData, sliceData      reflect.Type // *ops.padNode, *ops.sliceNode
 	convData                reflect.Type // *ops.convNode
+
+	reduceWindowData, selectAndScatterData reflect.Type // *ops.reduceWindowNode, *ops.selectAndScatterNode
 }
 
 // lay is the layout the executors use, set by install.
@@ -103,6 +105,14 @@ func probeLayout() (l layout, err error) {
 	if err != nil {
 		return l, err
 	}
+	pooled, err := fn.ReduceWindow(x, compute.ReduceOpMax, []int{2, 1}, []int{2, 1}, nil, nil, nil)
+	if err != nil {
+		return l, err
+	}
+	scattered, err := fn.SelectAndScatterMax(x, pooled, []int{2, 1}, []int{2, 1}, nil)
+	if err != nil {
+		return l, err
+	}
 	image, err := fn.Reshape(x, 1, 1, 2, 3)
 	if err != nil {
 		return l, err
@@ -136,6 +146,12 @@ func probeLayout() (l layout, err error) {
 	}
 	if l.sliceData, err = mirrored(dataOf(slice), reflect.TypeFor[sliceParams]()); err != nil {
 		return l, fmt.Errorf("the backend's Slice: %w", err)
+	}
+	if l.reduceWindowData, err = mirrored(dataOf(pooled), reflect.TypeFor[reduceWindowParams]()); err != nil {
+		return l, fmt.Errorf("the backend's ReduceWindow: %w", err)
+	}
+	if l.selectAndScatterData, err = mirrored(dataOf(scattered), reflect.TypeFor[selectAndScatterParams]()); err != nil {
+		return l, fmt.Errorf("the backend's SelectAndScatter: %w", err)
 	}
 	if l.convData, err = mirrored(dataOf(conv), reflect.TypeFor[convParams]()); err != nil {
 		return l, fmt.Errorf("the backend's ConvGeneral: %w", err)

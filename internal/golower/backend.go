@@ -21,6 +21,7 @@ type Backend struct {
 	lowered  atomic.Int64
 
 	kernelConvs atomic.Int64
+	kernelPools atomic.Int64
 
 	loweredPools      atomic.Int64
 	loweredBatchNorms atomic.Int64
@@ -42,6 +43,11 @@ type Backend struct {
 // backend has left to the inner backend's kernels (Lowering.ConvKernel)
 // instead of lowering them.
 func (b *Backend) KernelConvs() int64 { return b.kernelConvs.Load() }
+
+// KernelPools returns how many max or min pooling ops (forward and
+// gradient) this backend has left to the inner backend's kernels
+// (Lowering.PoolKernel) instead of lowering them.
+func (b *Backend) KernelPools() int64 { return b.kernelPools.Load() }
 
 // ScatteredConvs returns how many of the lowered convolutions (Lowered)
 // were full-padded ones multiplied first and their shifted products

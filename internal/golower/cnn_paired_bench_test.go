@@ -49,6 +49,10 @@ var cnnPairs = []struct {
 	// backend's own.
 	{"copy-kernels", cnnVariant{"before", DefaultRules(), Lowering{}, true},
 		cnnVariant{"after", DefaultRules(), Lowering{}, false}},
+	// Max-pooling and its gradient on internal/gokernels' AVX-512 kernels
+	// (gokernels.RunsPooling) instead of lowered.
+	{"pool-kernels", cnnVariant{"before", DefaultRules(), Lowering{}, false},
+		cnnVariant{"after", DefaultRules(), Lowering{PoolKernel: gokernels.RunsPooling}, false}},
 	// The convolutions and their gradients on oneDNN (gokernels.RunsConv)
 	// instead of lowered.
 	{"onednn", cnnVariant{"before", DefaultRules(), Lowering{}, false},

@@ -111,9 +111,14 @@ func (f *function) ConvGeneral(input, kernel compute.Value, axes compute.Convolv
 }
 
 // ReduceWindow implements compute.Function: non-overlapping pooling is
-// lowered to a reshape and a reduction when the rules allow.
+// lowered to a reshape and a reduction when the rules allow, unless it is
+// a max or min pooling Lowering.PoolKernel runs faster.
 func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
 	windowDimensions, strides, inputDilations, windowDilations []int, paddings [][2]int) (compute.Value, error) {
+	if (reduction == compute.ReduceOpMax || reduction == compute.ReduceOpMin) &&
+		f.poolKernel(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
+		return f.Function.ReduceWindow(x, reduction, windowDimensions, strides, inputDilations, windowDilations, paddings)
+	}
 	if reduction != compute.ReduceOpProduct &&
 		f.lowerPool(x, windowDimensions, strides, inputDilations, windowDilations, paddings) {
 		if f.builder.backend.lowering.WholeWindowPooling {
@@ -128,7 +133,8 @@ func (f *function) ReduceWindow(x compute.Value, reduction compute.ReduceOpType,
 // non-overlapping max-pooling is lowered when the rules allow.
 func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDimensions, windowStrides []int,
 	paddings [][2]int) (compute.Value, error) {
-	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+	if !f.poolKernel(operand, windowDimensions, windowStrides, nil, nil, paddings) &&
+		f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
 		return f.selectAndScatter(operand, source, windowDimensions, false)
 	}
 	return f.Function.SelectAndScatterMax(operand, source, windowDimensions, windowStrides, paddings)
@@ -137,7 +143,8 @@ func (f *function) SelectAndScatterMax(operand, source compute.Value, windowDime
 // SelectAndScatterMin implements compute.Function, as SelectAndScatterMax.
 func (f *function) SelectAndScatterMin(operand, source compute.Value, windowDimensions, windowStrides []int,
 	paddings [][2]int) (compute.Value, error) {
-	if f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
+	if !f.poolKernel(operand, windowDimensions, windowStrides, nil, nil, paddings) &&
+		f.lowerPool(operand, windowDimensions, windowStrides, nil, nil, paddings) {
 		return f.selectAndScatter(operand, source, windowDimensions, true)
 	}
 	return f.Function.SelectAndScatterMin(operand, source, windowDimensions, windowStrides, paddings)
@@ -167,6 +174,25 @@ func (f *function) lowerPool(x compute.Value, windowDimensions, strides, inputDi
 		return false
 	}
 	f.builder.backend.loweredPools.Add(1)
+	return true
+}
+
+// poolKernel reports whether a max or min pooling of x (or its gradient)
+// is left to the backend because Lowering.PoolKernel runs it faster than
+// its lowering, and counts it.
+func (f *function) poolKernel(x compute.Value, windowDimensions, strides, inputDilations, windowDilations []int,
+	paddings [][2]int) bool {
+	b := f.builder.backend
+	runs := b.lowering.PoolKernel
+	if runs == nil || b.rules.Disabled || b.rules.KeepPooling {
+		return false
+	}
+	shape, err := f.Function.Shape(x)
+	if err != nil || shape.IsDynamic() ||
+		!runs(shape.DType, shape.Dimensions, windowDimensions, strides, paddings, inputDilations, windowDilations) {
+		return false
+	}
+	b.kernelPools.Add(1)
 	return true
 }
 

@@ -86,6 +86,14 @@ type Lowering struct {
 	// every convolution the rules choose.
 	ConvKernel func(input, kernel shapes.Shape, axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int,
 		inputDilations, kernelDilations []int, channelGroupCount, batchGroupCount int) bool
+	// PoolKernel, when set, reports whether the inner backend runs a max
+	// or min pooling (ReduceWindow) and its gradient (SelectAndScatter)
+	// with a kernel faster than their lowering; such poolings are left to
+	// the backend (function.go). volt's engine sets
+	// internal/gokernels.RunsPooling; nil lowers every pooling the rules
+	// choose.
+	PoolKernel func(dtype dtypes.DType, dims, window, strides []int, paddings [][2]int,
+		inputDilations, windowDilations []int) bool
 	// PoolArgMinMax spreads the gradient of every windowed axis with
 	// ArgMinMax, where windows of 2 otherwise compare their two halves
 	// (scatterPairs in pool_axes.go); kept to measure the difference.

@@ -11,6 +11,8 @@ import (
 	. "github.com/gomlx/gomlx/core/graph"
 	"github.com/gomlx/gomlx/core/tensors"
 	timage "github.com/gomlx/gomlx/core/tensors/images"
+
+	"github.com/voltml/volt/internal/gokernels"
 )
 
 // poolCase is one pooling of the equivalence table.
@@ -73,6 +75,11 @@ func TestLoweredPoolingMatchesDirect(t *testing.T) {
 		}
 	}
 	for _, kind := range []string{"max", "min"} {
+		// Channels-last rows of 16 and 32 values: internal/gokernels' case.
+		for _, channels := range []int{16, 32} {
+			table = append(table, poolCase{kind: kind, batch: 3, size: 7, channels: channels, window: 2, ties: true, nans: true},
+				poolCase{kind: kind, batch: 2, size: 9, channels: channels, window: 3, ties: true})
+		}
 		table = append(table, poolCase{kind: kind, batch: 4, size: 6, channels: 2, window: 2, ties: true},
 			poolCase{kind: kind, batch: 4, size: 6, channels: 2, window: 3, channelsFirst: true, ties: true},
 			poolCase{kind: kind, batch: 4, size: 7, channels: 3, window: 2, ties: true, nans: true},
@@ -88,6 +95,7 @@ func TestLoweredPoolingMatchesDirect(t *testing.T) {
 		{"axes", Lowering{}},
 		{"axes-argminmax", Lowering{PoolArgMinMax: true}},
 		{"whole", Lowering{WholeWindowPooling: true}},
+		{"kernels", Lowering{PoolKernel: gokernels.RunsPooling}},
 	} {
 		lowered := WrapWith(direct, Rules{}, lowering.lowering).(*Backend)
 		for i, c := range table {
@@ -114,9 +122,13 @@ func testPoolCase(t *testing.T, direct compute.Backend, lowered *Backend, c pool
 	}
 	outDims := MustExecOnce(direct, func(x *Node) *Node { return c.pool(x) }, clone(t, x)).Shape().Dimensions
 	cotangent := randomTensor(rng, outDims)
-	before := lowered.LoweredPools()
+	before, kernelsBefore := lowered.LoweredPools(), lowered.KernelPools()
 	results := make([][][]float32, 2)
+	defer gokernels.SetEnabled(gokernels.SetEnabled(false))
 	for b, backend := range []compute.Backend{direct, lowered} {
+		// The direct run on the backend's own ops; the lowered one with
+		// the kernels on when its lowering leaves pooling to them.
+		gokernels.SetEnabled(b == 1 && lowered.lowering.PoolKernel != nil)
 		exec := MustNewExec(backend, func(x, cotangent *Node) []*Node {
 			y := c.pool(x)
 			return []*Node{y, Gradient(ReduceAllSum(Mul(y, cotangent)), x)[0]}
@@ -130,12 +142,20 @@ func testPoolCase(t *testing.T, direct compute.Backend, lowered *Backend, c pool
 	// Max and min pooling: the forward ReduceWindow and the
 	// gradient's SelectAndScatter. Sum and mean: the forward only
 	// (GoMLX's gradient is an overlapping stride-1 ReduceWindow).
-	wantLowered := int64(1)
+	// With a PoolKernel, max and min poolings of rows of 16 channels or
+	// more go to the kernels instead.
+	wantLowered, wantKernels := int64(1), int64(0)
 	if c.kind == "max" || c.kind == "min" {
 		wantLowered = 2
+		if lowered.lowering.PoolKernel != nil && !c.channelsFirst && c.channels%16 == 0 {
+			wantLowered, wantKernels = 0, 2
+		}
 	}
 	if got := lowered.LoweredPools() - before; got != wantLowered {
 		t.Fatalf("%d pooling ops lowered, want %d", got, wantLowered)
+	}
+	if got := lowered.KernelPools() - kernelsBefore; got != wantKernels {
+		t.Fatalf("%d pooling ops left to the kernels, want %d", got, wantKernels)
 	}
 	want, got := results[0], results[1]
 	for j := range want {
