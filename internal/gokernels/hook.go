@@ -37,9 +37,11 @@ var enabled atomic.Bool
 
 // SetEnabled turns the installed kernels on or off (they start on when
 // Installed returns nil) and returns the previous setting. Off, every
-// executor here falls back to the backend's own; a node that ran a kernel
-// here goes back to the backend's executor at its next execution. It is
-// meant for tests and benchmarks that compare both in one process.
+// executor here falls back to the backend's own (a node that ran one here
+// goes back to the backend's at its next execution and stays there), and
+// RunsConv and RunsPooling say no, so that graphs built meanwhile lower
+// their convolutions and poolings. It is meant for tests and benchmarks
+// that compare both in one process.
 func SetEnabled(on bool) (was bool) { return enabled.Swap(on) }
 
 // Installed returns nil when the kernels are installed in the Go backend,
