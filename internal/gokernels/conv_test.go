@@ -150,21 +150,5 @@ func runConv(t *testing.T, backend compute.Backend, c convArgs, kernels bool) ([
 		}
 		inputs = append(inputs, buf)
 	}
-	was := SetEnabled(kernels)
-	defer SetEnabled(was)
-	before := ran.Load()
-	outs, err := exec.Execute(inputs, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	count := ran.Load() - before
-	shape, err := outs[0].Shape()
-	if err != nil {
-		t.Fatal(err)
-	}
-	flat := make([]float32, shape.Size())
-	if err := outs[0].ToFlatData(flat); err != nil {
-		t.Fatal(err)
-	}
-	return flat, count
+	return executeCounting(t, exec, inputs, kernels)
 }

@@ -55,12 +55,19 @@ func runCase(t *testing.T, backend compute.Backend, c opCase, kernels bool) ([]f
 	if err != nil {
 		t.Fatal(err)
 	}
+	return executeCounting(t, exec, []compute.Buffer{in}, kernels)
+}
+
+// executeCounting runs exec on inputs with the kernels on or off and
+// returns its first output and how many nodes the kernels ran.
+func executeCounting(t *testing.T, exec compute.Executable, inputs []compute.Buffer, kernels bool) ([]float32, int64) {
+	t.Helper()
 	was := SetEnabled(kernels)
 	defer SetEnabled(was)
 	before := ran.Load()
-	outs, err := exec.Execute([]compute.Buffer{in}, nil, 0)
+	outs, err := exec.Execute(inputs, nil, 0)
 	if err != nil {
-		t.Fatalf("%s: %v", c.name, err)
+		t.Fatal(err)
 	}
 	count := ran.Load() - before
 	shape, err := outs[0].Shape()
