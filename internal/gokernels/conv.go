@@ -271,7 +271,10 @@ func RunsConv(input, kernel shapes.Shape, axes compute.ConvolveAxesConfig, strid
 	if !ok {
 		return false
 	}
-	_, err = onednn.Impl(plan.conv, [...]string{"Forward", "BackwardWeights", "BackwardData"}[plan.dir])
+	// The primitive a full chunk runs on (onednn.Conv.BatchChunk).
+	chunk := plan.conv
+	chunk.Batch, chunk.Threads, chunk.BatchChunk = min(chunk.Batch, convBatchChunk), 1, 0
+	_, err = onednn.Impl(chunk, [...]string{"Forward", "BackwardWeights", "BackwardData"}[plan.dir])
 	return err == nil
 }
 
