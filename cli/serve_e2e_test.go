@@ -91,17 +91,19 @@ func TestServeEndToEnd(t *testing.T) {
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
+			// Read stderr to its end (the process closes it as it exits)
+			// before Wait, which closes the pipe: a Wait racing the read
+			// could drop the last lines (CI saw an empty tail).
+			var tail string
 			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("serve after %s: %v (want exit status 0)\nstderr:\n%s", sig, err, printed+<-rest)
-				}
+			case tail = <-rest:
 			case <-time.After(30 * time.Second):
 				t.Fatalf("serve did not stop within 30 s of %s", sig)
 			}
-			if tail := <-rest; !strings.Contains(tail, "stopped serving") {
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("serve after %s: %v (want exit status 0)\nstderr:\n%s", sig, err, printed+tail)
+			}
+			if !strings.Contains(tail, "stopped serving") {
 				t.Errorf("serve's stderr after %s:\n%s", sig, tail)
 			}
 		})
