@@ -1,9 +1,12 @@
 // Command cnn trains a small convolutional network on MNIST with volt:
 // conv 3×3 32 + ReLU, 2×2 max-pool, conv 3×3 64 + ReLU, 2×2 max-pool,
 // dense 128, dense 10; Adam 1e-3, batch 64 (package examples/cnn/cnn). On
-// the pure-Go backend volt runs convolutions and max-pooling through the
-// backend's matmul (internal/golower), so an epoch takes about a minute on
-// 2 cores instead of half an hour.
+// the pure-Go backend volt runs the convolutions on oneDNN when Debian's
+// libdnnl2 is installed (internal/gokernels, internal/onednn) and
+// max-pooling with AVX-512 kernels: the whole run (one epoch, test,
+// predictions) took 14 s on 2 cores; without oneDNN the convolutions go
+// through the backend's matmul (internal/golower), about a minute an epoch
+// instead of half an hour.
 //
 //	GOTOOLCHAIN=auto GOEXPERIMENT=simd go run ./examples/cnn
 //
