@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/gomlx/compute"
+	"github.com/gomlx/compute/dtypes"
 	"github.com/gomlx/compute/shapes"
 )
 
@@ -43,19 +44,38 @@ const recycleParamPrefix = "golower.recycle."
 // shape.
 type recycleBin struct {
 	mu           sync.Mutex
-	kept         map[string][]compute.Buffer // inner buffers
-	placeholders map[string]compute.Buffer   // inner buffers
-	recycled     int64                       // buffers passed donated to an execution
+	kept         map[bufferKey][]compute.Buffer // inner buffers
+	placeholders map[bufferKey]compute.Buffer   // inner buffers
+	recycled     int64                          // buffers passed donated to an execution
 }
 
-// shapeKey identifies a buffer shape (dtype and dimensions).
-func shapeKey(s shapes.Shape) string { return s.String() }
+// bufferKey identifies a buffer shape (dtype and dimensions) as a map key
+// made without formatting, as Recycle does for every buffer it is given.
+type bufferKey struct {
+	dtype dtypes.DType
+	rank  int
+	dims  [maxKeyRank]int
+}
+
+// maxKeyRank is the largest rank a bufferKey holds; buffers of higher rank
+// are not recycled.
+const maxKeyRank = 8
+
+// keyOf returns s's key, or false when its rank is above maxKeyRank.
+func keyOf(s shapes.Shape) (bufferKey, bool) {
+	k := bufferKey{dtype: s.DType, rank: len(s.Dimensions)}
+	if k.rank > maxKeyRank {
+		return k, false
+	}
+	copy(k.dims[:], s.Dimensions)
+	return k, true
+}
 
 // recycleSlot is one recycle slot of a graph: its shape, and the shape's
 // key, made once when the graph is built rather than at every execution.
 type recycleSlot struct {
 	shape shapes.Shape
-	key   string
+	key   bufferKey
 }
 
 // Recycle gives buf, an output of a graph executed on b that its owner no
@@ -74,14 +94,17 @@ func (b *Backend) Recycle(buf compute.Buffer) error {
 	if err != nil || s.IsDynamic() || int(s.ByteSize()) < minRecycleBytes {
 		return w.Buffer.Finalize()
 	}
-	key := shapeKey(s)
+	key, ok := keyOf(s)
+	if !ok {
+		return w.Buffer.Finalize()
+	}
 	b.bin.mu.Lock()
 	if len(b.bin.kept[key]) >= maxKeptPerShape {
 		b.bin.mu.Unlock()
 		return w.Buffer.Finalize()
 	}
 	if b.bin.kept == nil {
-		b.bin.kept = map[string][]compute.Buffer{}
+		b.bin.kept = map[bufferKey][]compute.Buffer{}
 	}
 	b.bin.kept[key] = append(b.bin.kept[key], w.Buffer)
 	b.bin.mu.Unlock()
@@ -117,7 +140,7 @@ func (b *Backend) take(slot recycleSlot) (buf compute.Buffer, donate bool, err e
 		return nil, false, fmt.Errorf("golower: placeholder of the recycle slot %s: %w", s, err)
 	}
 	if b.bin.placeholders == nil {
-		b.bin.placeholders = map[string]compute.Buffer{}
+		b.bin.placeholders = map[bufferKey]compute.Buffer{}
 	}
 	b.bin.placeholders[key] = p
 	return p, false, nil
@@ -132,7 +155,9 @@ func recycleSlots(f compute.Function, outputs []compute.Value) []recycleSlot {
 		if err != nil || !s.Ok() || s.IsDynamic() || s.DType.IsPacked() || int(s.ByteSize()) < minRecycleBytes {
 			continue
 		}
-		slots = append(slots, recycleSlot{shape: s, key: shapeKey(s)})
+		if key, ok := keyOf(s); ok {
+			slots = append(slots, recycleSlot{shape: s, key: key})
+		}
 	}
 	return slots
 }
