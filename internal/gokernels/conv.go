@@ -2,6 +2,7 @@ package gokernels
 
 import (
 	"reflect"
+	"sync"
 	"unsafe"
 
 	"github.com/gomlx/compute"
@@ -82,8 +83,9 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 			return convPlan{}, false
 		}
 	}
-	inS, kS, outS := rowMajorStrides(in), rowMajorStrides(kernel), rowMajorStrides(out)
-	at := func(strides []int, axes ...int) [4]int {
+	rowMajor := [4]int{0, 1, 2, 3}
+	inS, kS, outS := onednn.Dense([4]int(in), rowMajor), onednn.Dense([4]int(kernel), rowMajor), onednn.Dense([4]int(out), rowMajor)
+	at := func(strides [4]int, axes ...int) [4]int {
 		return [4]int{strides[axes[0]], strides[axes[1]], strides[axes[2]], strides[axes[3]]}
 	}
 	inSp := [2]int{in[a.InputSpatial[0]], in[a.InputSpatial[1]]}
@@ -146,7 +148,7 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 		c.SrcStrides = at(outS, a.OutputBatch, a.OutputChannels, a.OutputSpatial[0], a.OutputSpatial[1])
 		plan.kernelStrides = at(kS, a.KernelInputChannels, a.KernelOutputChannels, a.KernelSpatial[0], a.KernelSpatial[1])
 		plan.kernelDims = [4]int{kernel[a.KernelInputChannels], kernel[a.KernelOutputChannels], kSp[0], kSp[1]}
-		c.WeightsStrides = onednn.Dense(plan.kernelDims, [4]int{0, 1, 2, 3})
+		c.WeightsStrides = onednn.Dense(plan.kernelDims, rowMajor)
 
 	default:
 		return convPlan{}, false
@@ -163,17 +165,6 @@ func orOnes(s, ones []int) []int {
 	return s
 }
 
-// rowMajorStrides returns the element strides of a row-major tensor.
-func rowMajorStrides(dims []int) []int {
-	s := make([]int, len(dims))
-	n := 1
-	for i := len(dims) - 1; i >= 0; i-- {
-		s[i] = n
-		n *= dims[i]
-	}
-	return s
-}
-
 // run computes the plan's convolution from the ConvGeneral's input and
 // kernel into out.
 func (p convPlan) run(in, kernel, out []float32) error {
@@ -185,7 +176,12 @@ func (p convPlan) run(in, kernel, out []float32) error {
 	}
 	// The kernel, reversed along both spatial axes, dense [O, I, KH, KW].
 	d, s := p.kernelDims, p.kernelStrides
-	weights := make([]float32, d[0]*d[1]*d[2]*d[3])
+	buf := reversedKernels.Get().(*[]float32)
+	defer reversedKernels.Put(buf)
+	if n := d[0] * d[1] * d[2] * d[3]; cap(*buf) < n {
+		*buf = make([]float32, n)
+	}
+	weights := (*buf)[:d[0]*d[1]*d[2]*d[3]]
 	i := 0
 	for o := range d[0] {
 		for c := range d[1] {
@@ -220,6 +216,10 @@ func (p convPlan) run(in, kernel, out []float32) error {
 	}
 	return nil
 }
+
+// reversedKernels holds the buffers convPlan.run reverses kernels into,
+// so that an input gradient allocates none per step.
+var reversedKernels = sync.Pool{New: func() any { return new([]float32) }}
 
 // execConvGeneral runs a float32 ConvGeneral that planConv maps onto
 // oneDNN.

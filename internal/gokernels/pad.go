@@ -21,7 +21,7 @@ func execPad(backend, node unsafe.Pointer, inputs []unsafe.Pointer, _ []bool) (u
 	}
 	params := (*padParams)(dataPointer(data))
 	dims := bufferShape(inputs[0]).Dimensions
-	if len(params.axes) != len(dims) || len(dims) == 0 {
+	if len(params.axes) != len(dims) || len(dims) == 0 || len(dims) > maxPadRank {
 		return nil, errFallback
 	}
 	for _, a := range params.axes {
@@ -35,15 +35,20 @@ func execPad(backend, node unsafe.Pointer, inputs []unsafe.Pointer, _ []bool) (u
 	}
 	out := float32s(output)
 	padded := padPlan(dims, params.axes)
-	padAxis(padded, 0, in[:inSize(dims)], out[:padded.outSize()], fill[0])
+	padAxis(&padded, 0, in[:inSize(dims)], out[:padded.outSize()], fill[0])
 	ran.Add(1)
 	return output, nil
 }
 
-// padding is a Pad with the unpadded trailing axes merged into the last.
+// maxPadRank is the largest rank execPad takes (padding's arrays).
+const maxPadRank = 8
+
+// padding is a Pad with the unpadded trailing axes merged into the last,
+// in arrays rather than slices so that an execution allocates nothing.
 type padding struct {
-	dims []int             // the operand's dimensions
-	axes []compute.PadAxis // the padding of each
+	rank int
+	dims [maxPadRank]int             // the operand's dimensions
+	axes [maxPadRank]compute.PadAxis // the padding of each
 }
 
 // padPlan merges the trailing axes Pad leaves alone into one, so that
@@ -53,34 +58,36 @@ func padPlan(dims []int, axes []compute.PadAxis) padding {
 	for last > 0 && axes[last] == (compute.PadAxis{}) {
 		last--
 	}
-	if last == len(dims)-1 {
-		return padding{dims, axes}
+	var p padding
+	p.rank = copy(p.dims[:], dims[:last+1])
+	copy(p.axes[:], axes[:last+1])
+	if last < len(dims)-1 { // the merged untouched axes
+		p.dims[p.rank] = inSize(dims[last+1:])
+		p.rank++
 	}
-	d := append(append(make([]int, 0, last+2), dims[:last+1]...), inSize(dims[last+1:]))
-	a := append(append(make([]compute.PadAxis, 0, last+2), axes[:last+1]...), compute.PadAxis{})
-	return padding{d, a}
+	return p
 }
 
 // outSize is the padded output's size.
-func (p padding) outSize() int {
+func (p *padding) outSize() int {
 	n := 1
-	for i, d := range p.dims {
+	for i, d := range p.dims[:p.rank] {
 		n *= d + p.axes[i].Start + p.axes[i].End
 	}
 	return n
 }
 
 // padAxis writes in, padded from axis on, to out.
-func padAxis(p padding, axis int, in, out []float32, fill float32) {
+func padAxis(p *padding, axis int, in, out []float32, fill float32) {
 	d, a := p.dims[axis], p.axes[axis]
-	if axis == len(p.dims)-1 {
+	if axis == p.rank-1 {
 		fillWith(out[:a.Start], fill)
 		copy(out[a.Start:a.Start+d], in)
 		fillWith(out[a.Start+d:], fill)
 		return
 	}
 	inStride, outStride := len(in)/d, len(out)/(d+a.Start+a.End)
-	if axis == len(p.dims)-2 && p.axes[axis+1] == (compute.PadAxis{}) {
+	if axis == p.rank-2 && p.axes[axis+1] == (compute.PadAxis{}) {
 		// Whole rows: one copy for the middle.
 		fillWith(out[:a.Start*outStride], fill)
 		copy(out[a.Start*outStride:], in)

@@ -60,12 +60,20 @@ func swapOfLastTwo(dims, perm []int) (batch, rows, cols int, ok bool) {
 		k++
 	}
 	perm = kept[:k]
-	dims = squeezed(dims)
+	var sq [8]int
+	n := 0
+	for _, d := range dims {
+		if d != 1 {
+			sq[n] = d
+			n++
+		}
+	}
+	dims = sq[:n]
 
 	// Groups of output axes whose input axes are consecutive.
 	type group struct{ first, size int } // first input axis, merged size
 	var groups [8]group
-	n := 0
+	n = 0
 	for i := 0; i < len(perm); {
 		j := i + 1
 		for j < len(perm) && perm[j] == perm[j-1]+1 {
@@ -89,17 +97,6 @@ func swapOfLastTwo(dims, perm []int) (batch, rows, cols int, ok bool) {
 		return groups[0].size, groups[2].size, groups[1].size, groups[1].size > 1 && groups[2].size > 1
 	}
 	return 0, 0, 0, false
-}
-
-// squeezed returns dims without its 1s (on the stack for up to 8 axes).
-func squeezed(dims []int) []int {
-	out := make([]int, 0, 8)
-	for _, d := range dims {
-		if d != 1 {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // transposeBlock is the side of the square blocks transpose2D moves: a

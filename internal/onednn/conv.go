@@ -288,8 +288,13 @@ func chunked(c Conv, dir direction, in0, in1, out []float32) error {
 			outs[i] = out[i*n.BatchChunk*batchStrides[tensorRoles[dir][2]]:]
 		case i == 0:
 			outs[i] = out
-		default:
-			outs[i] = make([]float32, lens[1])
+		default: // a partial kernel gradient, from the pool
+			buf := partials.Get().(*[]float32)
+			defer partials.Put(buf)
+			if cap(*buf) < lens[1] {
+				*buf = make([]float32, lens[1])
+			}
+			outs[i] = (*buf)[:lens[1]]
 		}
 	}
 	errs := make([]error, chunks)
@@ -327,6 +332,10 @@ func chunked(c Conv, dir direction, in0, in1, out []float32) error {
 	}
 	return nil
 }
+
+// partials holds the buffers chunked computes partial kernel gradients
+// in, so that a step allocates none.
+var partials = sync.Pool{New: func() any { return new([]float32) }}
 
 // addStrided adds the elements of src that a tensor of dimensions d and
 // strides st holds into dst.
