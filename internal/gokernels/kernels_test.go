@@ -26,22 +26,9 @@ type opCase struct {
 // or off, returning the output and how many nodes the kernels ran.
 func runCase(t *testing.T, backend compute.Backend, c opCase, kernels bool) ([]float32, int64) {
 	t.Helper()
-	bld := backend.Builder(c.name)
-	fn := bld.Main()
-	x, err := fn.Parameter("x", shapes.Make(dtypes.Float32, c.dims...), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := c.build(fn, x)
+	exec, err := compileOp(backend, c)
 	if err != nil {
 		t.Fatalf("%s: %v", c.name, err)
-	}
-	if err := fn.Return([]compute.Value{y}, nil); err != nil {
-		t.Fatal(err)
-	}
-	exec, err := bld.Compile()
-	if err != nil {
-		t.Fatal(err)
 	}
 	defer exec.Finalize()
 	values := make([]float32, shapes.Make(dtypes.Float32, c.dims...).Size())
