@@ -97,20 +97,18 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 	switch {
 	case inDil[0] == 1 && inDil[1] == 1 && kSp[0]*kSp[1] <= outSp[0]*outSp[1]:
 		plan.dir = convForward
-		c.Batch, c.InChannels, c.Height, c.Width = in[a.InputBatch], in[a.InputChannels], inSp[0], inSp[1]
+		c.Batch, c.InChannels = in[a.InputBatch], in[a.InputChannels]
 		c.OutChannels, c.KernelHeight, c.KernelWidth = kernel[a.KernelOutputChannels], kSp[0], kSp[1]
 		c.Strides, c.Dilations = [2]int{strides[0], strides[1]}, [2]int{kDil[0], kDil[1]}
 		c.PadLow, c.PadHigh = [2]int{paddings[0][0], paddings[1][0]}, [2]int{paddings[0][1], paddings[1][1]}
-		// Input rows cropped by a negative high padding are left out.
-		c.Height, c.Width = inSp[0]+min(c.PadHigh[0], 0), inSp[1]+min(c.PadHigh[1], 0)
-		c.PadHigh = [2]int{max(c.PadHigh[0], 0), max(c.PadHigh[1], 0)}
+		cropHigh(&c, inSp) // the input rows a negative high padding crops are left out
 		c.SrcStrides = at(inS, a.InputBatch, a.InputChannels, a.InputSpatial[0], a.InputSpatial[1])
 		c.WeightsStrides = at(kS, a.KernelOutputChannels, a.KernelInputChannels, a.KernelSpatial[0], a.KernelSpatial[1])
 		c.DstStrides = at(outS, a.OutputBatch, a.OutputChannels, a.OutputSpatial[0], a.OutputSpatial[1])
 
 	case inDil[0] == 1 && inDil[1] == 1:
 		plan.dir = convBackwardWeights
-		c.Batch, c.InChannels, c.Height, c.Width = in[a.InputChannels], in[a.InputBatch], inSp[0], inSp[1]
+		c.Batch, c.InChannels = in[a.InputChannels], in[a.InputBatch]
 		c.OutChannels, c.KernelHeight, c.KernelWidth = kernel[a.KernelOutputChannels], outSp[0], outSp[1]
 		c.Strides, c.Dilations = [2]int{kDil[0], kDil[1]}, [2]int{strides[0], strides[1]}
 		c.PadLow = [2]int{paddings[0][0], paddings[1][0]}
@@ -120,16 +118,14 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 				return convPlan{}, false
 			}
 		}
-		// Input rows past the last one read are left out.
-		c.Height, c.Width = inSp[0]+min(c.PadHigh[0], 0), inSp[1]+min(c.PadHigh[1], 0)
-		c.PadHigh = [2]int{max(c.PadHigh[0], 0), max(c.PadHigh[1], 0)}
+		cropHigh(&c, inSp) // the input rows past the last one read are left out
 		c.SrcStrides = at(inS, a.InputChannels, a.InputBatch, a.InputSpatial[0], a.InputSpatial[1])
 		c.DstStrides = at(kS, a.KernelInputChannels, a.KernelOutputChannels, a.KernelSpatial[0], a.KernelSpatial[1])
 		c.WeightsStrides = at(outS, a.OutputChannels, a.OutputBatch, a.OutputSpatial[0], a.OutputSpatial[1])
 
 	case strides[0] == 1 && strides[1] == 1:
 		plan.dir = convBackwardData
-		c.Batch, c.InChannels, c.Height, c.Width = in[a.InputBatch], kernel[a.KernelOutputChannels], outSp[0], outSp[1]
+		c.Batch, c.InChannels = in[a.InputBatch], kernel[a.KernelOutputChannels]
 		c.OutChannels, c.KernelHeight, c.KernelWidth = in[a.InputChannels], kSp[0], kSp[1]
 		c.Strides, c.Dilations = [2]int{inDil[0], inDil[1]}, [2]int{kDil[0], kDil[1]}
 		for i := range 2 {
@@ -141,8 +137,7 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 		}
 		// Output rows past the last one an input reaches get no gradient:
 		// oneDNN writes the others, run zeroes them.
-		c.Height, c.Width = outSp[0]+min(c.PadHigh[0], 0), outSp[1]+min(c.PadHigh[1], 0)
-		c.PadHigh = [2]int{max(c.PadHigh[0], 0), max(c.PadHigh[1], 0)}
+		cropHigh(&c, outSp)
 		plan.outDims = [4]int{out[a.OutputBatch], out[a.OutputChannels], outSp[0], outSp[1]}
 		c.DstStrides = at(inS, a.InputBatch, a.InputChannels, a.InputSpatial[0], a.InputSpatial[1])
 		c.SrcStrides = at(outS, a.OutputBatch, a.OutputChannels, a.OutputSpatial[0], a.OutputSpatial[1])
@@ -155,6 +150,15 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 	}
 	plan.conv = c
 	return plan, true
+}
+
+// cropHigh sets c's spatial size to size less the rows and columns a
+// negative high padding leaves out, and that padding to zero: oneDNN
+// takes no negative padding, and rows nothing reads (or, for an input
+// gradient, nothing reaches) need not be described.
+func cropHigh(c *onednn.Conv, size [2]int) {
+	c.Height, c.Width = size[0]+min(c.PadHigh[0], 0), size[1]+min(c.PadHigh[1], 0)
+	c.PadHigh = [2]int{max(c.PadHigh[0], 0), max(c.PadHigh[1], 0)}
 }
 
 // orOnes returns s, or ones when s is empty.
