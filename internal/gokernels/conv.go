@@ -155,10 +155,23 @@ func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
 // cropHigh sets c's spatial size to size less the rows and columns a
 // negative high padding leaves out, and that padding to zero: oneDNN
 // takes no negative padding, and rows nothing reads (or, for an input
-// gradient, nothing reaches) need not be described.
+// gradient, nothing reaches) need not be described. Where the rows left
+// out are those the last stride would skip anyway (a strided
+// convolution over an even size), the full size is kept: the output is
+// the same, and oneDNN's fast kernels want dense activations (on a
+// cropped, strided view it runs its reference ones).
 func cropHigh(c *onednn.Conv, size [2]int) {
-	c.Height, c.Width = size[0]+min(c.PadHigh[0], 0), size[1]+min(c.PadHigh[1], 0)
-	c.PadHigh = [2]int{max(c.PadHigh[0], 0), max(c.PadHigh[1], 0)}
+	cropped := *c
+	cropped.Height, cropped.Width = size[0]+min(c.PadHigh[0], 0), size[1]+min(c.PadHigh[1], 0)
+	cropped.PadHigh = [2]int{max(c.PadHigh[0], 0), max(c.PadHigh[1], 0)}
+	full := cropped
+	full.Height, full.Width = size[0], size[1]
+	oh, ow := cropped.OutputSize()
+	if fh, fw := full.OutputSize(); fh == oh && fw == ow {
+		*c = full
+		return
+	}
+	*c = cropped
 }
 
 // orOnes returns s, or ones when s is empty.

@@ -2,11 +2,14 @@ package golower
 
 import (
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/compute/gobackend"
 
 	"github.com/voltml/volt/internal/gokernels"
+	"github.com/voltml/volt/internal/onednn"
 	"github.com/voltml/volt/internal/onednn/onednntest"
 )
 
@@ -34,6 +37,7 @@ func TestConvsOnOneDNNMatchDirect(t *testing.T) {
 			channelsFirst: true},
 	}
 	table = append(table, resnetLike...)
+	resnetFrom := len(table) - len(resnetLike)
 	for i, c := range table {
 		t.Run(c.String(), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(i), 16))
@@ -43,6 +47,7 @@ func TestConvsOnOneDNNMatchDirect(t *testing.T) {
 			cotangent := randomTensor(rng, outputDims(t, direct, c, x, kernel))
 			want := outputsAndGradients(t, direct, c, x, kernel, cotangent)
 			gokernels.SetEnabled(true)
+			implsBefore := onednn.CachedImpls()
 			before, loweredBefore := wrapped.KernelConvs(), wrapped.Lowered()
 			got := outputsAndGradients(t, wrapped, c, x, kernel, cotangent)
 			kernelConvs, lowered := wrapped.KernelConvs()-before, wrapped.Lowered()-loweredBefore
@@ -55,6 +60,25 @@ func TestConvsOnOneDNNMatchDirect(t *testing.T) {
 				t.Errorf("%d convolutions lowered, want the grouped forward at least", lowered)
 			}
 			compareFlat(t, names, got, want)
+			// The ResNet's convolutions, in every direction, must run on
+			// oneDNN's fast kernels (on a layout they do not take, a
+			// cropped view say, it falls back to its reference ones, 20-50×
+			// slower), and channels-last ones on the activations as they
+			// are, with no reorders (their crops widened back to the dense
+			// tensor).
+			if i >= resnetFrom {
+				for _, impl := range onednn.CachedImpls() {
+					if slices.Contains(implsBefore, impl) {
+						continue
+					}
+					if strings.HasSuffix(impl, ": ref:any") || strings.Contains(impl, "gemm") {
+						t.Errorf("a slow oneDNN implementation: %s", impl)
+					}
+					if !c.channelsFirst && !strings.Contains(impl, "Format:weights-blocked") {
+						t.Errorf("activations reordered: %s", impl)
+					}
+				}
+			}
 		})
 	}
 }

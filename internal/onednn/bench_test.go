@@ -151,10 +151,13 @@ type pairedCase struct {
 	args  []any
 	// onednn runs the direction on the same data with each format.
 	src, weights, dstGrad []float32
-	conv                  [2]Conv // plain, blocked
+	conv                  [len(benchFormats)]Conv
 	out                   []float32
-	samples               [3][]time.Duration // golower, plain, blocked
+	samples               [1 + len(benchFormats)][]time.Duration // golower, then each format
 }
+
+// benchFormats are the formats the paired benchmarks time oneDNN in.
+var benchFormats = [...]Format{FormatPlain, FormatBlocked, FormatWeightsBlocked}
 
 // runGolower calls the golower executable; with copy it returns the
 // result.
@@ -216,8 +219,8 @@ func benchPairedAt(b *testing.B, convs []struct {
 	rng := rand.New(rand.NewPCG(38, 1))
 	// Creating every primitive (both formats) before anything else runs
 	// measures oneDNN's one-time cost (JIT included) for the network.
-	var create [2]time.Duration
-	for f, format := range []Format{FormatPlain, FormatBlocked} {
+	var create [len(benchFormats)]time.Duration
+	for f, format := range benchFormats {
 		before := CachedPrimitives()
 		start := time.Now()
 		for _, nc := range convs {
@@ -237,7 +240,9 @@ func benchPairedAt(b *testing.B, convs []struct {
 				continue
 			}
 			p := &pairedCase{bc: nc.benchConv, count: nc.count, dir: dir, exec: golowerConv(b, nc.benchConv, dir)}
-			p.conv = [2]Conv{nc.conv(FormatPlain, threads), nc.conv(FormatBlocked, threads)}
+			for f, format := range benchFormats {
+				p.conv[f] = nc.conv(format, threads)
+			}
 			c := p.conv[0]
 			p.src, p.weights, p.dstGrad = randomFloats(rng, c.SrcLen()), randomFloats(rng, c.WeightsLen()), randomFloats(rng, c.DstLen())
 			n := c.normalized()
@@ -297,12 +302,12 @@ func benchPairedAt(b *testing.B, convs []struct {
 		}
 	}
 	runNetwork() // compiles
-	var whole [3][]time.Duration
+	var whole [1 + len(benchFormats)][]time.Duration
 	for b.Loop() {
 		start := time.Now()
 		runNetwork()
 		whole[0] = append(whole[0], time.Since(start))
-		for f := range 2 {
+		for f := range benchFormats {
 			start = time.Now()
 			for _, p := range cases {
 				for range p.count {
@@ -329,30 +334,52 @@ func benchPairedAt(b *testing.B, convs []struct {
 	}
 	var table strings.Builder
 	fmt.Fprintf(&table, "threads=%d, %d rounds; medians in ms; ratio = oneDNN/golower\n", threads, len(cases[0].samples[0]))
-	fmt.Fprintf(&table, "%-22s %-16s %8s %8s %8s %7s %7s  impl(plain)\n", "conv", "direction", "golower", "plain", "blocked", "plain/", "block/")
-	var sums [3]time.Duration
+	fmt.Fprintf(&table, "%-22s %-16s %8s", "conv", "direction", "golower")
+	for _, f := range benchFormats {
+		fmt.Fprintf(&table, " %15s %6s", f, "ratio")
+	}
+	fmt.Fprintf(&table, "  impl(default)\n")
+	row := func(m [1 + len(benchFormats)]time.Duration) {
+		fmt.Fprintf(&table, " %8.3f", ms(m[0]))
+		for f := range benchFormats {
+			fmt.Fprintf(&table, " %15.3f %6.2f", ms(m[1+f]), float64(m[1+f])/float64(m[0]))
+		}
+	}
+	var sums [1 + len(benchFormats)]time.Duration
 	for _, p := range cases {
-		var m [3]time.Duration
-		for i := range 3 {
+		var m [1 + len(benchFormats)]time.Duration
+		for i := range m {
 			m[i] = median(p.samples[i])
 			sums[i] += time.Duration(p.count) * m[i]
 		}
-		impl, _ := Impl(p.conv[0], p.dir.String())
-		fmt.Fprintf(&table, "%-22v %-16v %8.3f %8.3f %8.3f %7.2f %7.2f  %s\n", p.bc, p.dir, ms(m[0]), ms(m[1]), ms(m[2]),
-			float64(m[1])/float64(m[0]), float64(m[2])/float64(m[0]), impl)
+		def := p.conv[0]
+		def.Format = FormatDefault
+		impl, _ := Impl(def.normalized(), p.dir.String())
+		fmt.Fprintf(&table, "%-22v %-16v", p.bc, p.dir)
+		row(m)
+		fmt.Fprintf(&table, "  %s\n", impl)
 	}
-	fmt.Fprintf(&table, "%-39s %8.3f %8.3f %8.3f %7.2f %7.2f\n", "network sum (x count)", ms(sums[0]), ms(sums[1]), ms(sums[2]),
-		float64(sums[1])/float64(sums[0]), float64(sums[2])/float64(sums[0]))
-	w := [3]time.Duration{median(whole[0]), median(whole[1]), median(whole[2])}
-	fmt.Fprintf(&table, "%-39s %8.3f %8.3f %8.3f %7.2f %7.2f\n", "network in one executable / in a row", ms(w[0]), ms(w[1]), ms(w[2]),
-		float64(w[1])/float64(w[0]), float64(w[2])/float64(w[0]))
-	if create != [2]time.Duration{} {
-		fmt.Fprintf(&table, "creating all primitives (3 directions, cold): plain %.1f ms, blocked %.1f ms\n", ms(create[0]), ms(create[1]))
+	fmt.Fprintf(&table, "%-39s", "network sum (x count)")
+	row(sums)
+	var w [1 + len(benchFormats)]time.Duration
+	for i := range w {
+		w[i] = median(whole[i])
+	}
+	fmt.Fprintf(&table, "\n%-39s", "network in one executable / in a row")
+	row(w)
+	fmt.Fprintln(&table)
+	if create != [len(benchFormats)]time.Duration{} {
+		fmt.Fprintf(&table, "creating all primitives (3 directions, cold):")
+		for f, format := range benchFormats {
+			fmt.Fprintf(&table, " %v %.1f ms", format, ms(create[f]))
+		}
+		fmt.Fprintln(&table)
 	}
 	fmt.Print(table.String()) // b.Log would cut the table to its first lines
 	b.ReportMetric(ms(w[0]), "golower-ms/step")
-	b.ReportMetric(ms(w[1]), "plain-ms/step")
-	b.ReportMetric(ms(w[2]), "blocked-ms/step")
+	for f, format := range benchFormats {
+		b.ReportMetric(ms(w[1+f]), format.String()+"-ms/step")
+	}
 }
 
 // dstDimsNHWC returns the output dimensions of c in GoMLX's order.

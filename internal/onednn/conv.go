@@ -50,8 +50,8 @@ type Conv struct {
 	BatchChunk int
 
 	// Format picks how oneDNN reads the tensors: FormatDefault (the
-	// measured faster of the two for volt's networks), FormatPlain or
-	// FormatBlocked.
+	// measured fastest for volt's networks), FormatPlain, FormatBlocked
+	// or FormatWeightsBlocked.
 	Format Format
 }
 
@@ -61,11 +61,17 @@ type Format int
 const (
 	// FormatDefault is the format measured faster end to end, reorders
 	// included, on examples/resnet's and examples/cnn's convolutions:
-	// FormatBlocked (BenchmarkResNetConvsVsGolower: the ResNet's
-	// convolutions took 0.38× as long blocked as plain at 1 thread,
-	// 0.34× at 2, on a 2-core AMD EPYC with AVX-512). On plain strided
-	// tensors oneDNN 2.6 runs im2col + GEMM (x64:gemm:jit); with its
-	// blocked formats, its direct AVX-512 kernels (jit:avx512_core).
+	// FormatWeightsBlocked where the activations are dense channels-last
+	// (NHWC, as GoMLX lays them out), else FormatBlocked (on strided or
+	// cropped activations oneDNN 2.6 falls back to its reference kernels,
+	// 20-50× slower). On plain strided tensors oneDNN 2.6 runs im2col +
+	// GEMM (x64:gemm:jit): the ResNet's convolutions took 0.38× as long
+	// blocked as plain at 1 thread, 0.34× at 2, on a 2-core AMD EPYC with
+	// AVX-512 (BenchmarkResNetConvsVsGolower). With the weights blocked,
+	// oneDNN runs its direct AVX-512 kernels on channels-last activations
+	// as they are (brgconv / jit:avx512_core), which spares the
+	// activations' reorders: BenchmarkResNetConvsVsGolower's blocked
+	// column against weights-blocked.
 	FormatDefault Format = iota
 	// FormatPlain runs the convolution directly on the caller's strided
 	// tensors.
@@ -73,6 +79,9 @@ const (
 	// FormatBlocked lets oneDNN pick its preferred (blocked) formats and
 	// reorders the tensors into and out of them on every call.
 	FormatBlocked
+	// FormatWeightsBlocked reads and writes the activations in the
+	// caller's layout and lets oneDNN pick the weights' format.
+	FormatWeightsBlocked
 )
 
 // String names the format.
@@ -84,6 +93,8 @@ func (f Format) String() string {
 		return "plain"
 	case FormatBlocked:
 		return "blocked"
+	case FormatWeightsBlocked:
+		return "weights-blocked"
 	}
 	return fmt.Sprintf("Format(%d)", int(f))
 }
@@ -131,14 +142,11 @@ func (c Conv) withDefaults() Conv {
 }
 
 // normalized fills every zero default: those of withDefaults, Threads,
-// Format and the dense strides.
+// the dense strides and Format.
 func (c Conv) normalized() Conv {
 	c = c.withDefaults()
 	if c.Threads == 0 {
 		c.Threads = runtime.GOMAXPROCS(0)
-	}
-	if c.Format == FormatDefault {
-		c.Format = FormatBlocked
 	}
 	row := [4]int{0, 1, 2, 3}
 	if c.SrcStrides == [4]int{} {
@@ -149,6 +157,13 @@ func (c Conv) normalized() Conv {
 	}
 	if c.DstStrides == [4]int{} {
 		c.DstStrides = Dense(c.dstDims(), row)
+	}
+	if c.Format == FormatDefault {
+		c.Format = FormatBlocked
+		channelsLast := [4]int{0, 2, 3, 1}
+		if c.Groups == 1 && c.SrcStrides == Dense(c.srcDims(), channelsLast) && c.DstStrides == Dense(c.dstDims(), channelsLast) {
+			c.Format = FormatWeightsBlocked
+		}
 	}
 	return c
 }
@@ -213,7 +228,7 @@ func (c Conv) validate() error {
 	if c.Groups > 0 && (c.InChannels%c.Groups != 0 || c.OutChannels%c.Groups != 0) {
 		errs = append(errs, fmt.Errorf("channel counts InChannels %d and OutChannels %d are not multiples of Groups %d", c.InChannels, c.OutChannels, c.Groups))
 	}
-	if c.Format != FormatPlain && c.Format != FormatBlocked {
+	if c.Format != FormatPlain && c.Format != FormatBlocked && c.Format != FormatWeightsBlocked {
 		errs = append(errs, fmt.Errorf("unknown Format %v", c.Format))
 	}
 	if len(errs) == 0 {

@@ -49,7 +49,7 @@ func (k convCase) String() string {
 func (k convCase) conv(threads int, format Format) Conv {
 	c := Conv{Batch: k.batch, InChannels: k.in, Height: k.h, Width: k.w, OutChannels: k.out,
 		KernelHeight: k.kh, KernelWidth: k.kw, Groups: k.groups, Strides: k.stride,
-		PadLow: k.padLow, PadHigh: k.padHigh, Dilations: k.dilation, Threads: threads, Format: format}
+		PadLow: k.padLow, PadHigh: k.padHigh, Dilations: k.dilation, Threads: threads, Format: FormatPlain}
 	c = c.normalized()
 	switch k.layout {
 	case layoutGoMLX:
@@ -66,7 +66,10 @@ func (k convCase) conv(threads int, format Format) Conv {
 		c.WeightsStrides = Dense(c.weightsDims(), [4]int{1, 2, 3, 0})
 		c.DstStrides = gappy(c.dstDims())
 	}
-	return c
+	// The default format depends on the layout: decided once the
+	// strides are set.
+	c.Format = format
+	return c.normalized()
 }
 
 // convCases covers 1×1, 3×3 and the 7×7 stride-2 stem, strides,
@@ -173,12 +176,12 @@ func checkCase(t *testing.T, c Conv, seed uint64) {
 	compare(t, "BackwardWeights", diffWeights, ref.diffWeights, ref.diffWeightsAbs, ref.diffWTerms, covered(len(diffWeights), c.weightsDims(), c.WeightsStrides))
 }
 
-// TestConvMatchesReference runs every case in both formats and with 1
+// TestConvMatchesReference runs every case in every format and with 1
 // and 2 threads.
 func TestConvMatchesReference(t *testing.T) {
 	requireLibrary(t)
 	for i, k := range convCases() {
-		for _, format := range []Format{FormatPlain, FormatBlocked} {
+		for _, format := range []Format{FormatPlain, FormatBlocked, FormatWeightsBlocked} {
 			for _, threads := range []int{1, 2} {
 				c := k.conv(threads, format)
 				t.Run(fmt.Sprintf("%v_%v_t%d", k, format, threads), func(t *testing.T) {

@@ -46,15 +46,12 @@ var determinismConvs = []Conv{
 func TestRepeatedCallsAreBitwiseIdentical(t *testing.T) {
 	requireLibrary(t)
 	for i, base := range determinismConvs {
-		for _, format := range []Format{FormatPlain, FormatBlocked} {
+		for _, format := range []Format{FormatPlain, FormatBlocked, FormatWeightsBlocked} {
 			for _, layout := range []bool{false, true} {
 				c := base
 				c.Format = format
 				if layout {
-					n := c.normalized()
-					c.SrcStrides = Dense(n.srcDims(), [4]int{0, 2, 3, 1})
-					c.WeightsStrides = Dense(n.weightsDims(), [4]int{2, 3, 1, 0})
-					c.DstStrides = Dense(n.dstDims(), [4]int{0, 2, 3, 1})
+					c = inGoMLXLayout(c)
 				}
 				for _, dir := range []direction{directionForward, directionBackwardData, directionBackwardWeights} {
 					name := fmt.Sprintf("conv%d_%v_nhwc=%v_%v", i, format, layout, dir)
@@ -82,19 +79,32 @@ func TestRepeatedCallsAreBitwiseIdentical(t *testing.T) {
 
 func withThreads1(c Conv, n int) Conv { c.Threads = n; return c }
 
+// inGoMLXLayout returns c with NHWC activations and an HWIO kernel.
+func inGoMLXLayout(c Conv) Conv {
+	n := c.normalized()
+	c.SrcStrides = Dense(n.srcDims(), [4]int{0, 2, 3, 1})
+	c.WeightsStrides = Dense(n.weightsDims(), [4]int{2, 3, 1, 0})
+	c.DstStrides = Dense(n.dstDims(), [4]int{0, 2, 3, 1})
+	return c
+}
+
 // TestChunkedBitsDoNotDependOnThreads checks that with BatchChunk every
-// direction gives the same bits at 1 and 2 threads, in both formats, for
+// direction gives the same bits at 1 and 2 threads, in every format
+// (weights-blocked on GoMLX's layout, where the default picks it), for
 // batches above and below the chunk, and that BackwardWeights stays
 // within the reference's bound (odd batches, chunks that do not divide
 // them, one chunk, a chunk per example).
 func TestChunkedBitsDoNotDependOnThreads(t *testing.T) {
 	requireLibrary(t)
 	for i, base := range determinismConvs {
-		for _, format := range []Format{FormatPlain, FormatBlocked} {
+		for _, format := range []Format{FormatPlain, FormatBlocked, FormatWeightsBlocked} {
 			for _, chunk := range []int{16, base.Batch + 1} {
 				for _, dir := range []direction{directionForward, directionBackwardData, directionBackwardWeights} {
 					t.Run(fmt.Sprintf("conv%d_%v_chunk%d_%v", i, format, chunk, dir), func(t *testing.T) {
 						c := base
+						if format == FormatWeightsBlocked {
+							c = inGoMLXLayout(c)
+						}
 						c.Format, c.BatchChunk = format, chunk
 						one := runDirection(t, withThreads1(c, 1), dir, uint64(i))
 						two := runDirection(t, withThreads1(c, 2), dir, uint64(i))

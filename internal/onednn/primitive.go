@@ -3,6 +3,7 @@ package onednn
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"unsafe"
 )
@@ -76,6 +77,20 @@ func CachedPrimitives() int {
 	cacheMu.Lock()
 	defer cacheMu.Unlock()
 	return len(cache)
+}
+
+// CachedImpls returns, for each cached primitive, its direction,
+// convolution and the name of the oneDNN implementation that runs it
+// (e.g. "Forward {Batch:32 ...}: brgconv:avx512_core"), sorted.
+func CachedImpls() []string {
+	cacheMu.Lock()
+	defer cacheMu.Unlock()
+	out := make([]string, 0, len(cache))
+	for k, p := range cache {
+		out = append(out, fmt.Sprintf("%v %+v: %s", k.dir, k.conv, p.impl))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Impl returns the name of the oneDNN implementation that runs the
@@ -211,10 +226,13 @@ func (p *primitive) init(c Conv) error {
 		return err
 	}
 	want := user
-	if c.Format == FormatBlocked {
+	if c.Format == FormatBlocked || c.Format == FormatWeightsBlocked {
 		if want, err = anyDescs(c); err != nil {
 			return err
 		}
+	}
+	if c.Format == FormatWeightsBlocked {
+		want[0], want[2] = user[0], user[2]
 	}
 	var attr uintptr
 	if err := check(lib.attrCreate(&attr), "dnnl_primitive_attr_create"); err != nil {
