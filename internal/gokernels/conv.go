@@ -273,8 +273,7 @@ func execConvGeneral(backend, node unsafe.Pointer, inputs []unsafe.Pointer, _ []
 // cost falls on building the graph, not on its first step).
 func RunsConv(input, kernel shapes.Shape, axes compute.ConvolveAxesConfig, strides []int, paddings [][2]int,
 	inputDilations, kernelDilations []int, channelGroupCount, batchGroupCount int) bool {
-	if installErr != nil || !enabled.Load() || onednn.Available() != nil ||
-		input.DType != dtypes.Float32 || kernel.DType != dtypes.Float32 {
+	if installErr != nil || !enabled.Load() || input.DType != dtypes.Float32 || kernel.DType != dtypes.Float32 {
 		return false
 	}
 	out, err := shapeinference.ConvGeneral(input, kernel, axes, strides, paddings, inputDilations, kernelDilations,
@@ -286,6 +285,12 @@ func RunsConv(input, kernel shapes.Shape, axes compute.ConvolveAxesConfig, strid
 		paddings: paddings, inputDilations: inputDilations, kernelDilations: kernelDilations,
 		channelGroupCount: channelGroupCount, batchGroupCount: batchGroupCount})
 	if !ok {
+		return false
+	}
+	if err := onednn.Available(); err != nil {
+		if !onednn.Disabled() {
+			convsWithoutOneDNN.Add(1)
+		}
 		return false
 	}
 	// The primitive a full chunk runs on (onednn.Conv.BatchChunk).

@@ -133,11 +133,30 @@ var (
 // runtime cannot be loaded, a symbol is missing, or the CPU engine cannot
 // be created). It loads the library on its first call.
 func Available() error {
-	if os.Getenv(disableEnvName) == disableEnvValue {
+	if Disabled() {
 		return fmt.Errorf("onednn: disabled by %s=%s", disableEnvName, disableEnvValue)
 	}
 	loadOnce.Do(func() { loadErr = load() })
+	if unavailableForTest != nil {
+		return unavailableForTest
+	}
 	return loadErr
+}
+
+// Disabled reports whether the environment turns oneDNN off
+// (VOLT_ONEDNN=off).
+func Disabled() bool { return os.Getenv(disableEnvName) == disableEnvValue }
+
+// unavailableForTest, when set, is what Available returns.
+var unavailableForTest error
+
+// SetUnavailableForTest makes Available return err (as on a machine
+// without the library) until restore is called; not safe while
+// convolutions run.
+func SetUnavailableForTest(err error) (restore func()) {
+	old := unavailableForTest
+	unavailableForTest = err
+	return func() { unavailableForTest = old }
 }
 
 // load opens the libraries, binds every function the package calls and
