@@ -18,6 +18,12 @@
 //     (pool.go, pool_amd64.go): the backend's per-element loops, 16
 //     channels at a time, with the same bits (Go's max and min rebuilt
 //     lane by lane).
+//   - small float32 matrix products on one core (dot.go): the backend's
+//     own implementation, handed a backend whose worker pool has one
+//     worker, where the backend would split a product of under
+//     serialDotMACs multiply-adds over the cores, which costs more than
+//     it gives back on such products (the MLP's step at two threads
+//     0.55×, the autoencoder's 0.66×, whole processes). Same bits.
 //
 // Convolutions and pooling are lowered onto other ops by internal/golower
 // unless RunsConv or RunsPooling, which volt's engine gives it, says the
@@ -28,7 +34,9 @@
 // The backend keeps a registry of executors per op and tries them by
 // priority, moving on when one returns its ErrFallback; the registry is in
 // an internal package, so this package reaches it by go:linkname
-// (hook.go). That couples volt to the backend's internals, so nothing is
+// (hook.go), and so the table of matrix product implementations, whose
+// float32 entries dot.go wraps (checking each entry's function type by
+// reflection first). That couples volt to the backend's internals, so nothing is
 // installed unless all of these hold, checked once at start-up
 // (layout.go): the compute module is the version these executors were
 // written against (PinnedComputeVersion), and reflection on live values

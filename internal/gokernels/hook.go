@@ -62,6 +62,9 @@ func install() error {
 		return err
 	}
 	lay = l
+	if err := installDot(); err != nil {
+		return err
+	}
 	setNodeExecutor(compute.OpTypeTranspose, priorityUser, execTranspose)
 	setNodeExecutor(compute.OpTypePad, priorityUser, execPad)
 	setNodeExecutor(compute.OpTypeSlice, priorityUser, execSlice)
