@@ -50,6 +50,9 @@ type dotExecFn func(backend unsafe.Pointer, layout int, lhs, rhs []float32,
 const dotLayouts = 2
 
 var (
+	// dotErr is installDot's result: nil when execDot wraps the
+	// backend's float32 products.
+	dotErr error
 	// serialDots counts the products execDot ran on one core.
 	serialDots atomic.Int64
 	// dotOriginal are the backend's float32 implementations, per layout.

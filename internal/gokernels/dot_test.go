@@ -20,6 +20,9 @@ func TestSerialDotsMatchSplit(t *testing.T) {
 	if err := Installed(); err != nil {
 		t.Fatalf("kernels not installed: %v", err)
 	}
+	if dotErr != nil {
+		t.Fatalf("the matrix product hook is not installed: %v", dotErr)
+	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	backend, err := gobackend.New("")
 	if err != nil {
