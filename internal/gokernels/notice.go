@@ -22,15 +22,15 @@ const NoticeMessage = "volt: convolutions run on volt's Go lowering, not on oneD
 // the process that a graph built so far has a convolution oneDNN would
 // have run, that it could not be loaded, why, and how to install it or
 // silence the message. Without it, a machine lacking libdnnl.so.2 runs
-// convolutions several times slower with no sign. It costs one atomic
+// convolutional networks at about half the speed with no sign. It costs one atomic
 // load when there is nothing to say.
 func NoticeWithoutOneDNN(log *slog.Logger) {
 	if convsWithoutOneDNN.Load() == 0 {
 		return
 	}
 	noticeOnce.Do(func() {
-		log.Warn(NoticeMessage+", several times slower: install oneDNN (Debian/Ubuntu: apt install libdnnl2), "+
-			"or set VOLT_ONEDNN=off to silence this message", "reason", onednn.Available())
+		log.Warn(NoticeMessage+", which runs convolutional networks about twice as fast: install it "+
+			"(Debian/Ubuntu: apt install libdnnl2), or set VOLT_ONEDNN=off to silence this message", "reason", onednn.Available())
 	})
 }
 
