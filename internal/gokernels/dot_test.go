@@ -3,8 +3,10 @@ package gokernels
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/gomlx/compute"
 	"github.com/gomlx/compute/gobackend"
@@ -95,5 +97,48 @@ func checkProduct(t *testing.T, got []float32, batch, m, k int, values func(int)
 				}
 			}
 		}
+	}
+}
+
+// BenchmarkSerialDots times execDot on the autoencoder's and the MLP's
+// products at batch 64 with the kernels on (on one core) and off (the
+// backend splits them over GOMAXPROCS cores), alternating, and reports
+// both and their ratio; run it with -cpu 2.
+//
+//	GOEXPERIMENT=simd go test ./internal/gokernels -run '^$' -bench SerialDots -benchtime 300x -cpu 2
+func BenchmarkSerialDots(b *testing.B) {
+	if dotErr != nil {
+		b.Skipf("the matrix product hook is not installed: %v", dotErr)
+	}
+	backend, err := gobackend.New("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer backend.Finalize()
+	real := reflect.ValueOf(backend).UnsafePointer()
+	for _, p := range []struct{ m, k, n int }{{64, 784, 256}, {64, 256, 784}, {64, 784, 512}, {64, 512, 10}} {
+		b.Run(fmt.Sprintf("%dx%dx%d", p.m, p.k, p.n), func(b *testing.B) {
+			lhs, rhs, out := make([]float32, p.m*p.k), make([]float32, p.k*p.n), make([]float32, p.m*p.n)
+			for i := range lhs {
+				lhs[i] = float32(i%13) * 0.1
+			}
+			for i := range rhs {
+				rhs[i] = float32(i%7) * 0.01
+			}
+			defer SetEnabled(SetEnabled(true))
+			var took [2]time.Duration // on, off
+			for b.Loop() {
+				for i := range took {
+					SetEnabled(i == 0)
+					start := time.Now()
+					execDot(real, 0, lhs, rhs, 1, p.m, p.n, p.k, out, nil)
+					took[i] += time.Since(start)
+				}
+			}
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(took[0].Nanoseconds())/float64(b.N), "ns-serial")
+			b.ReportMetric(float64(took[1].Nanoseconds())/float64(b.N), "ns-split")
+			b.ReportMetric(float64(took[0])/float64(took[1]), "serial/split")
+		})
 	}
 }
