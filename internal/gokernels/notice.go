@@ -22,8 +22,8 @@ const NoticeMessage = "volt: convolutions run on volt's Go lowering, not on oneD
 // the process that a graph built so far has a convolution oneDNN would
 // have run, that it could not be loaded, why, and how to install it or
 // silence the message. Without it, a machine lacking libdnnl.so.2 runs
-// convolutional networks at about half the speed with no sign. It costs one atomic
-// load when there is nothing to say.
+// convolutional networks at about half the speed with no sign. It costs
+// one atomic load when there is nothing to say.
 func NoticeWithoutOneDNN(log *slog.Logger) {
 	if convsWithoutOneDNN.Load() == 0 {
 		return
