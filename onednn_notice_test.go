@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -105,6 +106,30 @@ func TestWarnsOnceWithoutOneDNN(t *testing.T) {
 						t.Errorf("%s: the warning does not say %q:\n%s", run.name, want, said)
 					}
 				}
+			}
+
+			// A Predictor (what a service runs) says it too, on the logger a
+			// trainer's Config.Log defaults to: slog's default here.
+			path := filepath.Join(t.TempDir(), "conv.ckpt")
+			if err := testutil.Fit(t, cfg, &convolving{}, loaders).SaveCheckpoint(path, true); err != nil {
+				t.Fatal(err)
+			}
+			buf.Reset()
+			gokernels.ResetNoticeForTest()
+			defer slog.SetDefault(slog.Default())
+			slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
+			for range 2 {
+				p, err := volt.LoadPredictorModule(path, &convolving{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := p.Predict([][]float32{{1, 2, 3, 4, 5, 6, 7, 8}}); err != nil {
+					t.Fatal(err)
+				}
+				p.Close()
+			}
+			if n := strings.Count(buf.String(), gokernels.NoticeMessage); n != tc.warnings {
+				t.Errorf("Predictor: warned %d times, want %d:\n%s", n, tc.warnings, buf.String())
 			}
 		})
 	}
