@@ -5,7 +5,6 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/gokernels"
 )
 
 // This file builds the validation, test and predict steps as GoMLX
@@ -92,7 +91,6 @@ func (c compiledEvalSteps) evaluate(kind evalKind, res *results, dl, n int, b *d
 			return nil, err
 		}
 		ep.metrics[gid] = ms
-		gokernels.NoticeWithoutOneDNN(t.cfg.Log)
 	}
 	err = t.logs.recordOutputs(ms, outs[1:], b.Size)
 	if err == nil {
@@ -129,7 +127,6 @@ func (c compiledEvalSteps) predict(ps PredictStepper, dl int, b *data.Batch) (*S
 	if err != nil {
 		return nil, err
 	}
-	gokernels.NoticeWithoutOneDNN(c.t.cfg.Log)
 	so := &StepOutput{stage: RunningPredict}
 	if names := prog.outputNames[gid]; len(names) > 0 {
 		so = c.t.fetchOutputs(RunningPredict, names, outs[1:1+len(names)])

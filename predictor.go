@@ -3,7 +3,6 @@ package volt
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"reflect"
 	"slices"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/gokernels"
 )
 
 // Predictor runs a trained module's PredictStep on inputs held in memory,
@@ -64,8 +62,6 @@ type Predictor struct {
 	// ones): later calls must match them, as every batch of a loader must.
 	inputs []dtypes.DType
 	closed bool
-	// log receives volt's notices (as a trainer's default Config.Log).
-	log *slog.Logger
 }
 
 // predictorProgram is the compiled PredictStep for one set of input shapes.
@@ -215,7 +211,8 @@ func newPredictor(path string, m Module, w *moduleWeights, backend compute.Backe
 	if err != nil {
 		return nil, fmt.Errorf(" %s: %w", path, err)
 	}
-	p := &Predictor{path: path, module: ps, eng: eng, opts: o, log: defaultLog(), loaded: map[string]bool{}, trainable: map[string]bool{},
+	eng.Log = defaultLog() // the logger a trainer's Config.Log defaults to
+	p := &Predictor{path: path, module: ps, eng: eng, opts: o, loaded: map[string]bool{}, trainable: map[string]bool{},
 		programs: map[string]*predictorProgram{}}
 	for _, ct := range w.tensors {
 		val, err := ct.ToGoMLX()
@@ -298,7 +295,6 @@ func (p *Predictor) Predict(inputs ...any) (*tensors.Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("volt.Predictor.Predict: %w", err)
 	}
-	gokernels.NoticeWithoutOneDNN(p.log)
 	if p.inputs == nil {
 		p.inputs = dtypesOf(ts)
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/voltml/volt/data"
 	"github.com/voltml/volt/internal/engine"
-	"github.com/voltml/volt/internal/gokernels"
 )
 
 // The optimizer indexes of the steps the module drives itself.
@@ -74,7 +73,6 @@ func (c *compiledSteps) prepare(b *data.Batch, first []programKey) error {
 	if err := c.compile(b, first); err != nil {
 		return err
 	}
-	gokernels.NoticeWithoutOneDNN(c.t.cfg.Log)
 	return c.t.eng.InitializeVariables()
 }
 

@@ -166,6 +166,7 @@ func (t *Trainer) ensureEngine(m Module) error {
 	if err != nil {
 		return err
 	}
+	eng.Log = t.cfg.Log
 	t.eng, t.module = eng, m
 	t.perModule = moduleKept{evals: map[evalKey]*evalProgram{}, evalLoops: map[RunningStage]*evalLoop{}, scaler: newScaler(t.cfg.precision)}
 	if t.perModule.scaler != nil {

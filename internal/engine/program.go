@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"weak"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/gomlx/gomlx/core/tensors"
 	"github.com/gomlx/gomlx/ml/model"
 	"github.com/voltml/volt/data"
+	"github.com/voltml/volt/internal/gokernels"
 )
 
 // GraphFn builds one graph from a batch's inputs and labels (already cast to
@@ -32,6 +34,9 @@ type Engine struct {
 	// hostWrites counts the host updates (hostupdate.go) that changed
 	// variables in place, which their tensors' identity does not show.
 	hostWrites atomic.Int64
+	// Log, if set, receives the notices of what the programs' graphs run
+	// slower than they could (gokernels.NoticeWithoutOneDNN).
+	Log *slog.Logger
 }
 
 // Mode says what a program does with the model, which decides how GoMLX
@@ -272,7 +277,16 @@ func (p *Program) Run(b *data.Batch) (outputs []*tensors.Tensor, graphID graph.G
 		p.carry.store(outputs[len(outputs)-n:])
 		outputs = outputs[:len(outputs)-n]
 	}
+	p.engine.notice()
 	return outputs, graphID, nil
+}
+
+// notice says, once per process, what the graphs built so far run slower
+// than they could; one atomic load when there is nothing to say.
+func (e *Engine) notice() {
+	if e.Log != nil {
+		gokernels.NoticeWithoutOneDNN(e.Log)
+	}
 }
 
 // Compile traces and compiles the program for the shapes of b's tensors
@@ -298,6 +312,7 @@ func (p *Program) Compile(b *data.Batch) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
+	p.engine.notice()
 	return nil
 }
 
