@@ -38,8 +38,9 @@ const (
 type convPlan struct {
 	dir  convDirection
 	conv onednn.Conv
-	// reversed is the kernel's [O, I, KH, KW] strides to read it with both
-	// spatial axes reversed (BackwardData), and its dimensions.
+	// kernelStrides and kernelDims are the kernel's [O, I, KH, KW]
+	// strides and dimensions, to read it with both spatial axes reversed
+	// (BackwardData).
 	kernelStrides, kernelDims [4]int
 	// outDims is a BackwardData output's [N, C, H, W], of which oneDNN
 	// writes the first conv.Height rows and conv.Width columns.
@@ -59,8 +60,9 @@ type convPlan struct {
 //     is oneDNN's input gradient of the convolution with stride = the
 //     input dilation, padding = (K−1)·kdil − pad and the kernel reversed.
 //
-// A negative high padding (a crop) leaves the input's last rows out; an
-// input gradient's last rows that no output reaches are zeroed. It
+// A negative high padding (a crop) leaves the input's last rows out, and
+// an input gradient's last rows that no output reaches are zeroed, unless
+// those rows are the ones the last stride skips anyway (cropHigh). It
 // reports false for anything else (other ranks, channel or batch groups,
 // negative low padding, sizes that do not fit those readings).
 func planConv(in, kernel, out []int, p *convParams) (convPlan, bool) {
