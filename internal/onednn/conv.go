@@ -220,9 +220,10 @@ func (c Conv) validate() error {
 	positive("KernelWidth", c.KernelWidth)
 	positive("Groups", c.Groups)
 	positive("Threads", c.Threads)
-	for i, axis := range []string{"H", "W"} {
-		positive("Strides["+axis+"]", c.Strides[i])
-		positive("Dilations["+axis+"]", c.Dilations[i])
+	for i, axis := range [2]string{"H", "W"} {
+		if c.Strides[i] <= 0 || c.Dilations[i] <= 0 {
+			errs = append(errs, fmt.Errorf("Strides[%s] is %d and Dilations[%s] %d, want both > 0", axis, c.Strides[i], axis, c.Dilations[i]))
+		}
 		if c.PadLow[i] < 0 || c.PadHigh[i] < 0 {
 			errs = append(errs, fmt.Errorf("padding of axis %s is (%d, %d), want >= 0", axis, c.PadLow[i], c.PadHigh[i]))
 		}
@@ -238,10 +239,10 @@ func (c Conv) validate() error {
 			errs = append(errs, fmt.Errorf("output size is %dx%d: the dilated kernel exceeds the padded input", oh, ow))
 		}
 	}
-	for name, s := range map[string][4]int{"SrcStrides": c.SrcStrides, "WeightsStrides": c.WeightsStrides, "DstStrides": c.DstStrides} {
+	for i, s := range [3][4]int{c.SrcStrides, c.WeightsStrides, c.DstStrides} {
 		for _, v := range s {
 			if v <= 0 {
-				errs = append(errs, fmt.Errorf("%s is %v, want strides > 0", name, s))
+				errs = append(errs, fmt.Errorf("%s is %v, want strides > 0", [3]string{"SrcStrides", "WeightsStrides", "DstStrides"}[i], s))
 				break
 			}
 		}
@@ -286,6 +287,9 @@ func BackwardWeights(c Conv, src, diffDst, diffWeights []float32) error {
 // writes each chunk's gradient to a buffer of its own (the first to
 // diffWeights) and adds them pairwise in a fixed order.
 func chunked(c Conv, dir direction, in0, in1, out []float32) error {
+	if err := Available(); err != nil {
+		return err
+	}
 	n := c.normalized()
 	if err := n.validate(); err != nil {
 		return err
@@ -320,7 +324,7 @@ func chunked(c Conv, dir direction, in0, in1, out []float32) error {
 		part.Threads, part.BatchChunk = 1, 0
 		first := i * n.BatchChunk
 		part.Batch = min(n.BatchChunk, n.Batch-first)
-		errs[i] = run(part, dir, in0[first*batchStrides[tensorRoles[dir][0]]:],
+		errs[i] = runValid(part, dir, in0[first*batchStrides[tensorRoles[dir][0]]:],
 			in1[first*batchStrides[tensorRoles[dir][1]]:], outs[i])
 	}
 	workers := min(n.Threads, chunks)
@@ -408,6 +412,12 @@ func run(c Conv, dir direction, in0, in1, out []float32) error {
 			return fmt.Errorf("onednn: %v: the %s slice has %d elements, its strides need %d", dir, roleNames[role], len(s), lens[role])
 		}
 	}
+	return runValid(c, dir, in0, in1, out)
+}
+
+// runValid executes the cached primitive of a normalized, valid Conv on
+// slices long enough for it (chunked's parts, checked as a whole).
+func runValid(c Conv, dir direction, in0, in1, out []float32) error {
 	p, err := cached(c, dir)
 	if err != nil {
 		return err

@@ -210,11 +210,44 @@ func load() error {
 	if len(missing) > 0 {
 		return errors.Join(missing...)
 	}
+	bindHotCalls(&a, dnnl, gomp)
 	if err := check(a.engineCreate(&a.engine, engineCPU, 0), "dnnl_engine_create(cpu)"); err != nil {
 		return err
 	}
 	lib = a
 	return nil
+}
+
+// bindHotCalls rebinds the calls every execution makes through
+// purego.SyscallN: a function bound by purego.RegisterFunc goes through
+// reflection and allocated ~5 times per call (a 1×1 convolution's
+// execution made 30 allocations, a two-chunk one 69); SyscallN makes none.
+// Their symbols were found by load already. Pointer arguments point into
+// the Go heap (execution contexts and the caller's slices, kept alive
+// across the call), which does not move.
+func bindHotCalls(a *api, dnnl, gomp uintptr) {
+	sym := func(handle uintptr, name string) uintptr {
+		s, err := purego.Dlsym(handle, name)
+		if err != nil {
+			panic(fmt.Sprintf("onednn: %s, bound a moment ago, is gone: %v", name, err))
+		}
+		return s
+	}
+	setDataHandle, execute, wait := sym(dnnl, "dnnl_memory_set_data_handle"), sym(dnnl, "dnnl_primitive_execute"), sym(dnnl, "dnnl_stream_wait")
+	setThreads := sym(gomp, "omp_set_num_threads")
+	a.memorySetDataHandle = func(memory uintptr, handle unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(setDataHandle, memory, uintptr(handle))
+		return int32(r)
+	}
+	a.primitiveExecute = func(p, stream uintptr, nargs int32, args *execArg) int32 {
+		r, _, _ := purego.SyscallN(execute, p, stream, uintptr(nargs), uintptr(unsafe.Pointer(args)))
+		return int32(r)
+	}
+	a.streamWait = func(stream uintptr) int32 {
+		r, _, _ := purego.SyscallN(wait, stream)
+		return int32(r)
+	}
+	a.ompSetNumThreads = func(n int32) { purego.SyscallN(setThreads, uintptr(n)) }
 }
 
 // statusNames are dnnl_status_t's values.

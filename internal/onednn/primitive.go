@@ -41,6 +41,10 @@ type execCtx struct {
 	scratch    [4]uintptr
 	buffers    [3][]float32
 	scratchBuf []float32
+	// convArgs and reorderArgs are the arguments of the last execution,
+	// here on the heap: dnnl_primitive_execute reads them by address.
+	convArgs    [4]execArg
+	reorderArgs [3]execArg
 }
 
 // key identifies a primitive: the whole normalized Conv (shapes,
@@ -420,7 +424,7 @@ func (p *primitive) execute(in0, in1, out []float32) error {
 }
 
 func (p *primitive) executeIn(x *execCtx, data [3][]float32) error {
-	var convArgs [4]execArg
+	convArgs := &x.convArgs
 	for i := range 3 {
 		if err := check(lib.memorySetDataHandle(x.user[i], unsafe.Pointer(unsafe.SliceData(data[i]))), "dnnl_memory_set_data_handle"); err != nil {
 			return err
@@ -437,7 +441,8 @@ func (p *primitive) executeIn(x *execCtx, data [3][]float32) error {
 		nargs = 4
 	}
 	reorder := func(i int, from, to uintptr) error {
-		args := [3]execArg{{arg: argReorderFrom, memory: from}, {arg: argReorderTo, memory: to}}
+		args := &x.reorderArgs
+		*args = [3]execArg{{arg: argReorderFrom, memory: from}, {arg: argReorderTo, memory: to}}
 		n := int32(2)
 		if x.scratch[i+1] != 0 {
 			args[2] = execArg{arg: argScratchpad, memory: x.scratch[i+1]}
