@@ -222,7 +222,7 @@ func (c Conv) validate() error {
 	positive("Threads", c.Threads)
 	for i, axis := range [2]string{"H", "W"} {
 		if c.Strides[i] <= 0 || c.Dilations[i] <= 0 {
-			errs = append(errs, fmt.Errorf("Strides[%s] is %d and Dilations[%s] %d, want both > 0", axis, c.Strides[i], axis, c.Dilations[i]))
+			errs = append(errs, fmt.Errorf("axis %s has stride %d and dilation %d, want both > 0 (Strides, Dilations)", axis, c.Strides[i], c.Dilations[i]))
 		}
 		if c.PadLow[i] < 0 || c.PadHigh[i] < 0 {
 			errs = append(errs, fmt.Errorf("padding of axis %s is (%d, %d), want >= 0", axis, c.PadLow[i], c.PadHigh[i]))
